@@ -1,0 +1,15 @@
+#pragma once
+// Each subcommand registers its options on the CLI11 app and runs when chosen. Commands write their
+// result to stdout; errors propagate as exceptions that main turns into one line and an exit code.
+#include <CLI/CLI.hpp>
+#include <functional>
+
+namespace parasim::cli {
+
+using Action = std::function<int()>;
+
+/// Adds the subcommand to `app` and returns what to run when it is selected.
+Action add_topo_command(CLI::App& app);
+Action add_schema_command(CLI::App& app);
+
+}  // namespace parasim::cli

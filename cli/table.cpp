@@ -1,0 +1,48 @@
+#include "cli/table.hpp"
+
+#include <algorithm>
+
+namespace parasim::cli {
+namespace {
+
+// Display width in code points, so "↔" counts as one column.
+std::size_t width(const std::string& s) {
+  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
+}  // namespace
+
+Table::Table(std::vector<std::string> header, std::vector<Align> align) : header_(std::move(header)), align_(std::move(align)) {
+  align_.resize(header_.size(), Align::left);
+}
+
+void Table::add(std::vector<std::string> row) {
+  row.resize(header_.size());
+  rows_.push_back(std::move(row));
+}
+
+std::string Table::render() const {
+  std::vector<std::size_t> w(header_.size());
+  for (std::size_t c = 0; c < header_.size(); ++c) {
+    w[c] = width(header_[c]);
+    for (const auto& r : rows_) w[c] = std::max(w[c], width(r[c]));
+  }
+  auto line = [&](const std::vector<std::string>& cells) {
+    std::string out;
+    for (std::size_t c = 0; c < cells.size(); ++c) {
+      const std::string pad(w[c] - width(cells[c]), ' ');
+      if (c > 0) out += "  ";
+      out += align_[c] == Align::right ? pad + cells[c] : cells[c] + (c + 1 < cells.size() ? pad : "");
+    }
+    while (!out.empty() && out.back() == ' ') out.pop_back();
+    return out + "\n";
+  };
+  std::string out = line(header_);
+  std::size_t total = 0;
+  for (auto x : w) total += x;
+  out += std::string(total + 2 * (w.size() - 1), '-') + "\n";
+  for (const auto& r : rows_) out += line(r);
+  return out;
+}
+
+}  // namespace parasim::cli

@@ -1,0 +1,10 @@
+#!/usr/bin/env bash
+# Quick start, second command: installs what is missing, builds, and runs every test.
+# Usage: scripts/test.sh [--sanitize]   (--sanitize: the same tests under ASan + UBSan, in build-asan/)
+set -euo pipefail
+cd "$(dirname "$0")/.."
+scripts/install-deps.sh
+scripts/build.sh "$@"
+dir=build
+[ "${1:-}" = "--sanitize" ] && dir=build-asan
+ctest --test-dir "$dir" --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" -LE long

@@ -1,0 +1,77 @@
+#include <doctest/doctest.h>
+
+#include "tests/topology/fixtures.hpp"
+#include "topology/routing.hpp"
+
+using namespace parasim;
+using namespace parasim::topology;
+
+namespace {
+std::vector<LinkKind> kinds(const Cluster& c, const Route& r) {
+  std::vector<LinkKind> out;
+  for (const auto& h : r.hops) out.push_back(c.link(h.link).kind);
+  std::sort(out.begin(), out.end());
+  return out;
+}
+}  // namespace
+
+TEST_CASE("GPUs of one NVSwitch node talk over NVLink, not their shared PCIe switch") {
+  const Cluster c(test::dgx_cluster(1));
+  const Router router(c);
+  const Route r = router.route(0, 1);  // GPUs 0 and 1 also share PCIe switch 0
+  CHECK(kinds(c, r) == std::vector{LinkKind::nvlink, LinkKind::nvlink});
+  CHECK(router.bottleneck(0, 1).value() == doctest::Approx(450e9));
+  // Two NVLink hops of 0.35 us each.
+  CHECK(r.latency.value() == doctest::Approx(0.7e-6));
+}
+
+TEST_CASE("GPUs on two nodes: out through the NIC on the destination's rail") {
+  const Cluster c(test::dgx_cluster(2));
+  const Router router(c);
+  // GPU 0 -> GPU 8 (node 1, position 0): PCIe to NIC 0, rail-0 leaf, NIC 0, PCIe: 6 links.
+  const Route same_rail = router.route(0, 8);
+  CHECK(kinds(c, same_rail) == std::vector{LinkKind::pcie, LinkKind::pcie, LinkKind::pcie, LinkKind::pcie, LinkKind::nic, LinkKind::nic});
+  CHECK(router.bottleneck(0, 8).value() == doctest::Approx(50e9));  // the 400 Gb/s NIC
+  // GPU 0 -> GPU 9 (position 1): PXN hands over on NVLink to local GPU 1, whose NIC 1 is on rail 1,
+  // like GPU 9's; the traffic never crosses a spine.
+  const Route pxn = router.route(0, 9);
+  const auto k = kinds(c, pxn);
+  CHECK(std::count(k.begin(), k.end(), LinkKind::nvlink) == 2);
+  CHECK(std::count(k.begin(), k.end(), LinkKind::leaf_spine) == 0);
+  for (const auto& h : pxn.hops) CHECK(h.share == 1.0);
+  // Latency: PCIe 0.5 us x 4, NIC 1 us + switch 0.3 us on the uplink, NIC 1 us on the downlink.
+  CHECK(same_rail.latency.value() == doctest::Approx(4 * 0.5e-6 + (1e-6 + 0.3e-6) + (1e-6 + 0.3e-6)));
+}
+
+TEST_CASE("across leaves the flow is split evenly over all spines (ECMP)") {
+  const Cluster c(test::dgx_cluster(64));  // 2 leaves per rail, 16 leaves x 32 up / 64 = 8 spines
+  REQUIRE(c.spine_count() == 8);
+  const Router router(c);
+  const Route r = router.route(0, 32 * 8);  // node 0 to node 32: rail 0, other leaf
+  int up = 0;
+  for (const auto& h : r.hops) {
+    if (c.link(h.link).kind == LinkKind::leaf_spine) {
+      ++up;
+      CHECK(h.share == doctest::Approx(1.0 / 8));
+    }
+  }
+  CHECK(up == 16);  // 8 spines up, 8 spines down
+  // Each leaf-spine link: 32 x 50 GB/s / 8 = 200 GB/s, carrying 1/8 of the flow; the NIC limits.
+  CHECK(router.bottleneck(0, 32 * 8).value() == doctest::Approx(50e9));
+}
+
+TEST_CASE("a PCIe box: GPUs meet at their switch or the CPUs, and share one NIC") {
+  auto spec = test::dgx_cluster(2, 1.0, 1);
+  spec.node.fabric = IntraNodeFabric::pcie;
+  spec.node.pcie.generation = 4;
+  spec.node.gpu.pcie_generation = 4;
+  const Cluster c(spec);
+  const Router router(c);
+  // Gen4 x16: 16 GT/s x 16 lanes x 128/130 / 8 = 31.5 GB/s per direction.
+  CHECK(router.bottleneck(0, 1).value() == doctest::Approx(31.5077e9).epsilon(1e-4));
+  // GPU 0 (switch 0, socket 0) to GPU 7 (switch 3, socket 1): gpu-sw, sw-cpu, cpu-cpu, cpu-sw, sw-gpu.
+  CHECK(kinds(c, router.route(0, 7)) ==
+        std::vector{LinkKind::pcie, LinkKind::pcie, LinkKind::pcie, LinkKind::pcie, LinkKind::inter_socket});
+  // Across nodes, no PXN without NVLink: GPU 0's own PCIe link to the one NIC limits (31.5 < 50 GB/s).
+  CHECK(router.bottleneck(0, 8).value() == doctest::Approx(31.5077e9).epsilon(1e-4));
+}

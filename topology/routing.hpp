@@ -1,0 +1,55 @@
+#pragma once
+// Routes between GPUs over the cluster graph: least-cost paths, where a link costs the time to move
+// one byte across it (so GPU pairs on an NVSwitch talk over NVLink, not over their shared PCIe
+// switch), with traffic split evenly over equal-cost next hops at every switch (ECMP over the
+// spines and cores). Costs are integers, so equal paths tie exactly.
+//
+// Inside a node a route may pass switches and CPUs but never another GPU or a NIC. Across nodes,
+// traffic leaves through a NIC: on NVSwitch nodes through the NIC on the *destination's* rail, which
+// it reaches over NVLink via the local GPU of the same index (NCCL's PXN, on by default since NCCL
+// 2.12), so rail-optimized networks keep traffic on its rail; on PCIe nodes through the source GPU's
+// own NIC. The receiving side always uses the destination GPU's NIC.
+#include <vector>
+
+#include "topology/cluster.hpp"
+
+namespace parasim::topology {
+
+struct Hop {
+  std::size_t link = 0;  ///< directed link id
+  double share = 1.0;    ///< fraction of the flow that crosses this link (< 1 where ECMP splits it)
+  bool operator==(const Hop&) const = default;
+};
+
+struct Route {
+  std::vector<Hop> hops;  ///< sorted by link id
+  Seconds latency;        ///< one-way latency along the route (share-weighted over ECMP branches)
+};
+
+/// A link's routing cost: femtoseconds per byte, at least 1.
+std::int64_t link_cost(const LinkInfo& link);
+
+class Router {
+ public:
+  /// Precomputes the shortest-path distances inside a node and between the network's switches.
+  explicit Router(const Cluster& cluster);
+
+  const Cluster& cluster() const { return *cluster_; }
+  Route route(int src_gpu, int dst_gpu) const;
+  /// The bandwidth one flow from a to b gets alone: min over its links of bandwidth / share.
+  BytesPerSecond bottleneck(int src_gpu, int dst_gpu) const;
+
+ private:
+  void route_in_node(Vertex from, Vertex to, double share, std::vector<Hop>& hops, double& latency) const;
+  void route_in_network(Vertex from_leaf, Vertex to_leaf, std::vector<Hop>& hops, double& latency) const;
+  void add_link_hop(Vertex from, Vertex to, double share, std::vector<Hop>& hops, double& latency) const;
+
+  const Cluster* cluster_;
+  std::size_t node_size_;
+  /// node_distance_[to * node_size_ + from]: hops from local vertex `from` to local vertex `to`.
+  std::vector<std::int64_t> node_distance_;
+  /// network_distance_[leaf * switch_count + s]: hops from network switch s to a leaf.
+  std::vector<std::int64_t> network_distance_;
+};
+
+}  // namespace parasim::topology
