@@ -112,7 +112,7 @@ std::string schema_markdown(const Schema& schema, int heading_level) {
 }
 
 Record::Record(const Node& node, const Schema& schema) : node_(node), schema_(&schema) {
-  if (!node.raw().IsDefined() || node.raw().IsNull()) node.fail(fmt::format("expected a mapping of {} keys", schema.name));
+  if (!node.raw().IsDefined() || node.raw().IsNull()) node.fail(fmt::format("empty; expected a mapping of {} keys", schema.name));
   if (!node.raw().IsMap()) node.fail(fmt::format("expected a mapping of {} keys, found {}", schema.name,
                                                   node.raw().IsSequence() ? "a list" : "a single value"));
   const std::vector<std::string> known = field_names(schema);

@@ -25,6 +25,7 @@ std::optional<std::string> closest_match(std::string_view word, std::span<const 
   const std::size_t limit = std::clamp<std::size_t>(word.size() / 3, 1, 3);
   std::optional<std::string> best;
   std::size_t best_distance = limit + 1;
+  std::size_t best_length_gap = 0;
   auto lower = [](std::string_view s) {
     std::string out(s);
     for (auto& c : out) c = static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
@@ -34,8 +35,11 @@ std::optional<std::string> closest_match(std::string_view word, std::span<const 
   for (const auto& c : candidates) {
     // Case differences alone count as one edit: "Bandwidth" for "bandwidth" is a typo, not a new key.
     const std::size_t d = lower(c) == lw ? 1 : edit_distance(word, c);
-    if (d < best_distance) {
+    // Among equally close candidates prefer the one of the same length: "nodez" is "nodes", not "node".
+    const std::size_t gap = c.size() > word.size() ? c.size() - word.size() : word.size() - c.size();
+    if (d < best_distance || (d == best_distance && gap < best_length_gap)) {
       best_distance = d;
+      best_length_gap = gap;
       best = c;
     }
   }

@@ -11,7 +11,7 @@ namespace parasim {
 std::size_t edit_distance(std::string_view a, std::string_view b);
 
 /// The candidate closest to `word` if it is plausibly a typo of it (distance at most a third of its
-/// length, at least 1, at most 3), ties broken by the candidates' order.
+/// length, at least 1, at most 3); ties go to the candidate closest in length, then to the first.
 std::optional<std::string> closest_match(std::string_view word, std::span<const std::string> candidates);
 
 /// " (did you mean 'x'?)" or "" — ready to append to a message.

@@ -50,7 +50,8 @@ Node::Node(YAML::Node raw, std::shared_ptr<const Source> source, std::string key
 SourceLocation Node::location() const {
   if (source_->canonical.empty()) return {source_->display_name, 0, 0};
   const YAML::Mark m = raw_.Mark();
-  if (m.is_null()) return {source_->display_name, 0, 0};
+  // An empty document has no mark; its one position is the start of the file.
+  if (m.is_null()) return {source_->display_name, 1, 1};
   return {source_->display_name, m.line + 1, m.column + 1};
 }
 
@@ -78,14 +79,14 @@ YAML::Node parse_yaml(const std::string& text, const std::string& display) {
   }
 }
 
-Node load_resolved(const std::filesystem::path& path, std::string display, std::string key_path,
+Node load_resolved(const std::filesystem::path& path, std::string display, const std::string& reference_text, std::string key_path,
                    Overrides* overrides, std::shared_ptr<const Source> parent,
                    const std::optional<SourceLocation>& referenced_at) {
   std::error_code ec;
   if (!std::filesystem::is_regular_file(path, ec)) {
     const bool exists = std::filesystem::exists(path, ec);
     const std::string why = exists ? "is not a regular file" : "no such file";
-    if (referenced_at) throw InputError(*referenced_at, key_path, fmt::format("cannot open '{}': {}", display, why));
+    if (referenced_at) throw InputError(*referenced_at, key_path, fmt::format("cannot open {}: {}", reference_text, why));
     throw InputError({display, 0, 0}, {}, fmt::format("cannot open file: {}", why));
   }
   const auto canonical = std::filesystem::weakly_canonical(path, ec);
@@ -107,7 +108,7 @@ Node load_resolved(const std::filesystem::path& path, std::string display, std::
 }  // namespace
 
 Node load_file(const std::filesystem::path& path, std::string key_path, Overrides* overrides) {
-  return load_resolved(path, path.string(), std::move(key_path), overrides, nullptr, std::nullopt);
+  return load_resolved(path, path.string(), path.string(), std::move(key_path), overrides, nullptr, std::nullopt);
 }
 
 Node parse_text(const std::string& text, const std::string& display_name, Overrides* overrides) {
@@ -125,7 +126,9 @@ Node load_reference(const Node& reference) {
   std::filesystem::path base;
   if (!source->canonical.empty()) base = std::filesystem::path(source->display_name).parent_path();
   const std::filesystem::path target = (base / relative).lexically_normal();
-  return load_resolved(target, target.string(), reference.key_path(), reference.overrides(),
+  const std::string shown = target.string() == relative ? fmt::format("'{}'", relative)
+                                                        : fmt::format("'{}' (resolved to '{}')", relative, target.string());
+  return load_resolved(target, target.string(), shown, reference.key_path(), reference.overrides(),
                        source->canonical.empty() ? nullptr : source, reference.location());
 }
 

@@ -26,7 +26,8 @@ constexpr Field kClusterFields[] = {
     {.name = "name", .type = FieldType::string, .description = "cluster name", .required = true},
     {.name = "description", .type = FieldType::string, .description = "free text"},
     {.name = "node", .type = FieldType::reference, .description = "the node: a file (relative path) or an inline section", .required = true, .schema = &kNodeSchema},
-    {.name = "nodes", .type = FieldType::integer, .description = "number of nodes", .required = true, .min = 1},
+    {.name = "nodes", .type = FieldType::integer, .description = "number of nodes; or give gpus", .min = 1},
+    {.name = "gpus", .type = FieldType::integer, .description = "total GPUs, a multiple of the node's GPUs; or give nodes", .min = 1},
     {.name = "network", .type = FieldType::section, .description = "the inter-node network; required with more than one node", .schema = &kNetworkSchema},
 };
 
@@ -38,7 +39,22 @@ ClusterSpec parse_cluster(const yaml::Record& r) {
   ClusterSpec c;
   c.name = r.string("name");
   c.node = parse_node(r.section("node"));
-  c.nodes = static_cast<int>(r.integer("nodes"));
+  const int per_node = c.node.gpus;
+  if (r.has("gpus")) {
+    const auto gpus = r.integer("gpus");
+    if (gpus % per_node != 0) {
+      r.fail("gpus", fmt::format("{} GPUs cannot be split into nodes of {} ({})", gpus, per_node, c.node.name));
+    }
+    if (r.has("nodes") && r.integer("nodes") * per_node != gpus) {
+      r.fail("gpus", fmt::format("{} GPUs disagree with nodes: {} x {} GPUs = {}", gpus, r.integer("nodes"), per_node,
+                                 r.integer("nodes") * per_node));
+    }
+    c.nodes = static_cast<int>(gpus / per_node);
+  } else if (r.has("nodes")) {
+    c.nodes = static_cast<int>(r.integer("nodes"));
+  } else {
+    r.fail("nodes", "missing: give nodes (the number of nodes) or gpus (the total)");
+  }
   if (c.nodes > 1 && c.node.nics.count == 0) {
     r.fail("nodes", fmt::format("{} nodes need NICs, and node '{}' has no nics section", c.nodes, c.node.name));
   }
