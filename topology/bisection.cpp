@@ -13,8 +13,8 @@ using FlowGraph = boost::adjacency_list<
                     boost::property<boost::edge_residual_capacity_t, long,
                                     boost::property<boost::edge_reverse_t, FlowTraits::edge_descriptor>>>>;
 
-// Capacities in whole MB/s keep the max-flow in exact integer arithmetic.
-constexpr double kUnit = 1e6;
+// Capacities in whole kB/s keep the max-flow in exact integer arithmetic.
+constexpr double kUnit = 1e3;
 
 }  // namespace
 

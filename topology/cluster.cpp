@@ -207,6 +207,12 @@ Vertex Cluster::nic_of(int gpu) const {
   return node_base(node_of(gpu)) + static_cast<Vertex>(layout_of(n).nic(nic));
 }
 
+Vertex Cluster::cpu_of(int gpu) const {
+  const auto& n = spec_.node;
+  const int socket = n.socket_of_switch(n.switch_of_gpu(local_index(gpu)));
+  return node_base(node_of(gpu)) + static_cast<Vertex>(layout_of(n).cpu(socket));
+}
+
 Vertex Cluster::leaf_of(Vertex nic) const {
   const auto& info = graph_[nic];
   if (info.kind != VertexKind::nic || nic_leaf_.empty()) throw std::logic_error("leaf_of needs a cabled NIC");

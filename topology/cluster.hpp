@@ -62,6 +62,8 @@ class Cluster {
   Vertex gpu_vertex(int gpu) const;
   /// The NIC NCCL uses for a GPU (the node's affinity table).
   Vertex nic_of(int gpu) const;
+  /// The CPU (root complex) above a GPU's PCIe switch.
+  Vertex cpu_of(int gpu) const;
   /// The network switch a NIC is cabled to.
   Vertex leaf_of(Vertex nic) const;
 

@@ -14,6 +14,7 @@ constexpr std::string_view kFabricKinds[] = {"nvswitch", "pcie"};
 constexpr Field kFabricFields[] = {
     {.name = "kind", .type = FieldType::choice, .description = "nvswitch: all GPUs on one NVLink switch domain; pcie: GPUs talk over the PCIe tree", .required = true, .choices = kFabricKinds},
     {.name = "latency", .type = FieldType::duration, .description = "GPU-to-GPU latency across the NVLink fabric, one way", .default_text = "0.7 us", .min = 0},
+    {.name = "peer_to_peer", .type = FieldType::boolean, .description = "pcie only: GPUs copy to each other directly over PCIe; false (GeForce drivers) bounces copies through host memory", .default_text = "true"},
 };
 constexpr Schema kFabricSchema{"fabric", "How the GPUs of a node are joined.", kFabricFields};
 
@@ -57,6 +58,10 @@ NodeSpec parse_node(const yaml::Record& r) {
   const auto& fabric = r.section("fabric");
   n.fabric = fabric.string("kind") == "nvswitch" ? IntraNodeFabric::nvswitch : IntraNodeFabric::pcie;
   n.fabric_latency = fabric.duration("latency");
+  n.peer_to_peer = fabric.boolean("peer_to_peer");
+  if (n.fabric == IntraNodeFabric::nvswitch && !n.peer_to_peer) {
+    fabric.fail("peer_to_peer", "an NVSwitch node always has peer-to-peer over NVLink");
+  }
   if (n.fabric == IntraNodeFabric::nvswitch && !n.gpu.nvlink) {
     fabric.fail("kind", fmt::format("nvswitch needs a GPU with NVLink, and {} has no nvlink section", n.gpu.name));
   }

@@ -39,6 +39,9 @@ struct NodeSpec {
   int gpus = 8;
   IntraNodeFabric fabric = IntraNodeFabric::nvswitch;
   Seconds fabric_latency;  ///< GPU-to-GPU one way across the NVLink fabric
+  /// PCIe peer-to-peer between GPUs; GeForce drivers disable it, so GPU-to-GPU copies bounce
+  /// through host memory on the sender's CPU.
+  bool peer_to_peer = true;
   PcieTree pcie;
   NicSpec nics;
 

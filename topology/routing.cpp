@@ -143,7 +143,13 @@ Route Router::route(int src_gpu, int dst_gpu) const {
   double latency = 0.0;
   const Vertex src = c.gpu_vertex(src_gpu), dst = c.gpu_vertex(dst_gpu);
   if (c.node_of(src_gpu) == c.node_of(dst_gpu)) {
-    route_in_node(src, dst, 1.0, r.hops, latency);
+    if (c.spec().node.peer_to_peer) {
+      route_in_node(src, dst, 1.0, r.hops, latency);
+    } else {
+      const Vertex host = c.cpu_of(src_gpu);  // staged in the sender's host memory
+      route_in_node(src, host, 1.0, r.hops, latency);
+      route_in_node(host, dst, 1.0, r.hops, latency);
+    }
   } else {
     // PXN: on NVSwitch nodes hand the data over NVLink to the local GPU on the destination's rail.
     int sender = src_gpu;

@@ -8,7 +8,8 @@
 // traffic leaves through a NIC: on NVSwitch nodes through the NIC on the *destination's* rail, which
 // it reaches over NVLink via the local GPU of the same index (NCCL's PXN, on by default since NCCL
 // 2.12), so rail-optimized networks keep traffic on its rail; on PCIe nodes through the source GPU's
-// own NIC. The receiving side always uses the destination GPU's NIC.
+// own NIC. The receiving side always uses the destination GPU's NIC. Without PCIe peer-to-peer
+// (GeForce), a copy between GPUs of one node is staged in the sender's host memory.
 #include <vector>
 
 #include "topology/cluster.hpp"

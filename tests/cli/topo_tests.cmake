@@ -35,3 +35,24 @@ parasim_cli_test(NAME topo_dot ARGS topo scenarios/default.yaml --dot --set clus
 parasim_cli_test(NAME topo_dot_too_large ARGS topo scenarios/default.yaml --dot RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/dot_too_large.expected)
 parasim_cli_test(NAME schema_cluster ARGS schema cluster STDOUT_REGEX "\\| `nodes` \\| integer \\|" "### `node`")
+
+# DGX A100: 600 GB/s NVLink = 300 GB/s each way inside an island; 200 Gb/s HDR NIC per GPU = 25 GB/s.
+parasim_cli_test(NAME topo_dgx_a100_json ARGS topo scenarios/clusters/dgx-a100-1024.yaml --json
+                 JSON gpus=1024 islands.count=128 islands.size=8
+                      bandwidth_bytes_per_s.intra_island=300000000000.0
+                      bandwidth_bytes_per_s.inter_island_per_gpu=25000000000.0)
+# GB200 NVL72: the NVLink domain is the rack, islands of 72; NVLink 5 1.8 TB/s = 900 GB/s each way.
+parasim_cli_test(NAME topo_nvl72_json ARGS topo scenarios/clusters/gb200-nvl72-8racks.yaml --json
+                 JSON gpus=576 islands.count=8 islands.size=72
+                      bandwidth_bytes_per_s.intra_island=900000000000.0
+                      bandwidth_bytes_per_s.inter_island_per_gpu=50000000000.0)
+# Llama-3-like 16K: 8 pods of 2048 GPUs, 1:7 above the pods: bisection 4 pods x 2048 x 50 GB/s / 7
+# = 58.514 TB/s (the max flow rounds each link to whole kB/s, hence a regex on the leading digits; CMake regexes have no {n}).
+parasim_cli_test(NAME topo_llama3_16k_json ARGS topo scenarios/clusters/llama3-h100-16k.yaml --json
+                 JSON gpus=16384 islands.count=2048
+                      bandwidth_bytes_per_s.inter_island_per_gpu=50000000000.0
+                 STDOUT_REGEX "\"bisection\": 585142[0-9]+\\.")
+# One 100 Gb/s NIC for eight RTX 4090: 12.5 GB/s shared by 8 GPUs crossing at once.
+parasim_cli_test(NAME topo_pcie_box_json ARGS topo scenarios/clusters/pcie-4090-2node.yaml --json
+                 JSON bandwidth_bytes_per_s.inter_island_per_gpu=1562500000.0
+                      bandwidth_bytes_per_s.bisection=12500000000.0)

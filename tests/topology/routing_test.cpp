@@ -75,3 +75,14 @@ TEST_CASE("a PCIe box: GPUs meet at their switch or the CPUs, and share one NIC"
   // Across nodes, no PXN without NVLink: GPU 0's own PCIe link to the one NIC limits (31.5 < 50 GB/s).
   CHECK(router.bottleneck(0, 8).value() == doctest::Approx(31.5077e9).epsilon(1e-4));
 }
+
+TEST_CASE("without PCIe peer-to-peer, copies between GPUs bounce through host memory") {
+  auto spec = test::dgx_cluster(1, 1.0, 1);
+  spec.node.fabric = IntraNodeFabric::pcie;
+  spec.node.peer_to_peer = false;
+  const Cluster c(spec);
+  const Router router(c);
+  // GPU 0 and GPU 1 share PCIe switch 0, but the copy goes up to CPU 0 and back down:
+  // gpu0-sw0, sw0-cpu0, cpu0-sw0, sw0-gpu1; the switch-to-CPU link carries the data both ways.
+  CHECK(kinds(c, router.route(0, 1)) == std::vector{LinkKind::pcie, LinkKind::pcie, LinkKind::pcie, LinkKind::pcie});
+}
