@@ -1,0 +1,111 @@
+#include "workload/model.hpp"
+
+#include <fmt/format.h>
+
+namespace parasim::workload {
+namespace {
+
+using yaml::Field;
+using yaml::FieldType;
+
+constexpr std::string_view kActivations[] = {"gelu", "swiglu"};
+constexpr std::string_view kNorms[] = {"layernorm", "rmsnorm"};
+constexpr std::string_view kPositions[] = {"learned", "rope", "alibi"};
+
+constexpr Field kModelFields[] = {
+    {.name = "name", .type = FieldType::string, .description = "model name", .required = true},
+    {.name = "description", .type = FieldType::string, .description = "free text"},
+    {.name = "architecture", .type = FieldType::string, .description = "family: gpt, llama, mistral, qwen2, gpt-neox", .default_text = "gpt"},
+    {.name = "layers", .type = FieldType::integer, .description = "Transformer blocks", .required = true, .min = 1},
+    {.name = "hidden", .type = FieldType::integer, .description = "model width h", .required = true, .min = 1},
+    {.name = "heads", .type = FieldType::integer, .description = "attention (query) heads a", .required = true, .min = 1},
+    {.name = "kv_heads", .type = FieldType::integer, .description = "key/value heads (GQA); default: heads", .min = 1},
+    {.name = "head_dim", .type = FieldType::integer, .description = "width of a head; default: hidden / heads", .min = 1},
+    {.name = "ffn_hidden", .type = FieldType::integer, .description = "MLP inner width; default 4 x hidden (gelu), required for swiglu", .min = 1},
+    {.name = "vocab", .type = FieldType::integer, .description = "vocabulary size, unpadded", .required = true, .min = 1},
+    {.name = "max_position", .type = FieldType::integer, .description = "positions of a learned position embedding", .min = 1},
+    {.name = "activation", .type = FieldType::choice, .description = "MLP: gelu (two matrices) or swiglu (three)", .default_text = "gelu", .choices = kActivations},
+    {.name = "norm", .type = FieldType::choice, .description = "layernorm (weight and bias) or rmsnorm (weight)", .default_text = "layernorm", .choices = kNorms},
+    {.name = "position", .type = FieldType::choice, .description = "position encoding", .default_text = "learned", .choices = kPositions},
+    {.name = "bias", .type = FieldType::boolean, .description = "biases on every linear layer", .default_text = "true"},
+    {.name = "qkv_bias", .type = FieldType::boolean, .description = "biases on the QKV projection only (Qwen2)", .default_text = "false"},
+    {.name = "tied_embeddings", .type = FieldType::boolean, .description = "the LM head reuses the token embedding", .default_text = "false"},
+    {.name = "dropout", .type = FieldType::number, .description = "attention and hidden dropout probability", .default_text = "0", .min = 0, .max = 1},
+};
+
+}  // namespace
+
+const yaml::Schema kModelSchema{"model", "A dense decoder-only Transformer.", kModelFields};
+
+ParameterCount count_parameters(const ModelSpec& m) {
+  ParameterCount p;
+  const double h = m.hidden, q = m.q_width(), kv = m.kv_width(), f = m.ffn_hidden;
+  p.layers = m.layers;
+  p.embedding = static_cast<double>(m.vocab) * h;
+  p.position = m.position == PositionEmbedding::learned ? static_cast<double>(m.max_position) * h : 0.0;
+  // QKV: h x (q + 2 kv); output: q x h.
+  p.attention = h * (q + 2 * kv) + q * h;
+  if (m.bias || m.qkv_bias) p.attention += q + 2 * kv;
+  if (m.bias) p.attention += h;
+  // GELU: h x f up, f x h down. SwiGLU: gate and up h x f, down f x h.
+  p.mlp = (m.activation == Activation::swiglu ? 3.0 : 2.0) * h * f;
+  if (m.bias) p.mlp += (m.activation == Activation::swiglu ? 2.0 : 1.0) * f + h;
+  const double per_norm = m.norm == Norm::layernorm ? 2 * h : h;
+  p.layer_norms = 2 * per_norm;
+  p.final_norm = per_norm;
+  p.lm_head = m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab) * h;
+  return p;
+}
+
+void check_model(const ModelSpec& m, const SourceLocation& where, const std::string& path) {
+  auto fail = [&](const std::string& key, const std::string& message) {
+    throw InputError(where, path.empty() ? key : path + "." + key, message);
+  };
+  if (m.heads % m.kv_heads != 0) {
+    fail("kv_heads", fmt::format("{} key/value heads do not divide {} query heads", m.kv_heads, m.heads));
+  }
+  if (m.position == PositionEmbedding::learned && m.max_position <= 0) {
+    fail("max_position", "a learned position embedding needs max_position");
+  }
+}
+
+ModelSpec parse_model(const yaml::Record& r) {
+  ModelSpec m;
+  m.name = r.string("name");
+  m.architecture = r.string("architecture");
+  m.layers = static_cast<int>(r.integer("layers"));
+  m.hidden = static_cast<int>(r.integer("hidden"));
+  m.heads = static_cast<int>(r.integer("heads"));
+  m.kv_heads = r.has("kv_heads") ? static_cast<int>(r.integer("kv_heads")) : m.heads;
+  if (r.has("head_dim")) {
+    m.head_dim = static_cast<int>(r.integer("head_dim"));
+  } else {
+    if (m.hidden % m.heads != 0) r.fail("heads", fmt::format("{} heads do not divide hidden {}; give head_dim", m.heads, m.hidden));
+    m.head_dim = m.hidden / m.heads;
+  }
+  m.activation = r.string("activation") == "swiglu" ? Activation::swiglu : Activation::gelu;
+  if (r.has("ffn_hidden")) {
+    m.ffn_hidden = static_cast<int>(r.integer("ffn_hidden"));
+  } else if (m.activation == Activation::gelu) {
+    m.ffn_hidden = 4 * m.hidden;
+  } else {
+    r.fail("ffn_hidden", "missing: a swiglu MLP needs ffn_hidden (there is no conventional default)");
+  }
+  m.vocab = static_cast<int>(r.integer("vocab"));
+  m.max_position = r.has("max_position") ? static_cast<int>(r.integer("max_position")) : 0;
+  m.norm = r.string("norm") == "rmsnorm" ? Norm::rmsnorm : Norm::layernorm;
+  const auto& pos = r.string("position");
+  m.position = pos == "rope" ? PositionEmbedding::rope : pos == "alibi" ? PositionEmbedding::alibi : PositionEmbedding::learned;
+  m.bias = r.boolean("bias");
+  m.qkv_bias = r.boolean("qkv_bias");
+  m.tied_embeddings = r.boolean("tied_embeddings");
+  m.dropout = r.number("dropout");
+  if (m.kv_heads > m.heads) r.fail("kv_heads", fmt::format("{} key/value heads exceed {} query heads", m.kv_heads, m.heads));
+  if (m.position == PositionEmbedding::learned && m.max_position <= 0) {
+    r.fail("max_position", "missing: a learned position embedding needs max_position (or set position: rope)");
+  }
+  check_model(m, r.location("kv_heads"), r.node().key_path());
+  return m;
+}
+
+}  // namespace parasim::workload
