@@ -25,6 +25,8 @@ std::string_view type_name(FieldType t) {
     case FieldType::flop_rate: return "FLOP rate";
     case FieldType::duration: return "duration";
     case FieldType::integer_list: return "list of integers";
+    case FieldType::string_list: return "list of names";
+    case FieldType::section_list: return "list of sections";
     case FieldType::section: return "section";
     case FieldType::reference: return "section or file";
   }
@@ -230,6 +232,22 @@ Record::Value Record::read(const Field& f, const Node& v) const {
       }
       return out;
     }
+    case FieldType::string_list: {
+      if (!raw.IsSequence()) v.fail("expected a list, e.g. [a, b]");
+      std::vector<std::string> out;
+      for (std::size_t i = 0; i < raw.size(); ++i) {
+        const Node item = v.child(raw[i], fmt::format("{}", i));
+        if (!item.raw().IsScalar()) item.fail("expected a name");
+        out.push_back(item.raw().as<std::string>());
+      }
+      return out;
+    }
+    case FieldType::section_list: {
+      if (!raw.IsSequence()) v.fail(fmt::format("expected a list of {} sections", f.schema->name));
+      auto out = std::make_shared<std::vector<Record>>();
+      for (std::size_t i = 0; i < raw.size(); ++i) out->emplace_back(v.child(raw[i], fmt::format("{}", i)), *f.schema);
+      return std::shared_ptr<const std::vector<Record>>(std::move(out));
+    }
     case FieldType::section: return std::make_shared<const Record>(v, *f.schema);
     case FieldType::reference: {
       if (raw.IsScalar()) return std::make_shared<const Record>(load_reference(v), *f.schema);
@@ -270,6 +288,12 @@ FlopsPerSecond Record::flop_rate(std::string_view n) const { return FlopsPerSeco
 Seconds Record::duration(std::string_view n) const { return Seconds(std::get<double>(entry(n).value)); }
 const std::vector<std::int64_t>& Record::integers(std::string_view n) const {
   return std::get<std::vector<std::int64_t>>(entry(n).value);
+}
+const std::vector<std::string>& Record::strings(std::string_view n) const {
+  return std::get<std::vector<std::string>>(entry(n).value);
+}
+const std::vector<Record>& Record::sections(std::string_view n) const {
+  return *std::get<std::shared_ptr<const std::vector<Record>>>(entry(n).value);
 }
 const Record& Record::section(std::string_view n) const {
   return *std::get<std::shared_ptr<const Record>>(entry(n).value);

@@ -30,8 +30,10 @@ enum class FieldType {
   flop_rate,     ///< "989 TFLOPS"
   duration,      ///< "2 us"
   integer_list,  ///< [0, 1, 2]
+  string_list,   ///< [tp, dp, pp]
   section,       ///< a nested mapping with its own schema
   reference,     ///< a nested mapping, inline or in a file named by a relative path
+  section_list,  ///< a list of mappings, each with the field's schema
 };
 
 struct Schema;
@@ -82,7 +84,9 @@ class Record {
   FlopsPerSecond flop_rate(std::string_view name) const;
   Seconds duration(std::string_view name) const;
   const std::vector<std::int64_t>& integers(std::string_view name) const;
+  const std::vector<std::string>& strings(std::string_view name) const;
   const Record& section(std::string_view name) const;
+  const std::vector<Record>& sections(std::string_view name) const;
 
   /// Where a key's value stands, for errors that involve several keys.
   SourceLocation location(std::string_view name) const;
@@ -91,7 +95,7 @@ class Record {
 
  private:
   using Value = std::variant<std::monostate, std::int64_t, double, bool, std::string, std::vector<std::int64_t>,
-                             std::shared_ptr<const Record>>;
+                             std::vector<std::string>, std::shared_ptr<const Record>, std::shared_ptr<const std::vector<Record>>>;
   struct Entry {
     Node node;
     Value value;

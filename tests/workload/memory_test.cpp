@@ -1,0 +1,109 @@
+#include <doctest/doctest.h>
+
+#include "tests/workload/fixtures.hpp"
+#include "workload/memory.hpp"
+
+using namespace parasim;
+using namespace parasim::workload;
+
+namespace {
+// Korthikanti et al. 2022, bytes per layer per micro-batch, 16-bit activations with dropout.
+double korthikanti(double s, double b, double h, double a, double t, bool sp, bool scores) {
+  const double score = scores ? 5 * a * s / (h * t) : 0;
+  return sp ? s * b * h * (34 / t + score) : s * b * h * (10 + 24 / t + score);
+}
+}  // namespace
+
+TEST_CASE("activation bytes per layer equal Korthikanti's formulas") {
+  const auto m = test::gpt175b();  // a = 96, h = 12288, dropout on
+  const double s = 2048, b = 1, h = 12288, a = 96;
+  for (int t : {1, 2, 8}) {
+    for (bool sp : {false, true}) {
+      CAPTURE(t);
+      CAPTURE(sp);
+      const BlockShape shape{1, 2048, t, sp && t > 1, Recompute::none};
+      // Eager attention stores the scores: the 5·a·s/(h·t) term.
+      const double eager = layer_activation_bytes(m, test::training(2048, AttentionKernel::eager), shape);
+      CHECK(eager == doctest::Approx(korthikanti(s, b, h, a, t, sp && t > 1, true)).epsilon(0.01));
+      // FlashAttention keeps only fp32 softmax statistics (4·a·s·b/t bytes): the score term is gone.
+      const double flash = layer_activation_bytes(m, test::training(2048), shape);
+      CHECK(flash == doctest::Approx(korthikanti(s, b, h, a, t, sp && t > 1, false)).epsilon(0.01));
+      // Selective recompute drops the score term too.
+      const BlockShape selective{1, 2048, t, sp && t > 1, Recompute::selective};
+      CHECK(layer_activation_bytes(m, test::training(2048, AttentionKernel::eager), selective) ==
+            doctest::Approx(korthikanti(s, b, h, a, t, sp && t > 1, false)).epsilon(0.01));
+      // Full recompute keeps the layer input: 2·s·b·h, divided by t with SP.
+      const BlockShape full{1, 2048, t, sp && t > 1, Recompute::full};
+      CHECK(layer_activation_bytes(m, test::training(2048), full) == doctest::Approx(2 * s * b * h / ((sp && t > 1) ? t : 1)));
+    }
+  }
+}
+
+TEST_CASE("activations in flight: 1F1B keeps pp - stage micro-batches, GPipe all of them") {
+  const auto m = test::small_gpt(8);  // 8 layers, h 1024, a 16
+  const auto tr = test::training(1024, AttentionKernel::eager);
+  auto p = test::plan(1, 4, 1, 1, 16);  // 16 micro-batches, 2 layers per stage
+  const double per_layer = layer_activation_bytes(m, tr, {1, 1024, 1, false, Recompute::none});
+  const auto report = memory_per_stage(m, tr, p, Bytes(80e9));
+  // Stage 1 and 2 hold no embedding or head: 2 layers x (4 - stage) micro-batches.
+  CHECK(report.stages[1].chunks_in_flight == 3);
+  CHECK(report.stages[1].activations.value() == doctest::Approx(2 * per_layer * 3));
+  CHECK(report.stages[2].activations.value() == doctest::Approx(2 * per_layer * 2));
+  p.schedule = Schedule::gpipe;
+  const auto gpipe = memory_per_stage(m, tr, p, Bytes(80e9));
+  CHECK(gpipe.stages[1].chunks_in_flight == 16);
+  CHECK(gpipe.stages[1].activations.value() == doctest::Approx(2 * per_layer * 16));
+}
+
+TEST_CASE("interleaved 1F1B holds Megatron's pp·(1 + (pp-1)/(pp·v)) stage-equivalents on stage 0") {
+  const auto m = test::small_gpt(16);
+  const auto tr = test::training(1024);
+  auto p = test::plan(1, 4, 1, 1, 16);
+  p.vpp = 2;
+  p.schedule = Schedule::interleaved_1f1b;
+  const auto report = memory_per_stage(m, tr, p, Bytes(80e9));
+  // Warm-up (4-0-1)·2 + (2-1)·4 = 10 chunk forwards, plus one in the steady state: 11 chunks of 2
+  // layers = 4 x (1 + 3/8) = 5.5 stages' worth of 4 layers.
+  CHECK(report.stages[0].chunks_in_flight == 11);
+  CHECK(11.0 / 2 == doctest::Approx(4 * (1 + 3.0 / 8)));
+}
+
+TEST_CASE("model state per ZeRO stage, by hand") {
+  // One stage, t = 1: P parameters. bf16 weights 2, fp32 gradients 4, Adam 12 = 18 bytes/param.
+  const auto m = test::small_gpt(8);
+  const auto tr = test::training(1024);
+  auto p = test::plan(1, 1, 8, 1, 64);
+  const double P = count_parameters(m).total() + 0;  // tied: the head reuses the embedding
+  for (int zero : {0, 1, 2, 3}) {
+    CAPTURE(zero);
+    p.zero = zero;
+    const auto s = memory_per_stage(m, tr, p, Bytes(80e9)).stages[0];
+    // Padding the vocabulary to a multiple of 128 adds nothing here (32768 = 256 x 128).
+    CHECK(s.parameters == doctest::Approx(P));
+    CHECK(s.weights.value() == doctest::Approx(2 * P / (zero >= 3 ? 8 : 1)));
+    CHECK(s.gradients.value() == doctest::Approx(4 * P / (zero >= 2 ? 8 : 1)));
+    CHECK(s.optimizer.value() == doctest::Approx(12 * P / (zero >= 1 ? 8 : 1)));
+  }
+  // Hybrid sharding over groups of 4: the shard is a quarter.
+  p.zero = 3;
+  p.zero_group = 4;
+  CHECK(memory_per_stage(m, tr, p, Bytes(80e9)).stages[0].optimizer.value() == doctest::Approx(12 * P / 4));
+}
+
+TEST_CASE("GPT-3 175B with TP8 PP8 on A100-80GB fits with full recompute, not without") {
+  const auto m = test::gpt175b();
+  const auto tr = test::training(2048, AttentionKernel::eager);
+  auto p = test::plan(8, 8, 16, 1, 1536);
+  p.recompute = Recompute::full;
+  const Bytes a100(80.0 * 1073741824.0);
+  const auto report = memory_per_stage(m, tr, p, a100);
+  CHECK(report.fits());
+  // A middle stage: 12 layers of 12h²/8 weights, 7h/8 column-parallel biases and 6h replicated
+  // (row-parallel biases, two layer norms) per GPU, 18 bytes each: about 49 GB.
+  CHECK((report.stages[3].weights + report.stages[3].gradients + report.stages[3].optimizer).value() ==
+        doctest::Approx(18 * 96 / 8 * (12 * 12288.0 * 12288 / 8 + 7 * 12288 / 8.0 + 6 * 12288)));
+  p.recompute = Recompute::none;
+  const auto none = memory_per_stage(m, tr, p, a100);
+  CHECK_FALSE(none.fits());
+  CHECK(none.problem()->rfind("OOM on stage 0 by", 0) == 0);
+}

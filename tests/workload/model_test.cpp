@@ -1,0 +1,101 @@
+#include <doctest/doctest.h>
+
+#include <string>
+
+#include "workload/model.hpp"
+
+using namespace parasim;
+using namespace parasim::workload;
+
+namespace {
+
+ModelSpec load_model(const std::string& path) {
+  const yaml::Node node = yaml::load_file(path);
+  return parse_model(yaml::Record(node, kModelSchema));
+}
+
+double total_parameters(const std::string& file) { return count_parameters(load_model("scenarios/models/" + file)).total(); }
+
+}  // namespace
+
+// GPT blocks (MLP 4h, biases, LayerNorm): per layer 12h² + 13h. SwiGLU blocks without biases, GQA with
+// k key/value heads of width d, RMSNorm: per layer h·(2h + 2kd) + 3hf + 2h.
+
+TEST_CASE("parameter counts of the bundled GPT-3 and Llama models match their papers within 0.5%") {
+  // GPT-3 175B: h=12288, l=96, V=50257, 2048 learned positions, tied head.
+  // 96·(12·12288² + 13·12288) = 96·1,812,099,072 = 173,961,510,912
+  // + 50257·12288 = 617,558,016 + 2048·12288 = 25,165,824 + final 24,576 = 174,604,259,328 ≈ 174.6B
+  CHECK(total_parameters("gpt3-175b.yaml") == doctest::Approx(174.6e9).epsilon(0.005));
+  CHECK(total_parameters("gpt3-175b.yaml") == 174'604'259'328.0);
+  // Llama-2-7B: 32·(4·4096² + 3·4096·11008 + 2·4096) + 2·32000·4096 + 4096 = 6,738,415,616
+  CHECK(total_parameters("llama-2-7b.yaml") == doctest::Approx(6.74e9).epsilon(0.005));
+  CHECK(total_parameters("llama-2-7b.yaml") == 6'738'415'616.0);
+  // Llama-2-13B: 40·(4·5120² + 3·5120·13824 + 2·5120) = 40·317,204,480 = 12,688,179,200
+  // + 2·32000·5120 = 327,680,000 + 5120 = 13,015,864,320
+  CHECK(total_parameters("llama-2-13b.yaml") == doctest::Approx(13.02e9).epsilon(0.005));
+  // Llama-2-70B (GQA, k=8, d=128): attention 8192·(8192 + 2048) + 8192² = 150,994,944;
+  // MLP 3·8192·28672 = 704,643,072; norms 16,384; per layer 855,654,400; × 80 = 68,452,352,000
+  // + 2·32000·8192 = 524,288,000 + 8192 = 68,976,648,192
+  CHECK(total_parameters("llama-2-70b.yaml") == doctest::Approx(68.98e9).epsilon(0.005));
+  // Llama-3-8B: 32·218,112,000 = 6,979,584,000 + 2·128256·4096 = 1,050,673,152 + 4096 = 8,030,261,248
+  CHECK(total_parameters("llama-3-8b.yaml") == doctest::Approx(8.03e9).epsilon(0.005));
+  CHECK(total_parameters("llama-3-8b.yaml") == 8'030'261'248.0);
+  // Llama-3-70B: Llama-2-70B's layers, 68,452,352,000 + 2·128256·8192 = 2,101,346,304 + 8192 = 70,553,706,496
+  CHECK(total_parameters("llama-3-70b.yaml") == doctest::Approx(70.55e9).epsilon(0.005));
+  // Llama-3-405B: attention 16384·(16384 + 2048) + 16384² = 570,425,344; MLP 3·16384·53248 = 2,617,245,696;
+  // norms 32,768; per layer 3,187,703,808; × 126 = 401,650,679,808
+  // + 2·128256·16384 = 4,202,692,608 + 16384 = 405,853,388,800
+  CHECK(total_parameters("llama-3-405b.yaml") == doctest::Approx(405.8e9).epsilon(0.005));
+  CHECK(total_parameters("llama-3-405b.yaml") == 405'853'388'800.0);
+}
+
+TEST_CASE("parameter counts of the bundled SC21 GPT models are within 3% of their nominal sizes") {
+  // SC21 Table 1 rounds its sizes (1.7B is 1.652B by the paper's own formula
+  // 12·l·h²·(1 + 13/(12h) + (V + s)/(12·l·h)), 2.8% off); ours is that formula plus the final LayerNorm (2h).
+  // 1.7B: 24·(12·2304² + 13·2304) = 1,529,542,656 + (51200 + 2048)·2304 = 122,683,392 + 4,608 = 1,652,230,656
+  struct Row {
+    const char* file;
+    double nominal;
+  };
+  const Row rows[] = {
+      {"gpt-1.7b.yaml", 1.7e9},   {"gpt-3.6b.yaml", 3.6e9},   {"gpt-7.5b.yaml", 7.5e9},   {"gpt-18b.yaml", 18.4e9},
+      {"gpt-39b.yaml", 39.1e9},   {"gpt-76b.yaml", 76.1e9},   {"gpt-145b.yaml", 145.6e9}, {"gpt-310b.yaml", 310.1e9},
+      {"gpt-530b.yaml", 529.6e9}, {"gpt-1t.yaml", 1008.0e9},
+  };
+  for (const auto& row : rows) {
+    CAPTURE(row.file);
+    CHECK(total_parameters(row.file) == doctest::Approx(row.nominal).epsilon(0.03));
+  }
+  CHECK(total_parameters("gpt-1.7b.yaml") == 1'652'230'656.0);
+  // 1T: 128·(12·25600² + 13·25600) = 1,006,675,558,400 + 53248·25600 = 1,363,148,800 + 51,200
+  //   = 1,008,038,758,400 (Table 1: 1008.0B)
+  CHECK(total_parameters("gpt-1t.yaml") == 1'008'038'758'400.0);
+}
+
+TEST_CASE("parameter counts: a bundled model reads back as the shapes its file states") {
+  const ModelSpec m = load_model("scenarios/models/llama-3-405b.yaml");
+  CHECK(m.name == "Llama-3-405B");
+  CHECK(m.architecture == "llama");
+  CHECK(m.layers == 126);
+  CHECK(m.hidden == 16384);
+  CHECK(m.heads == 128);
+  CHECK(m.kv_heads == 8);
+  CHECK(m.head_dim == 128);  // 16384 / 128
+  CHECK(m.ffn_hidden == 53248);
+  CHECK(m.vocab == 128256);
+  CHECK(m.activation == Activation::swiglu);
+  CHECK(m.norm == Norm::rmsnorm);
+  CHECK(m.position == PositionEmbedding::rope);
+  CHECK_FALSE(m.bias);
+  CHECK_FALSE(m.tied_embeddings);
+  CHECK(m.dropout == 0.0);
+
+  const ModelSpec g = load_model("scenarios/models/gpt-530b.yaml");
+  CHECK(g.layers == 105);
+  CHECK(g.hidden == 20480);
+  CHECK(g.heads == 128);
+  CHECK(g.ffn_hidden == 81920);
+  CHECK(g.max_position == 2048);
+  CHECK(g.tied_embeddings);
+  CHECK(g.dropout == doctest::Approx(0.1).epsilon(1e-12));
+}

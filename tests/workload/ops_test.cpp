@@ -1,0 +1,94 @@
+#include <doctest/doctest.h>
+
+#include "tests/workload/fixtures.hpp"
+#include "workload/ops.hpp"
+
+using namespace parasim;
+using namespace parasim::workload;
+
+namespace {
+const Op& find(const std::vector<Op>& ops, std::string_view name) {
+  for (const auto& o : ops) {
+    if (o.name == name) return o;
+  }
+  FAIL("no op " << name);
+  return ops.front();
+}
+}  // namespace
+
+TEST_CASE("GEMM shapes of a GPT layer under tensor parallelism") {
+  // GPT-3 175B, b = 1, s = 2048, t = 8: T = 2048 tokens, h = 12288.
+  const auto m = test::gpt175b();
+  const auto a = attention_block(m, test::training(2048), {1, 2048, 8, false, Recompute::none});
+  const Op& qkv = find(a.forward, "qkv");
+  CHECK(qkv.m == 2048);
+  CHECK(qkv.k == 12288);
+  CHECK(qkv.n == 3 * 12288 / 8);
+  CHECK(qkv.flops == doctest::Approx(2.0 * 2048 * 12288 * 3 * 12288 / 8));
+  const Op& proj = find(a.forward, "proj");
+  CHECK(proj.k == 12288 / 8);
+  CHECK(proj.n == 12288);
+  // Backward: dgrad and wgrad each cost what the forward GEMM costs.
+  CHECK(find(a.backward_input, "qkv_dgrad").flops == doctest::Approx(qkv.flops));
+  CHECK(find(a.backward_weight, "qkv_wgrad").flops == doctest::Approx(qkv.flops));
+  CHECK(find(a.backward_weight, "qkv_wgrad").k == 2048);
+  // Attention core: QK^T and AV, 4·b·s²·h/t forward, twice that backward.
+  CHECK(find(a.forward, "attention").flops == doctest::Approx(4.0 * 2048 * 2048 * 12288 / 8));
+  CHECK(find(a.backward_input, "attention_grad").flops == doctest::Approx(8.0 * 2048 * 2048 * 12288 / 8));
+  CHECK(find(a.forward, "attention").heads == 12);
+  const auto mlp = mlp_block(m, test::training(2048), {1, 2048, 8, false, Recompute::none});
+  CHECK(find(mlp.forward, "fc1").n == 4 * 12288 / 8);
+  CHECK(find(mlp.forward, "fc2").k == 4 * 12288 / 8);
+}
+
+TEST_CASE("a layer's forward FLOPs are 24·b·s·h² + 4·b·s²·h, split over TP ranks") {
+  const auto m = test::gpt175b();
+  const double b = 2, s = 2048, h = 12288, t = 4;
+  const BlockShape shape{2, 2048, 4, false, Recompute::none};
+  const auto tr = test::training(2048);
+  const double fwd = total_flops(attention_block(m, tr, shape).forward) + total_flops(mlp_block(m, tr, shape).forward);
+  CHECK(fwd == doctest::Approx((24 * b * s * h * h + 4 * b * s * s * h) / t));
+  // Eager attention does the same products as batched GEMMs.
+  const double eager = total_flops(attention_block(m, test::training(2048, AttentionKernel::eager), shape).forward) +
+                       total_flops(mlp_block(m, tr, shape).forward);
+  CHECK(eager == doctest::Approx(fwd));
+}
+
+TEST_CASE("SwiGLU and GQA shapes (Llama-3-8B)") {
+  const auto m = test::llama3_8b();
+  const BlockShape shape{1, 8192, 2, false, Recompute::none};
+  const auto tr = test::training(8192);
+  const auto a = attention_block(m, tr, shape);
+  // QKV width per GPU: (32 + 2 x 8) heads x 128 / 2 = 3072.
+  CHECK(find(a.forward, "qkv").n == 3072);
+  CHECK(find(a.forward, "attention").kv_heads == 4);
+  const auto mlp = mlp_block(m, tr, shape);
+  // fc1 produces gate and up: 2 x 14336 / 2.
+  CHECK(find(mlp.forward, "fc1").n == 14336);
+  CHECK(find(mlp.forward, "fc2").k == 7168);
+}
+
+TEST_CASE("FLOPs per token: Megatron's GPT formula and 6N + 12·l·s·h") {
+  // 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)) per iteration of B samples is 3x the forward FLOPs.
+  const auto m = test::gpt175b();
+  const double per_token = training_flops_per_token(m, 2048, 8);
+  CHECK(per_token * 2048 == doctest::Approx(megatron_flops(m, 1, 2048, 51200, false)).epsilon(1e-9));
+  // Llama-3-8B: N counts the parameters in matrix multiplies (everything but the input embedding).
+  const auto l = test::llama3_8b();
+  const double N = count_parameters(l).in_matmuls();
+  const double formula = 6 * N + 12.0 * 32 * 8192 * 4096;
+  CHECK(training_flops_per_token(l, 8192, 1) == doctest::Approx(formula).epsilon(0.02));
+}
+
+TEST_CASE("memory-bound ops move the bytes they touch") {
+  // GELU on b·s·f/t elements: read and write, 2 bytes each: 2 x 2 x 1 x 2048 x 49152 / 8.
+  const auto mlp = mlp_block(test::gpt175b(), test::training(2048), {1, 2048, 8, false, Recompute::none});
+  CHECK(find(mlp.forward, "gelu").bytes == doctest::Approx(2.0 * 2 * 2048 * 49152 / 8));
+  // Norm without SP works on the full s·b·h on every TP rank; with SP on 1/t of it.
+  const auto a = attention_block(test::gpt175b(), test::training(2048), {1, 2048, 8, false, Recompute::none});
+  const auto a_sp = attention_block(test::gpt175b(), test::training(2048), {1, 2048, 8, true, Recompute::none});
+  CHECK(find(a.forward, "norm1").bytes == doctest::Approx(2.0 * 2 * 2048 * 12288));
+  CHECK(find(a_sp.forward, "norm1").bytes == doctest::Approx(2.0 * 2 * 2048 * 12288 / 8));
+  // Adam: 2 x 12 (state read and written) + 4 (fp32 gradient) + 2 (bf16 weight) = 30 bytes/param.
+  CHECK(total_bytes(optimizer_block(1e9, test::training(2048)).forward) == doctest::Approx(30e9));
+}

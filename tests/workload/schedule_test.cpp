@@ -1,0 +1,67 @@
+#include <doctest/doctest.h>
+
+#include "workload/schedule.hpp"
+
+using namespace parasim::workload;
+
+namespace {
+std::string render(const std::vector<ScheduleStep>& steps) {
+  std::string out;
+  for (const auto& s : steps) {
+    if (!out.empty()) out += ' ';
+    out += s.pass == Pass::forward ? 'F' : 'B';
+    out += std::to_string(s.microbatch);
+    if (s.chunk > 0) {
+      out += '.';
+      out += std::to_string(s.chunk);
+    }
+  }
+  return out;
+}
+}  // namespace
+
+TEST_CASE("1F1B: warm-up of pp - stage - 1 forwards, then alternate, then drain") {
+  // pp = 4, m = 6. Stage 0 warms up with 3 forwards, stage 3 with none.
+  CHECK(warmup_steps(Schedule::one_f_one_b, 4, 1, 0, 6) == 3);
+  CHECK(warmup_steps(Schedule::one_f_one_b, 4, 1, 3, 6) == 0);
+  CHECK(render(stage_schedule(Schedule::one_f_one_b, 4, 1, 0, 6)) == "F0 F1 F2 F3 B0 F4 B1 F5 B2 B3 B4 B5");
+  CHECK(render(stage_schedule(Schedule::one_f_one_b, 4, 1, 3, 6)) == "F0 B0 F1 B1 F2 B2 F3 B3 F4 B4 F5 B5");
+  // Fewer micro-batches than stages: warm-up is capped at m.
+  CHECK(render(stage_schedule(Schedule::one_f_one_b, 4, 1, 0, 2)) == "F0 F1 B0 B1");
+}
+
+TEST_CASE("every forward comes before its backward, and each runs once") {
+  for (auto s : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved_1f1b}) {
+    const int v = s == Schedule::interleaved_1f1b ? 2 : 1;
+    for (int stage = 0; stage < 4; ++stage) {
+      const auto steps = stage_schedule(s, 4, v, stage, 8);
+      CHECK(steps.size() == 2u * 8 * v);
+      for (std::size_t i = 0; i < steps.size(); ++i) {
+        if (steps[i].pass != Pass::backward) continue;
+        bool forward_before = false;
+        for (std::size_t j = 0; j < i; ++j) {
+          forward_before |= steps[j].pass == Pass::forward && steps[j].microbatch == steps[i].microbatch && steps[j].chunk == steps[i].chunk;
+        }
+        CHECK(forward_before);
+      }
+    }
+  }
+}
+
+TEST_CASE("interleaved 1F1B matches Megatron-LM for pp = 4, vpp = 2, 8 micro-batches") {
+  // Megatron-LM: warm-up (pp - rank - 1)·2 + (v - 1)·pp virtual forwards; virtual step k runs chunk
+  // (k mod 8) div 4 (reversed for backward) on micro-batch (k div 8)·4 + k mod 4.
+  // Stage 0: 10 warm-up forwards: k = 0..9 -> F0 F1 F2 F3 (chunk 0), F0.1 F1.1 F2.1 F3.1, F4 F5;
+  // then pairs F(k = 10..15) / B(k = 0..5); then B(k = 6..15).
+  CHECK(render(stage_schedule(Schedule::interleaved_1f1b, 4, 2, 0, 8)) ==
+        "F0 F1 F2 F3 F0.1 F1.1 F2.1 F3.1 F4 F5 "
+        "F6 B0.1 F7 B1.1 F4.1 B2.1 F5.1 B3.1 F6.1 B0 F7.1 B1 "
+        "B2 B3 B4.1 B5.1 B6.1 B7.1 B4 B5 B6 B7");
+  // Stage 3: warm-up (4 - 3 - 1)·2 + 4 = 4.
+  CHECK(render(stage_schedule(Schedule::interleaved_1f1b, 4, 2, 3, 8)) ==
+        "F0 F1 F2 F3 "
+        "F0.1 B0.1 F1.1 B1.1 F2.1 B2.1 F3.1 B3.1 F4 B0 F5 B1 F6 B2 F7 B3 F4.1 B4.1 F5.1 B5.1 F6.1 B6.1 F7.1 B7.1 "
+        "B4 B5 B6 B7");
+  // m = pp: every step is warm-up (Megatron-LM's special case).
+  CHECK(warmup_steps(Schedule::interleaved_1f1b, 4, 2, 0, 4) == 8);
+}

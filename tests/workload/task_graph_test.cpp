@@ -1,0 +1,163 @@
+#include <doctest/doctest.h>
+
+#include <map>
+#include <set>
+
+#include "tests/workload/fixtures.hpp"
+#include "workload/task_graph.hpp"
+
+using namespace parasim;
+using namespace parasim::workload;
+
+namespace {
+std::map<std::string, int> count_by(const TaskGraph& g) {
+  std::map<std::string, int> c;
+  for (const auto& t : g.tasks) {
+    std::string key = t.kind == TaskKind::compute ? std::string(phase_name(t.phase))
+                                                  : std::string(comm_dim_name(t.dim)) + "." + std::string(collective_name(t.collective));
+    ++c[key];
+  }
+  return c;
+}
+
+// Every dependency points at an existing task and the graph has no cycle (Kahn's algorithm).
+bool acyclic(const TaskGraph& g) {
+  std::vector<int> indegree(g.tasks.size(), 0);
+  std::vector<std::vector<std::uint32_t>> users(g.tasks.size());
+  for (std::uint32_t i = 0; i < g.tasks.size(); ++i) {
+    for (auto d : g.dependencies(i)) {
+      if (d >= g.tasks.size()) return false;
+      ++indegree[i];
+      users[d].push_back(i);
+    }
+  }
+  std::vector<std::uint32_t> ready;
+  for (std::uint32_t i = 0; i < g.tasks.size(); ++i) {
+    if (indegree[i] == 0) ready.push_back(i);
+  }
+  std::size_t done = 0;
+  while (!ready.empty()) {
+    const auto t = ready.back();
+    ready.pop_back();
+    ++done;
+    for (auto u : users[t]) {
+      if (--indegree[u] == 0) ready.push_back(u);
+    }
+  }
+  return done == g.tasks.size();
+}
+}  // namespace
+
+TEST_CASE("task FLOPs equal Megatron's model-FLOPs formula, with and without full recompute") {
+  // GPT-3 175B shapes on a small plan: 96 layers, TP 8, PP 8, 4 micro-batches of 1.
+  const auto m = test::gpt175b();
+  const auto tr = test::training(2048);
+  auto p = test::plan(8, 8, 2, 1, 8);
+  const auto g = build_tasks(m, tr, p);
+  CHECK(acyclic(g));
+  CHECK(g.total_flops() == doctest::Approx(megatron_flops(m, 8, 2048, 51200, false)).epsilon(0.01));
+  p.recompute = Recompute::full;
+  const auto r = build_tasks(m, tr, p);
+  CHECK(r.total_flops() == doctest::Approx(megatron_flops(m, 8, 2048, 51200, true)).epsilon(0.01));
+}
+
+TEST_CASE("Llama shapes: 6N + 12·l·s·h per token within 2%") {
+  const auto m = test::llama3_8b();
+  const auto tr = test::training(8192);
+  const auto g = build_tasks(m, tr, test::plan(2, 2, 2, 1, 4));
+  const double tokens = 4.0 * 8192;
+  const double N = count_parameters(m).in_matmuls();
+  CHECK(g.total_flops() / tokens == doctest::Approx(6 * N + 12.0 * 32 * 8192 * 4096).epsilon(0.02));
+}
+
+TEST_CASE("conservation: task FLOPs = model FLOPs x (1 + recomputed share) over models and plans") {
+  const std::vector<ModelSpec> models{test::small_gpt(8), test::llama3_8b()};
+  for (const auto& m : models) {
+    for (auto [tp, pp, vpp] : {std::tuple{1, 1, 1}, {2, 2, 1}, {4, 2, 2}, {1, 4, 2}}) {
+      for (auto rc : {Recompute::none, Recompute::selective, Recompute::full}) {
+        for (bool sp : {false, true}) {
+          CAPTURE(m.name);
+          CAPTURE(tp);
+          CAPTURE(pp);
+          CAPTURE(vpp);
+          auto p = test::plan(tp, pp, 2, 1, 16);
+          p.vpp = vpp;
+          p.schedule = vpp > 1 ? Schedule::interleaved_1f1b : Schedule::one_f_one_b;
+          p.sp = sp && tp > 1;
+          p.recompute = rc;
+          const auto tr = test::training(1024);
+          const auto g = build_tasks(m, tr, p);
+          const double tokens = 16.0 * 1024;
+          const double model = training_flops_per_token(m, 1024, tp) * tokens;
+          // Recompute adds one forward of what it recomputes: the whole layer (full) or the
+          // attention core (selective); never the embedding or the head.
+          const double layer_fwd = (total_flops(attention_block(m, tr, {1, 1024, tp, p.sp, Recompute::none}).forward) +
+                                    total_flops(mlp_block(m, tr, {1, 1024, tp, p.sp, Recompute::none}).forward)) *
+                                   tp;
+          const double core_fwd = 4.0 * 1024 * 1024 * m.q_width();
+          const double extra = rc == Recompute::full ? layer_fwd * m.layers * 16 : rc == Recompute::selective ? core_fwd * m.layers * 16 : 0;
+          CHECK(g.total_flops() == doctest::Approx(model + extra).epsilon(1e-9));
+          CHECK(acyclic(g));
+        }
+      }
+    }
+  }
+}
+
+TEST_CASE("task counts of a TP2 PP2 DP2 plan, by hand") {
+  // 8 layers, 2 per... 4 per stage; 4 micro-batches per replica; no SP, no recompute.
+  const auto m = test::small_gpt(8);
+  auto p = test::plan(2, 2, 2, 1, 8);
+  const auto g = build_tasks(m, test::training(1024), p);
+  const auto c = count_by(g);
+  // Forward compute: per micro-batch 8 layers x 2 blocks + embedding + head = 18; x 4.
+  CHECK(c.at("forward") == 4 * 18);
+  // Backward: input gradients for 16 blocks + head (the embedding has none); weights for all 18.
+  CHECK(c.at("backward_input") == 4 * 17);
+  CHECK(c.at("backward_weight") == 4 * 18);
+  CHECK(c.at("optimizer") == 2);
+  // TP all-reduces: forward 2 per layer + embedding + loss; backward 2 per layer + head: 8·2+2 + 8·2+1.
+  CHECK(c.at("tp.all_reduce") == 4 * (18 + 17));
+  // PP: one activation forward and one gradient back per micro-batch across the one boundary.
+  CHECK(c.at("pp.send_recv") == 2 * 4);
+  // DP: gradient all-reduce per stage in buckets (the small model fits one bucket), and the tied
+  // embedding's all-reduce between the first and last stage.
+  CHECK(c.at("dp.all_reduce") == 2);
+  CHECK(c.at("pp.all_reduce") == 2);
+}
+
+TEST_CASE("ZeRO stages issue the collectives their sharding implies") {
+  const auto m = test::small_gpt(4);
+  auto p = test::plan(1, 1, 8, 1, 16);  // 2 micro-batches
+  p.zero = 1;
+  auto c = count_by(build_tasks(m, test::training(1024), p));
+  CHECK(c.at("dp.reduce_scatter") == 1);
+  CHECK(c.at("dp.all_gather") == 1);
+  p.zero = 3;
+  c = count_by(build_tasks(m, test::training(1024), p));
+  // FSDP: per micro-batch and layer, gather before forward and backward, reduce-scatter after.
+  CHECK(c.at("dp.all_gather") == 2 * 4 * 2);
+  CHECK(c.at("dp.reduce_scatter") == 2 * 4);
+  p.zero_group = 4;  // HSDP: plus an all-reduce of the shard across the two replicas
+  c = count_by(build_tasks(m, test::training(1024), p));
+  CHECK(c.at("dp.all_reduce") == 1);
+}
+
+TEST_CASE("collective groups follow the dimension order") {
+  const auto m = test::small_gpt(4);
+  auto p = test::plan(2, 2, 2, 1, 4);
+  auto g = build_tasks(m, test::training(1024), p);
+  std::set<std::vector<int>> tp_groups;
+  for (const auto& t : g.tasks) {
+    if (t.kind == TaskKind::collective && t.dim == CommDim::tp) tp_groups.insert(g.groups[t.group]);
+  }
+  // [tp, dp, pp]: TP pairs are consecutive: stage 0 = {0, 1}, stage 1 = {4, 5}.
+  CHECK(tp_groups == std::set<std::vector<int>>{{0, 1}, {4, 5}});
+  p.order = {ParallelDim::dp, ParallelDim::tp, ParallelDim::pp};
+  g = build_tasks(m, test::training(1024), p);
+  tp_groups.clear();
+  for (const auto& t : g.tasks) {
+    if (t.kind == TaskKind::collective && t.dim == CommDim::tp) tp_groups.insert(g.groups[t.group]);
+  }
+  CHECK(tp_groups == std::set<std::vector<int>>{{0, 2}, {4, 6}});
+}

@@ -1,0 +1,47 @@
+#pragma once
+// Bytes per GPU, per pipeline stage: model state by ZeRO stage, activations in flight under the
+// schedule, buffers, and an allowance for what PyTorch and CUDA keep besides tensors.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/units.hpp"
+#include "workload/ops.hpp"
+
+namespace parasim::workload {
+
+/// Parameters one GPU of a stage holds after tensor parallelism (before any ZeRO sharding).
+double stage_parameters(const ModelSpec& model, const Plan& plan, int stage);
+
+/// Activation bytes one Transformer layer keeps for one micro-batch (attention and MLP blocks).
+double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape);
+
+/// What besides tensors occupies a GPU: the CUDA context, NCCL and cuBLAS workspaces (a fixed
+/// 1.5 GiB), and the caching allocator's fragmentation (5% of the tensor bytes).
+inline constexpr double kFixedAllowanceBytes = 1.5 * 1073741824.0;
+inline constexpr double kFragmentation = 0.05;
+
+struct StageMemory {
+  int stage = 0;
+  double parameters = 0;  ///< held by one GPU after TP, before ZeRO
+  Bytes weights, gradients, optimizer;
+  Bytes activations;       ///< at the schedule's peak, including the recompute working set
+  Bytes recompute_working; ///< part of activations: one recomputed layer (group) materialized
+  Bytes buffers;           ///< pipeline send/recv, ZeRO-3 gathered layers
+  Bytes allowance;
+  int chunks_in_flight = 0;  ///< (micro-batch, chunk) activation sets alive at the peak
+  Bytes total() const { return weights + gradients + optimizer + activations + buffers + allowance; }
+};
+
+struct MemoryReport {
+  std::vector<StageMemory> stages;
+  Bytes capacity;
+  int worst_stage = 0;
+  bool fits() const;
+  /// "OOM on stage 3 by 4.2 GiB" or nullopt.
+  std::optional<std::string> problem() const;
+};
+
+MemoryReport memory_per_stage(const ModelSpec& model, const TrainingSpec& training, const Plan& plan, Bytes capacity);
+
+}  // namespace parasim::workload

@@ -1,0 +1,280 @@
+#include "workload/ops.hpp"
+
+#include <numeric>
+
+namespace parasim::workload {
+namespace {
+
+// Tensor sizes of one micro-batch on one GPU.
+struct Dims {
+  double e;        // bytes per activation element
+  double T;        // tokens of the micro-batch
+  double Tr;       // tokens of a "replicated" tensor on this GPU: T, or T/t with SP
+  double t;        // tensor-parallel degree
+  double h, q, kv, f, hd;
+  double b, s, heads_local, kv_local;
+  double mask;     // bytes of a dropout mask element, 0 without dropout
+  Precision gemm, core;
+};
+
+Dims dims_of(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
+  Dims d{};
+  d.e = tr.element_bytes();
+  d.b = sh.micro_batch;
+  d.s = sh.seq_len;
+  d.T = d.b * d.s;
+  d.t = sh.tp;
+  d.Tr = sh.sp ? d.T / d.t : d.T;
+  d.h = m.hidden;
+  d.q = m.q_width();
+  d.kv = m.kv_width();
+  d.f = m.ffn_hidden;
+  d.hd = m.head_dim;
+  d.heads_local = static_cast<double>(m.heads) / sh.tp;
+  d.kv_local = static_cast<double>(m.kv_heads) / sh.tp;
+  d.mask = m.dropout > 0 ? 1.0 : 0.0;
+  d.gemm = tr.precision;
+  // Transformer Engine runs the attention core in bf16 even in fp8 training.
+  d.core = tr.precision == Precision::fp8 ? Precision::bf16 : tr.precision;
+  return d;
+}
+
+// C[m x n] = A[m x k] B[k x n], `batch` of them.
+Op gemm(std::string_view name, double m, double n, double k, const Dims& d, Precision p, double batch = 1) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::gemm;
+  op.precision = p;
+  op.m = static_cast<std::int64_t>(m);
+  op.n = static_cast<std::int64_t>(n);
+  op.k = static_cast<std::int64_t>(k);
+  op.batch = static_cast<int>(batch);
+  op.flops = 2.0 * m * n * k * batch;
+  op.bytes = d.e * (m * k + k * n + m * n) * batch;
+  return op;
+}
+
+Op memory(std::string_view name, double bytes, Precision p) {
+  Op op;
+  op.name = name;
+  op.kind = OpKind::memory_bound;
+  op.precision = p;
+  op.bytes = bytes;
+  return op;
+}
+
+Op attention_core(const Dims& d, bool flash, bool backward) {
+  Op op;
+  op.name = backward ? "attention_grad" : "attention";
+  op.kind = backward ? OpKind::attention_grad : OpKind::attention;
+  op.precision = d.core;
+  op.batch = static_cast<int>(d.b);
+  op.heads = static_cast<int>(d.heads_local);
+  op.kv_heads = static_cast<int>(d.kv_local);
+  op.seq_q = op.seq_kv = static_cast<int>(d.s);
+  op.head_dim = static_cast<int>(d.hd);
+  op.causal = true;
+  op.flash = flash;
+  // QK^T and AV: 2 x 2·b·s²·(a/t)·hd forward; backward computes four such products.
+  op.flops = (backward ? 8.0 : 4.0) * d.b * d.s * d.s * d.heads_local * d.hd;
+  const double qo = d.e * d.T * d.q / d.t, kv = d.e * d.T * d.kv / d.t;
+  // Forward reads Q, K, V and writes O; backward reads Q, K, V, O, dO and writes dQ, dK, dV.
+  op.bytes = backward ? (3 * qo + 2 * kv) + (qo + 2 * kv) : (qo + 2 * kv) + qo;
+  return op;
+}
+
+// Eager attention as Megatron-LM ran it before FlashAttention: batched GEMMs around a softmax whose
+// output (and dropout mask and output) is materialized.
+void eager_core(const Dims& d, std::vector<Op>& fwd, std::vector<Op>& bwd) {
+  const double heads = d.b * d.heads_local;
+  const double scores = d.b * d.heads_local * d.s * d.s;  // elements
+  fwd.push_back(gemm("scores", d.s, d.s, d.hd, d, d.core, heads));
+  fwd.push_back(memory("softmax", scores * (2 * d.e + d.mask * (1 + d.e)), d.core));
+  fwd.push_back(gemm("context", d.s, d.hd, d.s, d, d.core, heads));
+  bwd.push_back(gemm("context_grad_v", d.s, d.hd, d.s, d, d.core, heads));
+  bwd.push_back(gemm("context_grad_p", d.s, d.s, d.hd, d, d.core, heads));
+  bwd.push_back(memory("softmax_grad", scores * (3 * d.e + d.mask), d.core));
+  bwd.push_back(gemm("scores_grad_q", d.s, d.hd, d.s, d, d.core, heads));
+  bwd.push_back(gemm("scores_grad_k", d.s, d.hd, d.s, d, d.core, heads));
+}
+
+}  // namespace
+
+std::string_view op_kind_name(OpKind k) {
+  switch (k) {
+    case OpKind::gemm: return "gemm";
+    case OpKind::attention: return "attention";
+    case OpKind::attention_grad: return "attention_grad";
+    case OpKind::memory_bound: return "memory_bound";
+  }
+  return "";
+}
+
+std::string_view block_kind_name(BlockKind k) {
+  switch (k) {
+    case BlockKind::embedding: return "embedding";
+    case BlockKind::attention: return "attention";
+    case BlockKind::mlp: return "mlp";
+    case BlockKind::head: return "head";
+    case BlockKind::optimizer: return "optimizer";
+  }
+  return "";
+}
+
+double total_flops(const std::vector<Op>& ops) {
+  return std::accumulate(ops.begin(), ops.end(), 0.0, [](double a, const Op& o) { return a + o.flops; });
+}
+double total_bytes(const std::vector<Op>& ops) {
+  return std::accumulate(ops.begin(), ops.end(), 0.0, [](double a, const Op& o) { return a + o.bytes; });
+}
+double Block::flops(const std::vector<Op>& ops) const { return total_flops(ops); }
+
+Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
+  const Dims d = dims_of(m, tr, sh);
+  const bool flash = tr.attention == AttentionKernel::flash;
+  Block blk;
+  blk.kind = BlockKind::attention;
+  auto& f = blk.forward;
+  auto& bi = blk.backward_input;
+  auto& bw = blk.backward_weight;
+  const double qkv_n = (d.q + 2 * d.kv) / d.t;
+
+  f.push_back(memory("norm1", 2 * d.e * d.Tr * d.h, tr.precision));
+  f.push_back(gemm("qkv", d.T, qkv_n, d.h, d, d.gemm));
+  if (m.position == PositionEmbedding::rope) f.push_back(memory("rope", 2 * d.e * d.T * (d.q + d.kv) / d.t, tr.precision));
+  std::vector<Op> core_fwd, core_bwd;
+  if (flash) {
+    core_fwd.push_back(attention_core(d, true, false));
+    core_bwd.push_back(attention_core(d, true, true));
+  } else {
+    eager_core(d, core_fwd, core_bwd);
+  }
+  f.insert(f.end(), core_fwd.begin(), core_fwd.end());
+  f.push_back(gemm("proj", d.T, d.h, d.q / d.t, d, d.gemm));
+  f.push_back(memory("bias_dropout_add", d.Tr * d.h * (3 * d.e + d.mask), tr.precision));
+
+  bi.push_back(memory("bias_dropout_add_grad", d.Tr * d.h * (2 * d.e + d.mask), tr.precision));
+  bi.push_back(gemm("proj_dgrad", d.T, d.q / d.t, d.h, d, d.gemm));
+  bi.insert(bi.end(), core_bwd.begin(), core_bwd.end());
+  if (m.position == PositionEmbedding::rope) bi.push_back(memory("rope_grad", 2 * d.e * d.T * (d.q + d.kv) / d.t, tr.precision));
+  bi.push_back(gemm("qkv_dgrad", d.T, d.h, qkv_n, d, d.gemm));
+  bi.push_back(memory("norm1_grad", 4 * d.e * d.Tr * d.h, tr.precision));
+  bw.push_back(gemm("proj_wgrad", d.q / d.t, d.h, d.T, d, d.gemm));
+  bw.push_back(gemm("qkv_wgrad", d.h, qkv_n, d.T, d, d.gemm));
+
+  // Stored for backward (see the header for the term-by-term account).
+  const double replicated = d.Tr * d.h * (2 * d.e + d.mask);  // norm input, QKV input, dropout mask
+  const double split = d.e * d.T * ((d.q + d.kv) + d.kv + d.q) / d.t;  // Q and K, V, projection input
+  const double score_elems = d.b * d.heads_local * d.s * d.s;
+  const double scores = flash ? 4.0 * d.b * d.heads_local * d.s  // softmax statistics (fp32)
+                              : score_elems * (d.e + d.mask * (1 + d.e));
+  blk.full_activation_bytes = replicated + split + scores;
+  switch (sh.recompute) {
+    case Recompute::none: blk.stored_activation_bytes = blk.full_activation_bytes; break;
+    case Recompute::selective:
+      blk.stored_activation_bytes = replicated + split;
+      blk.recompute = core_fwd;
+      break;
+    case Recompute::full:
+      blk.stored_activation_bytes = d.e * d.Tr * d.h;  // the layer's input only
+      blk.recompute = f;
+      break;
+  }
+  return blk;
+}
+
+Block mlp_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
+  const Dims d = dims_of(m, tr, sh);
+  const bool swiglu = m.activation == Activation::swiglu;
+  const double up = (swiglu ? 2 : 1) * d.f / d.t;  // fc1 output width per GPU
+  const double inner = d.f / d.t;
+  Block blk;
+  blk.kind = BlockKind::mlp;
+  auto& f = blk.forward;
+  f.push_back(memory("norm2", 2 * d.e * d.Tr * d.h, tr.precision));
+  f.push_back(gemm("fc1", d.T, up, d.h, d, d.gemm));
+  f.push_back(memory(swiglu ? "swiglu" : "gelu", d.e * d.T * (up + inner), tr.precision));
+  f.push_back(gemm("fc2", d.T, d.h, inner, d, d.gemm));
+  f.push_back(memory("bias_dropout_add", d.Tr * d.h * (3 * d.e + d.mask), tr.precision));
+
+  auto& bi = blk.backward_input;
+  bi.push_back(memory("bias_dropout_add_grad", d.Tr * d.h * (2 * d.e + d.mask), tr.precision));
+  bi.push_back(gemm("fc2_dgrad", d.T, inner, d.h, d, d.gemm));
+  bi.push_back(memory(swiglu ? "swiglu_grad" : "gelu_grad", d.e * d.T * (2 * up + inner), tr.precision));
+  bi.push_back(gemm("fc1_dgrad", d.T, d.h, up, d, d.gemm));
+  bi.push_back(memory("norm2_grad", 4 * d.e * d.Tr * d.h, tr.precision));
+  auto& bw = blk.backward_weight;
+  bw.push_back(gemm("fc2_wgrad", inner, d.h, d.T, d, d.gemm));
+  bw.push_back(gemm("fc1_wgrad", d.h, up, d.T, d, d.gemm));
+
+  const double replicated = d.Tr * d.h * (2 * d.e + d.mask);  // norm input, fc1 input, dropout mask
+  const double split = d.e * d.T * (up + inner);              // activation input, fc2 input
+  blk.full_activation_bytes = replicated + split;
+  switch (sh.recompute) {
+    case Recompute::none:
+    case Recompute::selective: blk.stored_activation_bytes = blk.full_activation_bytes; break;
+    case Recompute::full:
+      blk.stored_activation_bytes = 0;  // recomputed from the layer input kept by the attention block
+      blk.recompute = f;
+      break;
+  }
+  return blk;
+}
+
+Block embedding_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
+  const Dims d = dims_of(m, tr, sh);
+  Block blk;
+  blk.kind = BlockKind::embedding;
+  // Vocabulary-parallel lookup: each rank writes its rows of T x h, then a TP all-reduce (or
+  // reduce-scatter with SP) completes them; positions are added and dropout applied.
+  blk.forward.push_back(memory("embedding", 2 * d.e * d.T * d.h, tr.precision));
+  blk.forward.push_back(memory("embedding_dropout", d.Tr * d.h * (2 * d.e + d.mask), tr.precision));
+  blk.backward_weight.push_back(memory("embedding_grad", 3 * d.e * d.T * d.h, tr.precision));
+  blk.full_activation_bytes = blk.stored_activation_bytes = d.Tr * d.h * d.mask;
+  return blk;
+}
+
+Block head_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
+  const Dims d = dims_of(m, tr, sh);
+  const double v = static_cast<double>(padded_vocab(m, sh.tp)) / d.t;
+  // Transformer Engine keeps the output layer out of fp8.
+  const Precision head = tr.precision == Precision::fp8 ? Precision::bf16 : tr.precision;
+  Block blk;
+  blk.kind = BlockKind::head;
+  blk.forward.push_back(memory("final_norm", 2 * d.e * d.Tr * d.h, tr.precision));
+  blk.forward.push_back(gemm("lm_head", d.T, v, d.h, d, head));
+  // Vocabulary-parallel cross-entropy: logits read twice (max, sum of exp), fp32 softmax written.
+  blk.forward.push_back(memory("cross_entropy", d.T * v * (2 * d.e + 4), Precision::fp32));
+  blk.backward_input.push_back(memory("cross_entropy_grad", d.T * v * (4 + d.e), Precision::fp32));
+  blk.backward_input.push_back(gemm("lm_head_dgrad", d.T, d.h, v, d, head));
+  blk.backward_input.push_back(memory("final_norm_grad", 4 * d.e * d.Tr * d.h, tr.precision));
+  blk.backward_weight.push_back(gemm("lm_head_wgrad", d.h, v, d.T, d, head));
+  // Final-norm input, LM-head input, fp32 softmax of the logits.
+  blk.full_activation_bytes = blk.stored_activation_bytes = d.e * d.Tr * d.h * 2 + 4 * d.T * v;
+  return blk;
+}
+
+Block optimizer_block(double params, const TrainingSpec& tr) {
+  Block blk;
+  blk.kind = BlockKind::optimizer;
+  // Adam reads and writes its state (master weights, momentum, variance), reads the gradient and
+  // writes the working-precision weights: 2·12 + 4 + 2 = 30 bytes per parameter.
+  const double bytes = params * (2 * tr.optimizer_bytes_per_param + tr.gradient_bytes() + tr.weight_bytes());
+  blk.forward.push_back(memory("adam", bytes, Precision::fp32));
+  return blk;
+}
+
+double training_flops_per_token(const ModelSpec& m, int seq_len, int tp) {
+  const double h = m.hidden, q = m.q_width(), kv = m.kv_width(), f = m.ffn_hidden;
+  const double layer_weights = h * (q + 2 * kv) + q * h + (m.activation == Activation::swiglu ? 3 : 2) * h * f;
+  const double head = h * padded_vocab(m, tp);
+  return 6.0 * (m.layers * layer_weights + head) + 12.0 * m.layers * seq_len * q;
+}
+
+double megatron_flops(const ModelSpec& m, double samples, int seq_len, int vocab, bool full_recompute) {
+  const double B = samples, s = seq_len, l = m.layers, h = m.hidden, V = vocab;
+  if (full_recompute) return 96 * B * s * l * h * h * (1 + s / (6 * h) + V / (16 * l * h));
+  return 72 * B * s * l * h * h * (1 + s / (6 * h) + V / (12 * l * h));
+}
+
+}  // namespace parasim::workload

@@ -1,0 +1,101 @@
+#pragma once
+// What one Transformer block does on one GPU for one micro-batch: GEMMs with their M, N, K, the
+// attention core, memory-bound ops with the bytes they move, and the activation bytes kept for
+// backward. Counts are per GPU after tensor parallelism (tp = t) and, with sequence parallelism,
+// after splitting the sequence too.
+//
+// Activation accounting follows Korthikanti et al. 2022 (Reducing Activation Recomputation), term by
+// term, so that for a GPT layer with dropout and eager attention it adds up to
+// s·b·h·(10 + 24/t + 5·a·s/(h·t)) bytes without SP and s·b·h·(34 + 5·a·s/h)/t with SP:
+//   replicated across TP ranks unless SP (the "10"): norm inputs 2sbh x 2, QKV and fc1 inputs
+//     2sbh x 2, dropout masks sbh x 2;
+//   split by t (the "24"): Q and K 4sbh, V 2sbh, projection input 2sbh, fc1 output (GELU input) 8sbh,
+//     GELU output 8sbh;
+//   attention scores (the "5as/h"): softmax output 2as²b, dropout mask as²b, dropout output 2as²b.
+// FlashAttention keeps no scores, only the softmax statistics (fp32, 4·a·s·b/t).
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "core/precision.hpp"
+#include "workload/model.hpp"
+#include "workload/plan.hpp"
+#include "workload/training.hpp"
+
+namespace parasim::workload {
+
+enum class OpKind {
+  gemm,            ///< dense matrix multiply, C[m x n] = A[m x k] B[k x n]
+  attention,       ///< attention core forward (QK^T, softmax, AV)
+  attention_grad,  ///< attention core backward
+  memory_bound,    ///< norms, activations, dropout, residual adds, softmax, cross-entropy, optimizer
+};
+
+std::string_view op_kind_name(OpKind kind);
+
+struct Op {
+  std::string_view name;
+  OpKind kind = OpKind::gemm;
+  Precision precision = Precision::bf16;
+  std::int64_t m = 0, n = 0, k = 0;  ///< GEMM shape
+  // Attention core shape (per GPU).
+  int batch = 0, heads = 0, kv_heads = 0, seq_q = 0, seq_kv = 0, head_dim = 0;
+  bool causal = true;
+  bool flash = true;
+  double flops = 0;  ///< model FLOPs (matrix products only; elementwise work is counted in bytes)
+  double bytes = 0;  ///< bytes read and written in HBM
+  bool operator==(const Op&) const = default;
+};
+
+/// Which part of the model a block is.
+enum class BlockKind { embedding, attention, mlp, head, optimizer };
+std::string_view block_kind_name(BlockKind kind);
+
+/// One block's work for one micro-batch on one GPU, per pass.
+struct Block {
+  BlockKind kind = BlockKind::attention;
+  std::vector<Op> forward;
+  std::vector<Op> backward_input;   ///< gradients of the inputs (dgrad GEMMs, attention backward, …)
+  std::vector<Op> backward_weight;  ///< gradients of the weights (wgrad GEMMs)
+  std::vector<Op> recompute;        ///< what backward reruns of the forward (selective or full)
+  /// Bytes kept from forward to backward under the block's recompute setting.
+  double stored_activation_bytes = 0;
+  /// Bytes the block's forward produces for backward without recompute (its working set when it is
+  /// recomputed).
+  double full_activation_bytes = 0;
+  bool operator==(const Block&) const = default;
+
+  double flops(const std::vector<Op>& ops) const;
+};
+
+double total_flops(const std::vector<Op>& ops);
+double total_bytes(const std::vector<Op>& ops);
+
+/// The shape a block is built for.
+struct BlockShape {
+  int micro_batch = 1;
+  int seq_len = 2048;
+  int tp = 1;
+  bool sp = false;
+  Recompute recompute = Recompute::none;
+};
+
+Block attention_block(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape);
+Block mlp_block(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape);
+/// Token (and position) embedding of the first stage.
+Block embedding_block(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape);
+/// Final norm, LM head over the padded vocabulary and cross-entropy of the last stage.
+Block head_block(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape);
+/// Adam step over `params` parameters held by this GPU (fp32 master, momentum, variance).
+Block optimizer_block(double params, const TrainingSpec& training);
+
+/// Training FLOPs per token of the whole model, as the task graph counts them (forward + backward,
+/// no recompute): GEMMs 6 per matmul parameter (the LM head over the *padded* vocabulary for `tp`)
+/// plus attention 12·l·s·(heads·head_dim).
+double training_flops_per_token(const ModelSpec& model, int seq_len, int tp = 1);
+
+/// Megatron-LM's model-FLOPs formula for a GPT iteration of B samples:
+/// 72·B·s·l·h²·(1 + s/(6h) + V/(12·l·h)); with full recompute 96·B·s·l·h²·(1 + s/(6h) + V/(16·l·h)).
+double megatron_flops(const ModelSpec& model, double samples, int seq_len, int vocab, bool full_recompute);
+
+}  // namespace parasim::workload

@@ -1,0 +1,234 @@
+#include "workload/plan.hpp"
+
+#include <algorithm>
+#include <fmt/format.h>
+#include <numeric>
+
+namespace parasim::workload {
+namespace {
+
+using yaml::Field;
+using yaml::FieldType;
+
+constexpr std::string_view kSchedules[] = {"1f1b", "interleaved-1f1b", "gpipe"};
+constexpr std::string_view kRecompute[] = {"none", "selective", "full"};
+constexpr std::string_view kRecomputeMethods[] = {"uniform", "block"};
+
+constexpr Field kOverlapFields[] = {
+    {.name = "grad_reduce", .type = FieldType::boolean, .description = "DP gradient reduction overlapped with backward, bucket by bucket", .default_text = "false"},
+    {.name = "param_gather", .type = FieldType::boolean, .description = "distributed-optimizer parameter all-gather overlapped with the next forward", .default_text = "false"},
+    {.name = "tp_comm", .type = FieldType::boolean, .description = "TP collectives pipelined with their GEMMs (Transformer Engine userbuffers)", .default_text = "false"},
+};
+constexpr yaml::Schema kOverlapSchema{"overlap", "Communication overlapped with computation.", kOverlapFields};
+
+constexpr Field kOverrideFields[] = {
+    {.name = "layers", .type = FieldType::integer_list, .description = "[first, last] layer, inclusive, 0-based", .required = true, .min = 0},
+    {.name = "recompute", .type = FieldType::choice, .description = "recompute for these layers", .required = true, .choices = kRecompute},
+};
+constexpr yaml::Schema kOverrideSchema{"override", "Recompute for a range of layers.", kOverrideFields};
+
+constexpr Field kPlanFields[] = {
+    {.name = "tp", .type = FieldType::integer, .description = "tensor-parallel degree", .default_text = "1", .min = 1},
+    {.name = "sp", .type = FieldType::boolean, .description = "sequence parallelism (Megatron-LM, with tp)", .default_text = "false"},
+    {.name = "pp", .type = FieldType::integer, .description = "pipeline-parallel degree", .default_text = "1", .min = 1},
+    {.name = "vpp", .type = FieldType::integer, .description = "model chunks per pipeline stage (interleaved 1F1B)", .default_text = "1", .min = 1},
+    {.name = "dp", .type = FieldType::integer, .description = "data-parallel degree; default: GPUs / (tp x pp)", .min = 1},
+    {.name = "schedule", .type = FieldType::choice, .description = "pipeline schedule; default 1f1b, or interleaved-1f1b with vpp > 1", .choices = kSchedules},
+    {.name = "zero", .type = FieldType::integer, .description = "0 replicated; 1 optimizer state sharded (distributed optimizer); 2 +gradients; 3 +weights (FSDP FULL_SHARD)", .default_text = "0", .min = 0, .max = 3},
+    {.name = "zero_group", .type = FieldType::integer, .description = "ranks a ZeRO shard spans when smaller than dp (hybrid sharding, HSDP)", .min = 1},
+    {.name = "distributed_optimizer", .type = FieldType::boolean, .description = "Megatron's distributed optimizer: the same as zero: 1", .default_text = "false"},
+    {.name = "micro_batch", .type = FieldType::integer, .description = "samples per micro-batch", .default_text = "1", .min = 1},
+    {.name = "global_batch", .type = FieldType::integer, .description = "samples per iteration over all replicas", .required = true, .min = 1},
+    {.name = "recompute", .type = FieldType::choice, .description = "activation recompute", .default_text = "none", .choices = kRecompute},
+    {.name = "recompute_method", .type = FieldType::choice, .description = "full recompute: uniform (groups of recompute_layers) or block (first recompute_layers of each chunk)", .default_text = "uniform", .choices = kRecomputeMethods},
+    {.name = "recompute_layers", .type = FieldType::integer, .description = "Megatron's --recompute-num-layers", .default_text = "1", .min = 1},
+    {.name = "overrides", .type = FieldType::section_list, .description = "per-layer recompute: [{layers: [first, last], recompute: full}]", .schema = &kOverrideSchema},
+    {.name = "overlap", .type = FieldType::section, .description = "communication overlapped with computation", .default_text = "{}", .schema = &kOverlapSchema},
+    {.name = "order", .type = FieldType::string_list, .description = "dimensions on the device axis, innermost first", .default_text = "[tp, dp, pp]"},
+    {.name = "stage_layers", .type = FieldType::integer_list, .description = "layers per model chunk in pipeline order (pp x vpp entries); default even", .min = 1},
+    {.name = "bucket_params", .type = FieldType::number, .description = "DP gradient bucket in parameters; default Megatron's max(40M, 1M x dp)", .min = 1},
+};
+
+}  // namespace
+
+const yaml::Schema kPlanSchema{"plan", "How the training job is parallelized.", kPlanFields};
+
+std::string_view schedule_name(Schedule s) {
+  switch (s) {
+    case Schedule::gpipe: return "gpipe";
+    case Schedule::one_f_one_b: return "1f1b";
+    case Schedule::interleaved_1f1b: return "interleaved-1f1b";
+  }
+  return "";
+}
+std::string_view recompute_name(Recompute r) {
+  switch (r) {
+    case Recompute::none: return "none";
+    case Recompute::selective: return "selective";
+    case Recompute::full: return "full";
+  }
+  return "";
+}
+std::string_view dim_name(ParallelDim d) {
+  switch (d) {
+    case ParallelDim::tp: return "tp";
+    case ParallelDim::dp: return "dp";
+    case ParallelDim::pp: return "pp";
+  }
+  return "";
+}
+
+double Plan::gradient_bucket_params() const {
+  return bucket_params > 0 ? bucket_params : std::max(40e6, 1e6 * dp);
+}
+
+int padded_vocab(const ModelSpec& model, int tp) {
+  const int multiple = 128 * tp;
+  return (model.vocab + multiple - 1) / multiple * multiple;
+}
+
+std::vector<int> layers_per_chunk(const Plan& plan, const ModelSpec& model) {
+  if (!plan.chunk_layers.empty()) return plan.chunk_layers;
+  return std::vector<int>(static_cast<std::size_t>(plan.chunks()), model.layers / plan.chunks());
+}
+
+std::vector<int> first_layer_of_chunk(const Plan& plan, const ModelSpec& model) {
+  const auto sizes = layers_per_chunk(plan, model);
+  std::vector<int> first(sizes.size());
+  std::exclusive_scan(sizes.begin(), sizes.end(), first.begin(), 0);
+  return first;
+}
+
+std::vector<Recompute> layer_recompute(const Plan& plan, const ModelSpec& model) {
+  std::vector<Recompute> out(static_cast<std::size_t>(model.layers), plan.recompute);
+  if (plan.recompute == Recompute::full && plan.recompute_method == RecomputeMethod::block) {
+    const auto sizes = layers_per_chunk(plan, model);
+    int first = 0;
+    for (int size : sizes) {
+      for (int i = 0; i < size; ++i) out[static_cast<std::size_t>(first + i)] = i < plan.recompute_layers ? Recompute::full : Recompute::none;
+      first += size;
+    }
+  }
+  for (const auto& o : plan.recompute_overrides) {
+    for (int l = o.first_layer; l <= o.last_layer; ++l) out[static_cast<std::size_t>(l)] = o.recompute;
+  }
+  return out;
+}
+
+std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, int gpus) {
+  auto problem = [](std::string key, std::string message) { return PlanProblem{std::move(key), std::move(message)}; };
+  if (p.gpus() != gpus) {
+    return problem("dp", fmt::format("dp {} x tp {} x pp {} = {} GPUs, but the cluster has {}", p.dp, p.tp, p.pp, p.gpus(), gpus));
+  }
+  if (m.heads % p.tp != 0) return problem("tp", fmt::format("tp {} does not divide the {} attention heads", p.tp, m.heads));
+  if (m.kv_heads % p.tp != 0) {
+    return problem("tp", fmt::format("tp {} does not divide the {} key/value heads (Megatron-LM needs whole query groups per rank)", p.tp, m.kv_heads));
+  }
+  if (m.ffn_hidden % p.tp != 0) return problem("tp", fmt::format("tp {} does not divide ffn_hidden {}", p.tp, m.ffn_hidden));
+  if (p.vpp > 1 && p.pp == 1) return problem("vpp", "vpp > 1 needs pipeline parallelism (pp > 1)");
+  if (p.vpp > 1 && p.schedule != Schedule::interleaved_1f1b) {
+    return problem("schedule", fmt::format("vpp {} needs schedule interleaved-1f1b, not {}", p.vpp, schedule_name(p.schedule)));
+  }
+  if (p.schedule == Schedule::interleaved_1f1b && p.vpp == 1) return problem("vpp", "interleaved-1f1b needs vpp > 1");
+  if (p.chunk_layers.empty()) {
+    if (m.layers % p.chunks() != 0) {
+      return problem(p.vpp > 1 ? "vpp" : "pp",
+                     fmt::format("pp {} x vpp {} = {} chunks do not divide {} layers; give stage_layers for an uneven split", p.pp, p.vpp,
+                                 p.chunks(), m.layers));
+    }
+  } else {
+    if (static_cast<int>(p.chunk_layers.size()) != p.chunks()) {
+      return problem("stage_layers", fmt::format("lists {} chunks, the plan has pp {} x vpp {} = {}", p.chunk_layers.size(), p.pp, p.vpp, p.chunks()));
+    }
+    const int sum = std::accumulate(p.chunk_layers.begin(), p.chunk_layers.end(), 0);
+    if (sum != m.layers) return problem("stage_layers", fmt::format("adds up to {} layers, the model has {}", sum, m.layers));
+  }
+  const bool fsdp_style = p.zero == 3 && p.pp == 1;
+  if (p.global_batch % p.dp != 0) {
+    return problem("global_batch", fmt::format("global batch {} does not divide over dp {}", p.global_batch, p.dp));
+  }
+  if (!fsdp_style && p.global_batch % (p.micro_batch * p.dp) != 0) {
+    return problem("global_batch", fmt::format("global batch {} is not a multiple of micro_batch {} x dp {} = {}", p.global_batch, p.micro_batch,
+                                               p.dp, p.micro_batch * p.dp));
+  }
+  if (p.micro_batch * p.dp > p.global_batch) {
+    return problem("micro_batch", fmt::format("micro_batch {} x dp {} exceeds the global batch {}", p.micro_batch, p.dp, p.global_batch));
+  }
+  if (p.schedule == Schedule::interleaved_1f1b && p.micro_batches() % p.pp != 0) {
+    return problem("global_batch", fmt::format("interleaved-1f1b needs the {} micro-batches to be a multiple of pp {} (Megatron-LM)", p.micro_batches(), p.pp));
+  }
+  if (p.zero_group > 0 && p.dp % p.zero_group != 0) {
+    return problem("zero_group", fmt::format("zero_group {} does not divide dp {}", p.zero_group, p.dp));
+  }
+  if (p.zero_group > 0 && p.zero == 0) return problem("zero_group", "a sharding group needs zero >= 1");
+  for (const auto& o : p.recompute_overrides) {
+    if (o.first_layer > o.last_layer || o.last_layer >= m.layers) {
+      return problem("overrides", fmt::format("layers [{}, {}] are not a range within the model's {} layers", o.first_layer, o.last_layer, m.layers));
+    }
+  }
+  return std::nullopt;
+}
+
+Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus) {
+  Plan p;
+  p.tp = static_cast<int>(r.integer("tp"));
+  p.sp = r.boolean("sp") && p.tp > 1;
+  p.pp = static_cast<int>(r.integer("pp"));
+  p.vpp = static_cast<int>(r.integer("vpp"));
+  if (r.has("dp")) {
+    p.dp = static_cast<int>(r.integer("dp"));
+  } else {
+    if (gpus % (p.tp * p.pp) != 0) {
+      r.fail("tp", fmt::format("tp {} x pp {} = {} does not divide the {} GPUs", p.tp, p.pp, p.tp * p.pp, gpus));
+    }
+    p.dp = gpus / (p.tp * p.pp);
+  }
+  if (r.has("schedule")) {
+    const auto& s = r.string("schedule");
+    p.schedule = s == "gpipe" ? Schedule::gpipe : s == "interleaved-1f1b" ? Schedule::interleaved_1f1b : Schedule::one_f_one_b;
+  } else {
+    p.schedule = p.vpp > 1 ? Schedule::interleaved_1f1b : Schedule::one_f_one_b;
+  }
+  p.zero = static_cast<int>(r.integer("zero"));
+  if (r.boolean("distributed_optimizer")) {
+    if (p.zero > 1) r.fail("distributed_optimizer", fmt::format("the distributed optimizer is zero: 1, and the plan says zero: {}", p.zero));
+    p.zero = 1;
+  }
+  p.zero_group = r.has("zero_group") ? static_cast<int>(r.integer("zero_group")) : 0;
+  p.micro_batch = static_cast<int>(r.integer("micro_batch"));
+  p.global_batch = static_cast<int>(r.integer("global_batch"));
+  const auto& rc = r.string("recompute");
+  p.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
+  p.recompute_method = r.string("recompute_method") == "block" ? RecomputeMethod::block : RecomputeMethod::uniform;
+  p.recompute_layers = static_cast<int>(r.integer("recompute_layers"));
+  if (r.has("overrides")) {
+    for (const auto& o : r.sections("overrides")) {
+      const auto& layers = o.integers("layers");
+      if (layers.size() != 2) o.fail("layers", "expected [first, last]");
+      const auto& what = o.string("recompute");
+      p.recompute_overrides.push_back({static_cast<int>(layers[0]), static_cast<int>(layers[1]),
+                                       what == "full" ? Recompute::full : what == "selective" ? Recompute::selective : Recompute::none});
+    }
+  }
+  const auto& ov = r.section("overlap");
+  p.overlap = {ov.boolean("grad_reduce"), ov.boolean("param_gather"), ov.boolean("tp_comm")};
+  p.order.clear();
+  for (const auto& name : r.strings("order")) {
+    const auto dim = name == "tp" ? ParallelDim::tp : name == "dp" ? ParallelDim::dp : name == "pp" ? ParallelDim::pp : static_cast<ParallelDim>(-1);
+    if (static_cast<int>(dim) < 0) r.fail("order", fmt::format("'{}' is not a dimension; use tp, dp and pp", name));
+    if (std::find(p.order.begin(), p.order.end(), dim) != p.order.end()) r.fail("order", fmt::format("'{}' appears twice", name));
+    p.order.push_back(dim);
+  }
+  if (p.order.size() != 3) r.fail("order", "must name tp, dp and pp, each once");
+  if (r.has("stage_layers")) {
+    for (auto x : r.integers("stage_layers")) p.chunk_layers.push_back(static_cast<int>(x));
+  }
+  p.bucket_params = r.has("bucket_params") ? r.number("bucket_params") : 0.0;
+  if (p.recompute_layers > 1 && p.recompute != Recompute::full) {
+    r.fail("recompute_layers", "only full recompute takes recompute_layers");
+  }
+  if (auto problem = find_plan_problem(p, model, gpus)) r.fail(problem->key, problem->message);
+  return p;
+}
+
+}  // namespace parasim::workload

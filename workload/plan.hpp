@@ -1,0 +1,97 @@
+#pragma once
+// A parallel plan a user can launch: degrees, pipeline schedule, sharding, micro-batching,
+// recompute and overlap, and how the dimensions are laid out on the device axis.
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "core/schema.hpp"
+#include "workload/model.hpp"
+#include "workload/training.hpp"
+
+namespace parasim::workload {
+
+enum class Schedule { gpipe, one_f_one_b, interleaved_1f1b };
+enum class Recompute { none, selective, full };
+enum class RecomputeMethod {
+  uniform,  ///< every layer recomputed; only the input of each group of `recompute_layers` kept
+  block,    ///< the first `recompute_layers` layers of each chunk fully recomputed, the rest not
+};
+enum class ParallelDim { tp, dp, pp };
+
+std::string_view schedule_name(Schedule s);
+std::string_view recompute_name(Recompute r);
+std::string_view dim_name(ParallelDim d);
+
+struct Overlap {
+  bool grad_reduce = false;   ///< DP gradient reduction overlapped with backward (bucket by bucket)
+  bool param_gather = false;  ///< distributed-optimizer parameter all-gather overlapped with forward
+  bool tp_comm = false;       ///< TP collectives pipelined with their GEMMs (Transformer Engine userbuffers)
+  bool operator==(const Overlap&) const = default;
+};
+
+/// Recompute for a range of layers, overriding the plan's setting there.
+struct RecomputeOverride {
+  int first_layer = 0;
+  int last_layer = 0;  ///< inclusive
+  Recompute recompute = Recompute::none;
+  bool operator==(const RecomputeOverride&) const = default;
+};
+
+struct Plan {
+  int tp = 1;
+  bool sp = false;  ///< Megatron sequence parallelism (with tp > 1)
+  int pp = 1;
+  int vpp = 1;      ///< model chunks per pipeline stage (interleaved 1F1B)
+  int dp = 1;
+  Schedule schedule = Schedule::one_f_one_b;
+  int zero = 0;        ///< 0: replicated; 1: optimizer sharded (distributed optimizer); 2: +gradients; 3: +weights (FSDP)
+  int zero_group = 0;  ///< ranks a ZeRO shard spans; 0 = all of dp; smaller = hybrid sharding (HSDP)
+  int micro_batch = 1;
+  int global_batch = 1;
+  Recompute recompute = Recompute::none;
+  RecomputeMethod recompute_method = RecomputeMethod::uniform;
+  int recompute_layers = 1;  ///< Megatron's --recompute-num-layers
+  std::vector<RecomputeOverride> recompute_overrides;
+  Overlap overlap;
+  std::vector<ParallelDim> order{ParallelDim::tp, ParallelDim::dp, ParallelDim::pp};  ///< innermost first
+  std::vector<int> chunk_layers;  ///< layers per model chunk, pp·vpp entries in pipeline order; empty = even
+  double bucket_params = 0;       ///< DP gradient bucket in parameters; 0 = Megatron's max(40M, 1M·dp)
+  bool operator==(const Plan&) const = default;
+
+  int gpus() const { return tp * pp * dp; }
+  int sharding_group() const { return zero_group > 0 ? zero_group : dp; }
+  /// Micro-batches per iteration per data-parallel replica (the last one may be smaller for FSDP).
+  int micro_batches() const { return (global_batch + micro_batch * dp - 1) / (micro_batch * dp); }
+  /// Samples in the last micro-batch of a replica.
+  int last_micro_batch() const { return global_batch / dp - (micro_batches() - 1) * micro_batch; }
+  int chunks() const { return pp * vpp; }
+  double gradient_bucket_params() const;
+};
+
+/// What is wrong with a plan, as a value: the key it concerns and why.
+struct PlanProblem {
+  std::string key;
+  std::string message;
+};
+
+/// The checks Megatron-LM and FSDP apply: degrees multiply to the GPUs, tp divides heads, kv_heads
+/// and ffn_hidden, pp·vpp divides the layers unless a split is given, the global batch divides into
+/// micro-batches (FSDP plans may end with a smaller one), ... nullopt when the plan can run.
+std::optional<PlanProblem> find_plan_problem(const Plan& plan, const ModelSpec& model, int gpus);
+
+/// Vocabulary padded as Megatron-LM pads it: to a multiple of 128 · tp.
+int padded_vocab(const ModelSpec& model, int tp);
+
+/// Layers of each model chunk in pipeline order (chunk c runs on stage c % pp).
+std::vector<int> layers_per_chunk(const Plan& plan, const ModelSpec& model);
+/// First layer of each chunk.
+std::vector<int> first_layer_of_chunk(const Plan& plan, const ModelSpec& model);
+/// What each layer recomputes, after methods and overrides.
+std::vector<Recompute> layer_recompute(const Plan& plan, const ModelSpec& model);
+
+extern const yaml::Schema kPlanSchema;
+/// Reads a plan and checks it against the model and the GPU count; a problem fails at its key.
+Plan parse_plan(const yaml::Record& record, const ModelSpec& model, int gpus);
+
+}  // namespace parasim::workload

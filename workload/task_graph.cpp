@@ -1,0 +1,534 @@
+#include "workload/task_graph.hpp"
+
+#include <algorithm>
+#include <map>
+#include <numeric>
+#include <tuple>
+
+#include "workload/memory.hpp"
+#include "workload/schedule.hpp"
+
+namespace parasim::workload {
+
+std::string_view task_kind_name(TaskKind k) { return k == TaskKind::compute ? "compute" : "collective"; }
+std::string_view phase_name(Phase p) {
+  switch (p) {
+    case Phase::forward: return "forward";
+    case Phase::backward_input: return "backward_input";
+    case Phase::backward_weight: return "backward_weight";
+    case Phase::recompute: return "recompute";
+    case Phase::optimizer: return "optimizer";
+  }
+  return "";
+}
+std::string_view collective_name(Collective c) {
+  switch (c) {
+    case Collective::all_reduce: return "all_reduce";
+    case Collective::reduce_scatter: return "reduce_scatter";
+    case Collective::all_gather: return "all_gather";
+    case Collective::send_recv: return "send_recv";
+  }
+  return "";
+}
+std::string_view comm_dim_name(CommDim d) {
+  switch (d) {
+    case CommDim::tp: return "tp";
+    case CommDim::dp: return "dp";
+    case CommDim::pp: return "pp";
+  }
+  return "";
+}
+std::string_view stream_name(Stream s) {
+  switch (s) {
+    case Stream::compute: return "compute";
+    case Stream::tp_comm: return "tp_comm";
+    case Stream::dp_comm: return "dp_comm";
+    case Stream::pp_comm: return "pp_comm";
+  }
+  return "";
+}
+
+const std::vector<Op>& TaskGraph::ops(const Task& t) const {
+  const Block& b = blocks[t.block];
+  switch (t.phase) {
+    case Phase::forward:
+    case Phase::optimizer: return b.forward;
+    case Phase::backward_input: return b.backward_input;
+    case Phase::backward_weight: return b.backward_weight;
+    case Phase::recompute: return b.recompute;
+  }
+  return b.forward;
+}
+
+double TaskGraph::total_flops() const {
+  double sum = 0;
+  for (const auto& t : tasks) {
+    if (t.kind == TaskKind::compute) sum += workload::total_flops(ops(t));
+  }
+  return sum * tp * dp;
+}
+
+namespace {
+
+constexpr std::int64_t kNone = -1;
+
+class Builder {
+ public:
+  Builder(const ModelSpec& m, const TrainingSpec& tr, const Plan& p)
+      : m_(m), tr_(tr), p_(p), layout_(p), sizes_(layers_per_chunk(p, m)), first_(first_layer_of_chunk(p, m)),
+        recompute_(layer_recompute(p, m)), micro_(p.micro_batches()) {
+    g_.stages = p.pp;
+    g_.micro_batches = micro_;
+    g_.tp = p.tp;
+    g_.dp = p.dp;
+    last_on_stream_.assign(static_cast<std::size_t>(p.pp) * 4, kNone);
+    const int chunks = p.chunks();
+    fwd_in_.assign(static_cast<std::size_t>(chunks * micro_), kNone);
+    fwd_out_ = bwd_in_ = bwd_out_ = fwd_in_;
+    layer_first_forward_.assign(static_cast<std::size_t>(m.layers), kNone);
+  }
+
+  TaskGraph build() {
+    for (int stage = 0; stage < p_.pp; ++stage) build_stage(stage);
+    build_pipeline_transfers();
+    for (int stage = 0; stage < p_.pp; ++stage) build_gradient_sync(stage);
+    finish_dependencies();
+    return std::move(g_);
+  }
+
+ private:
+  // --- tasks and edges -------------------------------------------------------------------------
+  std::uint32_t add(Task t, std::initializer_list<std::int64_t> deps, bool stream_order = true) {
+    const auto id = static_cast<std::uint32_t>(g_.tasks.size());
+    for (auto d : deps) {
+      if (d != kNone) edges_.emplace_back(id, static_cast<std::uint32_t>(d));
+    }
+    auto& last = last_on_stream_[static_cast<std::size_t>(t.stage * 4 + static_cast<int>(t.stream))];
+    if (stream_order) {
+      if (last != kNone) edges_.emplace_back(id, static_cast<std::uint32_t>(last));
+      last = id;
+    }
+    g_.tasks.push_back(t);
+    return id;
+  }
+
+  std::uint32_t group(std::vector<int> ranks) {
+    auto [it, fresh] = group_index_.emplace(ranks, static_cast<std::uint32_t>(g_.groups.size()));
+    if (fresh) g_.groups.push_back(std::move(ranks));
+    return it->second;
+  }
+
+  std::uint32_t block(BlockKind kind, Recompute r, int micro_batch) {
+    const auto key = std::make_tuple(static_cast<int>(kind), static_cast<int>(r), micro_batch);
+    auto it = block_index_.find(key);
+    if (it != block_index_.end()) return it->second;
+    const BlockShape shape{micro_batch, tr_.seq_len, p_.tp, p_.sp, r};
+    Block b;
+    switch (kind) {
+      case BlockKind::embedding: b = embedding_block(m_, tr_, shape); break;
+      case BlockKind::attention: b = attention_block(m_, tr_, shape); break;
+      case BlockKind::mlp: b = mlp_block(m_, tr_, shape); break;
+      case BlockKind::head: b = head_block(m_, tr_, shape); break;
+      case BlockKind::optimizer: break;
+    }
+    const auto id = static_cast<std::uint32_t>(g_.blocks.size());
+    g_.blocks.push_back(std::move(b));
+    block_index_.emplace(key, id);
+    return id;
+  }
+
+  Task compute(int stage, Phase phase, std::uint32_t blk, int mb, int chunk, int layer) const {
+    Task t;
+    t.kind = TaskKind::compute;
+    t.stream = Stream::compute;
+    t.phase = phase;
+    t.stage = stage;
+    t.block = blk;
+    t.microbatch = mb;
+    t.chunk = chunk;
+    t.layer = layer;
+    return t;
+  }
+
+  Task collective(int stage, Phase phase, Collective c, CommDim dim, Stream stream, double bytes, std::uint32_t grp, int mb, int chunk,
+                  int layer) const {
+    Task t;
+    t.kind = TaskKind::collective;
+    t.phase = phase;
+    t.stream = stream;
+    t.collective = c;
+    t.dim = dim;
+    t.stage = stage;
+    t.bytes = bytes;
+    t.group = grp;
+    t.microbatch = mb;
+    t.chunk = chunk;
+    t.layer = layer;
+    return t;
+  }
+
+  int micro_size(int mb) const { return mb == micro_ - 1 ? p_.last_micro_batch() : p_.micro_batch; }
+  double activation_tensor(int mb) const { return tr_.element_bytes() * micro_size(mb) * tr_.seq_len * m_.hidden; }
+  std::size_t slot(int chunk, int mb) const { return static_cast<std::size_t>(chunk * micro_ + mb); }
+
+  // --- tensor parallelism around a block ---------------------------------------------------------
+  // Forward: without SP an all-reduce after the block; with SP an all-gather before and a
+  // reduce-scatter after. Returns the id that the next task must wait for.
+  std::int64_t tp_before(int stage, Phase phase, int mb, int chunk, int layer, std::int64_t prev) {
+    if (p_.tp == 1 || !p_.sp) return prev;
+    auto t = collective(stage, phase, Collective::all_gather, CommDim::tp, Stream::tp_comm, activation_tensor(mb), tp_group_[stage], mb, chunk, layer);
+    t.pipelined = p_.overlap.tp_comm;
+    return add(t, {prev});
+  }
+  std::int64_t tp_after(int stage, Phase phase, int mb, int chunk, int layer, std::int64_t prev) {
+    if (p_.tp == 1) return prev;
+    auto t = collective(stage, phase, p_.sp ? Collective::reduce_scatter : Collective::all_reduce, CommDim::tp, Stream::tp_comm,
+                        activation_tensor(mb), tp_group_[stage], mb, chunk, layer);
+    t.pipelined = p_.overlap.tp_comm;
+    return add(t, {prev});
+  }
+
+  // One block forward (or recompute): TP in, compute, TP out.
+  std::int64_t block_forward(int stage, Phase phase, BlockKind kind, Recompute r, int mb, int chunk, int layer, std::int64_t prev) {
+    prev = tp_before(stage, phase, mb, chunk, layer, prev);
+    prev = add(compute(stage, phase, block(kind, r, micro_size(mb)), mb, chunk, layer), {prev});
+    return tp_after(stage, phase, mb, chunk, layer, prev);
+  }
+
+  // One block backward: input gradients, their TP reduction, weight gradients. With SP the
+  // gradient arrives all-gathered and leaves reduce-scattered, and the block's input is gathered
+  // again for the weight gradients (Megatron-LM overlaps that with the input gradients).
+  std::int64_t block_backward(int stage, BlockKind kind, Recompute r, int mb, int chunk, int layer, std::int64_t prev,
+                              std::int64_t* weight_task) {
+    const auto blk = block(kind, r, micro_size(mb));
+    std::int64_t gathered_input = kNone;
+    if (p_.tp > 1 && p_.sp && kind != BlockKind::embedding) {
+      prev = add(collective(stage, Phase::backward_input, Collective::all_gather, CommDim::tp, Stream::tp_comm, activation_tensor(mb),
+                            tp_group_[stage], mb, chunk, layer),
+                 {prev});
+      gathered_input = add(collective(stage, Phase::backward_weight, Collective::all_gather, CommDim::tp, Stream::tp_comm,
+                                      activation_tensor(mb), tp_group_[stage], mb, chunk, layer),
+                           {prev});
+    }
+    std::int64_t out = prev;
+    if (!g_.blocks[blk].backward_input.empty()) {
+      out = add(compute(stage, Phase::backward_input, blk, mb, chunk, layer), {prev});
+      if (p_.tp > 1 && kind != BlockKind::head) {
+        out = add(collective(stage, Phase::backward_input, p_.sp ? Collective::reduce_scatter : Collective::all_reduce, CommDim::tp,
+                             Stream::tp_comm, activation_tensor(mb), tp_group_[stage], mb, chunk, layer),
+                  {out});
+      }
+    }
+    const auto w = add(compute(stage, Phase::backward_weight, blk, mb, chunk, layer), {prev, gathered_input});
+    if (weight_task) *weight_task = w;
+    return kind == BlockKind::embedding ? w : out;
+  }
+
+  // --- a stage's compute in schedule order -----------------------------------------------------
+  void build_stage(int stage) {
+    for (const auto& step : stage_schedule(p_.schedule, p_.pp, p_.vpp, stage, micro_)) {
+      const int chunk = step.chunk * p_.pp + stage;
+      if (step.pass == Pass::forward) forward_step(stage, chunk, step.microbatch);
+      else backward_step(stage, chunk, step.microbatch);
+    }
+  }
+
+  // FSDP gathers a layer's parameters before its forward and again before its backward, every
+  // micro-batch, on its own stream ahead of the compute (prefetch).
+  std::int64_t zero3_gather(int stage, Phase phase, int mb, int chunk, int layer) {
+    if (p_.zero < 3) return kNone;
+    const double bytes = layer_params_ * tr_.weight_bytes();
+    return add(collective(stage, phase, Collective::all_gather, CommDim::dp, Stream::dp_comm, bytes, sharding_group_[stage], mb, chunk, layer), {});
+  }
+
+  void forward_step(int stage, int chunk, int mb) {
+    const bool first_chunk = chunk == 0, last_chunk = chunk == p_.chunks() - 1;
+    std::int64_t prev = kNone;
+    std::int64_t in = kNone;
+    if (first_chunk) {
+      prev = add(compute(stage, Phase::forward, block(BlockKind::embedding, Recompute::none, micro_size(mb)), mb, chunk, -1), {});
+      in = prev;
+      if (p_.tp > 1) {
+        prev = add(collective(stage, Phase::forward, p_.sp ? Collective::reduce_scatter : Collective::all_reduce, CommDim::tp, Stream::tp_comm,
+                              activation_tensor(mb), tp_group_[stage], mb, chunk, -1),
+                   {prev});
+      }
+    }
+    const int first = first_[static_cast<std::size_t>(chunk)];
+    for (int l = first; l < first + sizes_[static_cast<std::size_t>(chunk)]; ++l) {
+      const Recompute r = recompute_[static_cast<std::size_t>(l)];
+      const auto gathered = zero3_gather(stage, Phase::forward, mb, chunk, l);
+      const auto before = g_.tasks.size();
+      prev = block_forward(stage, Phase::forward, BlockKind::attention, r, mb, chunk, l, prev);
+      // The block's first task also waits for its gathered parameters.
+      if (gathered != kNone) edges_.emplace_back(static_cast<std::uint32_t>(before), static_cast<std::uint32_t>(gathered));
+      if (in == kNone) in = static_cast<std::int64_t>(before);
+      if (mb == 0 && layer_first_forward_[static_cast<std::size_t>(l)] == kNone) layer_first_forward_[static_cast<std::size_t>(l)] = static_cast<std::int64_t>(before);
+      prev = block_forward(stage, Phase::forward, BlockKind::mlp, r, mb, chunk, l, prev);
+    }
+    if (last_chunk) {
+      prev = tp_before(stage, Phase::forward, mb, chunk, -1, prev);
+      prev = add(compute(stage, Phase::forward, block(BlockKind::head, Recompute::none, micro_size(mb)), mb, chunk, -1), {prev});
+      // Vocabulary-parallel cross-entropy: all-reduces of the max and the sum of exponentials (fp32).
+      if (p_.tp > 1) {
+        prev = add(collective(stage, Phase::forward, Collective::all_reduce, CommDim::tp, Stream::tp_comm,
+                              2.0 * 4.0 * micro_size(mb) * tr_.seq_len, tp_group_[stage], mb, chunk, -1),
+                   {prev});
+      }
+    }
+    fwd_in_[slot(chunk, mb)] = in;
+    fwd_out_[slot(chunk, mb)] = prev;
+  }
+
+  void backward_step(int stage, int chunk, int mb) {
+    const bool first_chunk = chunk == 0, last_chunk = chunk == p_.chunks() - 1;
+    // Backward starts after this micro-batch's forward of the chunk.
+    std::int64_t prev = fwd_out_[slot(chunk, mb)];
+    std::int64_t in = kNone;
+    auto note_in = [&]() {
+      if (in == kNone) in = static_cast<std::int64_t>(g_.tasks.size());
+    };
+    if (last_chunk) {
+      note_in();
+      prev = block_backward(stage, BlockKind::head, Recompute::none, mb, chunk, -1, prev, nullptr);
+      if (p_.tp > 1) {
+        prev = add(collective(stage, Phase::backward_input, p_.sp ? Collective::reduce_scatter : Collective::all_reduce, CommDim::tp,
+                              Stream::tp_comm, activation_tensor(mb), tp_group_[stage], mb, chunk, -1),
+                   {prev});
+      }
+    }
+    const int first = first_[static_cast<std::size_t>(chunk)];
+    for (int l = first + sizes_[static_cast<std::size_t>(chunk)] - 1; l >= first; --l) {
+      const Recompute r = recompute_[static_cast<std::size_t>(l)];
+      note_in();
+      const auto gathered = zero3_gather(stage, Phase::backward_input, mb, chunk, l);
+      const auto first_of_layer = g_.tasks.size();
+      if (r == Recompute::full) {
+        prev = block_forward(stage, Phase::recompute, BlockKind::attention, r, mb, chunk, l, prev);
+        prev = block_forward(stage, Phase::recompute, BlockKind::mlp, r, mb, chunk, l, prev);
+      } else if (r == Recompute::selective) {
+        prev = add(compute(stage, Phase::recompute, block(BlockKind::attention, r, micro_size(mb)), mb, chunk, l), {prev});
+      }
+      std::int64_t w_mlp = kNone, w_attn = kNone;
+      prev = block_backward(stage, BlockKind::mlp, r, mb, chunk, l, prev, &w_mlp);
+      prev = block_backward(stage, BlockKind::attention, r, mb, chunk, l, prev, &w_attn);
+      if (gathered != kNone) edges_.emplace_back(static_cast<std::uint32_t>(first_of_layer), static_cast<std::uint32_t>(gathered));
+      if (p_.zero >= 3 || p_.zero == 2 || mb == micro_ - 1) gradient_ready(stage, l, mb, std::max(w_mlp, w_attn));
+    }
+    if (first_chunk) prev = block_backward(stage, BlockKind::embedding, Recompute::none, mb, chunk, -1, prev, nullptr);
+    bwd_in_[slot(chunk, mb)] = in;
+    bwd_out_[slot(chunk, mb)] = prev;
+  }
+
+  // ZeRO-2 and ZeRO-3 reduce gradients every micro-batch; replicated and ZeRO-1 once, after the
+  // last micro-batch.
+  void gradient_ready(int stage, int layer, int mb, std::int64_t task) {
+    if (p_.zero == 3) {
+      add(collective(stage, Phase::backward_weight, Collective::reduce_scatter, CommDim::dp, Stream::dp_comm, layer_params_ * tr_.gradient_bytes(),
+                     sharding_group_[stage], mb, -1, layer),
+          {task});
+      return;
+    }
+    ready_.push_back({stage, layer, mb, task});
+  }
+
+  // --- pipeline transfers ----------------------------------------------------------------------
+  void build_pipeline_transfers() {
+    for (int chunk = 0; chunk + 1 < p_.chunks(); ++chunk) {
+      const int from = chunk % p_.pp, to = (chunk + 1) % p_.pp;
+      const auto grp = group({layout_.rank(0, 0, from), layout_.rank(0, 0, to)});
+      const auto back = group({layout_.rank(0, 0, to), layout_.rank(0, 0, from)});
+      for (int mb = 0; mb < micro_; ++mb) {
+        // Megatron-LM sends e·s·b·h/t per TP rank (split by SP, or by its scatter-gather otherwise).
+        const double bytes = activation_tensor(mb) / p_.tp;
+        const auto f = add(collective(to, Phase::forward, Collective::send_recv, CommDim::pp, Stream::pp_comm, bytes, grp, mb, chunk + 1, -1),
+                           {fwd_out_[slot(chunk, mb)]}, false);
+        edges_.emplace_back(static_cast<std::uint32_t>(fwd_in_[slot(chunk + 1, mb)]), f);
+        const auto b = add(collective(from, Phase::backward_input, Collective::send_recv, CommDim::pp, Stream::pp_comm, bytes, back, mb, chunk, -1),
+                           {bwd_out_[slot(chunk + 1, mb)]}, false);
+        edges_.emplace_back(static_cast<std::uint32_t>(bwd_in_[slot(chunk, mb)]), b);
+      }
+    }
+  }
+
+  // --- data-parallel gradient reduction, parameter gathering and the optimizer ------------------
+  void build_gradient_sync(int stage) {
+    const double params = stage_parameters(m_, p_, stage);
+    const int zg = p_.sharding_group();
+    const bool sharded = p_.zero >= 1;
+    std::vector<std::uint32_t> done;  // what the optimizer waits for
+    const std::int64_t stage_end = last_on_stream_[static_cast<std::size_t>(stage * 4)];
+
+    if (p_.dp > 1 && p_.zero < 3) {
+      // Buckets fill in the order gradients become ready; a bucket goes when its last gradient is
+      // ready (overlap.grad_reduce) or when the stage's backward is done.
+      std::vector<Ready> mine;
+      for (const auto& r : ready_) {
+        if (r.stage == stage) mine.push_back(r);
+      }
+      std::stable_sort(mine.begin(), mine.end(), [](const Ready& a, const Ready& b) { return a.task < b.task; });
+      const double bucket = p_.gradient_bucket_params();
+      double filled = 0;
+      std::int64_t last_ready = kNone;
+      int bucket_mb = -1;
+      const double extra = params - layer_params_ * static_cast<double>(layers_on_stage(stage));  // embedding, head, final norm
+      auto flush = [&](bool final_bucket) {
+        if (filled <= 0) return;
+        const double p_bucket = final_bucket ? filled + extra : filled;
+        const auto dep = p_.overlap.grad_reduce || p_.zero == 2 ? last_ready : stage_end;
+        done.push_back(add(collective(stage, Phase::backward_weight, sharded ? Collective::reduce_scatter : Collective::all_reduce, CommDim::dp,
+                                      Stream::dp_comm, p_bucket * tr_.gradient_bytes(), sharded ? sharding_group_[stage] : dp_group_[stage],
+                                      bucket_mb, -1, -1),
+                           {dep}));
+        filled = 0;
+      };
+      for (std::size_t i = 0; i < mine.size(); ++i) {
+        if (p_.zero == 2 && mine[i].microbatch != bucket_mb && filled > 0) flush(false);
+        filled += layer_params_;
+        last_ready = mine[i].task;
+        bucket_mb = mine[i].microbatch;
+        const bool end_of_mb = i + 1 == mine.size() || mine[i + 1].microbatch != mine[i].microbatch;
+        if (filled >= bucket || (p_.zero == 2 && end_of_mb)) flush(i + 1 == mine.size());
+      }
+      flush(true);
+      if (p_.zero_group > 0 && p_.zero_group < p_.dp) {
+        done.push_back(add(collective(stage, Phase::backward_weight, Collective::all_reduce, CommDim::dp, Stream::dp_comm,
+                                      params / zg * tr_.gradient_bytes(), replica_group_[stage], -1, -1, -1),
+                           {}));
+      }
+    }
+    if (p_.zero == 3 && p_.zero_group > 0 && p_.zero_group < p_.dp) {
+      done.push_back(add(collective(stage, Phase::backward_weight, Collective::all_reduce, CommDim::dp, Stream::dp_comm,
+                                    params / zg * tr_.gradient_bytes(), replica_group_[stage], -1, -1, -1),
+                         {stage_end}));
+    }
+    // Tied embeddings split across the pipeline: the first and last stages sum their copies' grads.
+    if (m_.tied_embeddings && p_.pp > 1 && (stage == 0 || stage == p_.pp - 1)) {
+      const double vocab_shard = static_cast<double>(padded_vocab(m_, p_.tp)) * m_.hidden / p_.tp;
+      done.push_back(add(collective(stage, Phase::backward_weight, Collective::all_reduce, CommDim::pp, Stream::dp_comm,
+                                    vocab_shard * tr_.gradient_bytes(), group({layout_.rank(0, 0, 0), layout_.rank(0, 0, p_.pp - 1)}), -1, -1,
+                                    -1),
+                         {stage_end}));
+    }
+    const double held = sharded ? params / zg : params;
+    Block opt = optimizer_block(held, tr_);
+    const auto blk = static_cast<std::uint32_t>(g_.blocks.size());
+    g_.blocks.push_back(std::move(opt));
+    Task t = compute(stage, Phase::optimizer, blk, -1, -1, -1);
+    const auto optimizer = add(t, {stage_end});
+    for (auto d : done) edges_.emplace_back(optimizer, d);
+    // Sharded optimizer state: every rank gathers the updated parameters back, bucket by bucket in
+    // forward order. Overlapped with the next forward (overlap.param_gather), which in the steady
+    // state is this iteration's start: each layer's first forward waits for its bucket instead.
+    if (sharded && p_.zero < 3 && p_.dp > 1) {
+      if (!p_.overlap.param_gather) {
+        add(collective(stage, Phase::optimizer, Collective::all_gather, CommDim::dp, Stream::dp_comm, params * tr_.weight_bytes(),
+                       sharding_group_[stage], -1, -1, -1),
+            {optimizer});
+        return;
+      }
+      const double bucket = p_.gradient_bucket_params();
+      double filled = params - layer_params_ * static_cast<double>(layers_on_stage(stage));  // embedding and head go first
+      std::vector<std::int64_t> users;
+      auto flush = [&]() {
+        if (filled <= 0) return;
+        const auto gather = add(collective(stage, Phase::optimizer, Collective::all_gather, CommDim::dp, Stream::dp_comm,
+                                           filled * tr_.weight_bytes(), sharding_group_[stage], -1, -1, -1),
+                                {}, false);
+        for (auto u : users) edges_.emplace_back(static_cast<std::uint32_t>(u), gather);
+        users.clear();
+        filled = 0;
+      };
+      for (int c = stage; c < p_.chunks(); c += p_.pp) {
+        for (int l = first_[static_cast<std::size_t>(c)]; l < first_[static_cast<std::size_t>(c)] + sizes_[static_cast<std::size_t>(c)]; ++l) {
+          filled += layer_params_;
+          users.push_back(layer_first_forward_[static_cast<std::size_t>(l)]);
+          if (filled >= bucket) flush();
+        }
+      }
+      flush();
+    }
+  }
+
+  int layers_on_stage(int stage) const {
+    int n = 0;
+    for (int c = stage; c < p_.chunks(); c += p_.pp) n += sizes_[static_cast<std::size_t>(c)];
+    return n;
+  }
+
+  void finish_dependencies() {
+    std::sort(edges_.begin(), edges_.end());
+    edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
+    g_.deps.reserve(edges_.size());
+    std::size_t e = 0;
+    for (std::uint32_t id = 0; id < g_.tasks.size(); ++id) {
+      g_.tasks[id].deps_begin = static_cast<std::uint32_t>(g_.deps.size());
+      for (; e < edges_.size() && edges_[e].first == id; ++e) g_.deps.push_back(edges_[e].second);
+      g_.tasks[id].deps_end = static_cast<std::uint32_t>(g_.deps.size());
+    }
+  }
+
+ public:
+  void prepare_groups() {
+    tp_group_.assign(static_cast<std::size_t>(p_.pp), 0);
+    dp_group_.assign(static_cast<std::size_t>(p_.pp), 0);
+    sharding_group_.assign(static_cast<std::size_t>(p_.pp), 0);
+    replica_group_.assign(static_cast<std::size_t>(p_.pp), 0);
+    for (int s = 0; s < p_.pp; ++s) {
+      tp_group_[s] = group(layout_.tp_group(0, s));
+      dp_group_[s] = group(layout_.dp_group(0, s));
+      sharding_group_[s] = group(layout_.sharding_group(0, 0, s));
+      replica_group_[s] = group(layout_.replica_group(0, 0, s));
+    }
+    layer_params_ = single_layer_parameters();
+  }
+
+ private:
+  // One layer's parameters on one GPU: a whole single-stage model less its embeddings, head and
+  // final norm, per layer.
+  double single_layer_parameters() const {
+    Plan one;
+    one.tp = p_.tp;
+    one.chunk_layers = {m_.layers};
+    const double with = stage_parameters(m_, one, 0);
+    const double h = m_.hidden;
+    const double vocab_shard = static_cast<double>(padded_vocab(m_, p_.tp)) * h / p_.tp;
+    double extras = vocab_shard + (m_.norm == Norm::layernorm ? 2 * h : h);
+    if (m_.position == PositionEmbedding::learned) extras += static_cast<double>(m_.max_position) * h;
+    if (!m_.tied_embeddings) extras += vocab_shard;
+    return (with - extras) / m_.layers;
+  }
+
+  struct Ready {
+    int stage, layer, microbatch;
+    std::int64_t task;
+  };
+
+  const ModelSpec& m_;
+  const TrainingSpec& tr_;
+  const Plan& p_;
+  RankLayout layout_;
+  std::vector<int> sizes_, first_;
+  std::vector<Recompute> recompute_;
+  int micro_;
+  TaskGraph g_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> edges_;  // (task, dependency)
+  std::map<std::tuple<int, int, int>, std::uint32_t> block_index_;
+  std::map<std::vector<int>, std::uint32_t> group_index_;
+  std::vector<std::int64_t> last_on_stream_;
+  std::vector<std::int64_t> fwd_in_, fwd_out_, bwd_in_, bwd_out_;
+  std::vector<std::int64_t> layer_first_forward_;
+  std::vector<std::uint32_t> tp_group_, dp_group_, sharding_group_, replica_group_;
+  std::vector<Ready> ready_;
+  double layer_params_ = 0;
+};
+
+}  // namespace
+
+TaskGraph build_tasks(const ModelSpec& model, const TrainingSpec& training, const Plan& plan) {
+  Builder b(model, training, plan);
+  b.prepare_groups();
+  return b.build();
+}
+
+}  // namespace parasim::workload

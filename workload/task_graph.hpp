@@ -1,0 +1,75 @@
+#pragma once
+// One training iteration as a DAG of compute and communication tasks, for one data-parallel replica
+// (its ranks stand for all replicas: they are identical) and, within a pipeline stage, for its
+// tensor-parallel group as one device group (every TP rank runs the same tasks).
+//
+// Per micro-batch × stage × layer: forward, backward-input, backward-weight and recompute compute
+// tasks per block (attention, MLP; embedding and head on the first and last chunks); TP all-reduce
+// (or reduce-scatter + all-gather with SP) around each block; PP send/recv between chunks; DP
+// gradient all-reduce or ZeRO reduce-scatter in buckets as gradients become ready; ZeRO-3 parameter
+// all-gather per layer; the optimizer step. Compute tasks of a stage run in Megatron-LM's schedule
+// order; each task also waits for the task before it on its stream.
+#include <cstdint>
+#include <string_view>
+#include <vector>
+
+#include "workload/layout.hpp"
+#include "workload/ops.hpp"
+
+namespace parasim::workload {
+
+enum class TaskKind : std::uint8_t { compute, collective };
+enum class Phase : std::uint8_t { forward, backward_input, backward_weight, recompute, optimizer };
+enum class Collective : std::uint8_t { all_reduce, reduce_scatter, all_gather, send_recv };
+enum class CommDim : std::uint8_t { tp, dp, pp };
+/// Streams of a stage: compute runs in order; each kind of communication has its own stream.
+enum class Stream : std::uint8_t { compute, tp_comm, dp_comm, pp_comm };
+
+std::string_view task_kind_name(TaskKind k);
+std::string_view phase_name(Phase p);
+std::string_view collective_name(Collective c);
+std::string_view comm_dim_name(CommDim d);
+std::string_view stream_name(Stream s);
+
+struct Task {
+  TaskKind kind = TaskKind::compute;
+  Phase phase = Phase::forward;
+  Stream stream = Stream::compute;
+  Collective collective = Collective::all_reduce;
+  CommDim dim = CommDim::tp;
+  /// TP collective pipelined with the GEMM that produces or consumes it (overlap.tp_comm).
+  bool pipelined = false;
+  std::int32_t stage = 0;
+  std::int32_t microbatch = -1;
+  std::int32_t chunk = -1;
+  std::int32_t layer = -1;
+  std::uint32_t block = 0;  ///< compute: index into TaskGraph::blocks
+  std::uint32_t group = 0;  ///< collective: index into TaskGraph::groups
+  /// Collective buffer in bytes per rank: all-reduce its buffer; all-gather its output and
+  /// reduce-scatter its input (the whole tensor); send/recv the message.
+  double bytes = 0;
+  std::uint32_t deps_begin = 0, deps_end = 0;  ///< into TaskGraph::deps
+};
+
+struct TaskGraph {
+  std::vector<Task> tasks;
+  std::vector<std::uint32_t> deps;  ///< ids of the tasks each task waits for
+  std::vector<Block> blocks;        ///< the distinct blocks compute tasks refer to
+  std::vector<std::vector<int>> groups;  ///< ranks of each collective (global rank = GPU index)
+  int stages = 1;
+  int micro_batches = 1;
+  int tp = 1;  ///< GPUs that run each stage's tasks together
+  int dp = 1;  ///< replicas the graph stands for
+
+  std::span<const std::uint32_t> dependencies(std::uint32_t task) const {
+    return {deps.data() + tasks[task].deps_begin, deps.data() + tasks[task].deps_end};
+  }
+  /// The ops of a compute task.
+  const std::vector<Op>& ops(const Task& task) const;
+  /// FLOPs of the whole iteration on every GPU together.
+  double total_flops() const;
+};
+
+TaskGraph build_tasks(const ModelSpec& model, const TrainingSpec& training, const Plan& plan);
+
+}  // namespace parasim::workload

@@ -1,0 +1,37 @@
+#pragma once
+// How a model is trained, apart from the parallel plan: numeric formats, sequence length, the
+// attention kernel and what the optimizer keeps per parameter.
+#include "core/precision.hpp"
+#include "core/schema.hpp"
+
+namespace parasim::workload {
+
+enum class AttentionKernel {
+  flash,  ///< FlashAttention-class: scores never stored, recomputed in backward
+  eager,  ///< scores and softmax stored (Megatron-LM before 2022)
+};
+
+struct TrainingSpec {
+  /// Format of the GEMMs; fp8 as Transformer Engine runs it (GEMMs in fp8, everything else bf16).
+  Precision precision = Precision::bf16;
+  int seq_len = 2048;
+  AttentionKernel attention = AttentionKernel::flash;
+  /// Bytes per parameter the optimizer keeps beyond weights and gradients (Adam: fp32 master weights,
+  /// momentum and variance = 12).
+  double optimizer_bytes_per_param = 12;
+  /// Gradients accumulated in fp32 (Megatron's default: main_grad buffers): 4 bytes instead of 2.
+  bool fp32_grad_accumulation = true;
+  bool operator==(const TrainingSpec&) const = default;
+
+  /// Bytes of an activation or weight element outside fp8 GEMMs (bf16/fp16; fp32 for fp32 training).
+  double element_bytes() const { return precision == Precision::fp32 || precision == Precision::tf32 ? 4.0 : 2.0; }
+  double weight_bytes() const { return element_bytes(); }
+  double gradient_bytes() const { return fp32_grad_accumulation ? 4.0 : element_bytes(); }
+};
+
+extern const yaml::Schema kTrainingSchema;
+TrainingSpec parse_training(const yaml::Record& record);
+
+std::string_view attention_kernel_name(AttentionKernel kernel);
+
+}  // namespace parasim::workload
