@@ -11,5 +11,7 @@ using Action = std::function<int()>;
 /// Adds the subcommand to `app` and returns what to run when it is selected.
 Action add_topo_command(CLI::App& app);
 Action add_schema_command(CLI::App& app);
+Action add_model_command(CLI::App& app);
+Action add_tasks_command(CLI::App& app);
 
 }  // namespace parasim::cli

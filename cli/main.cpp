@@ -18,6 +18,8 @@ int main(int argc, char** argv) {
     actions.emplace(app.get_subcommands({}).back(), std::move(action));
   };
   add(parasim::cli::add_topo_command);
+  add(parasim::cli::add_model_command);
+  add(parasim::cli::add_tasks_command);
   add(parasim::cli::add_schema_command);
 
   try {

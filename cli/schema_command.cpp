@@ -12,13 +12,16 @@ namespace parasim::cli {
 Action add_schema_command(CLI::App& app) {
   auto section = std::make_shared<std::string>("scenario");
   auto* cmd = app.add_subcommand("schema", "Print the reference of scenario keys (Markdown), from the schema tables");
-  cmd->add_option("section", *section, "scenario | cluster | node | hardware")->capture_default_str();
+  cmd->add_option("section", *section, "scenario | cluster | node | hardware | model | training | plan")->capture_default_str();
   return [section]() {
     const std::vector<std::pair<std::string, const yaml::Schema*>> known{
         {"scenario", &sim::kScenarioSchema},
         {"cluster", &topology::kClusterSchema},
         {"node", &topology::kNodeSchema},
         {"hardware", &topology::kGpuSchema},
+        {"model", &workload::kModelSchema},
+        {"training", &workload::kTrainingSchema},
+        {"plan", &workload::kPlanSchema},
     };
     for (const auto& [name, schema] : known) {
       if (name == *section) {

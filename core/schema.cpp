@@ -27,6 +27,7 @@ std::string_view type_name(FieldType t) {
     case FieldType::integer_list: return "list of integers";
     case FieldType::string_list: return "list of names";
     case FieldType::section_list: return "list of sections";
+    case FieldType::node: return "section or file";
     case FieldType::section: return "section";
     case FieldType::reference: return "section or file";
   }
@@ -248,6 +249,7 @@ Record::Value Record::read(const Field& f, const Node& v) const {
       for (std::size_t i = 0; i < raw.size(); ++i) out->emplace_back(v.child(raw[i], fmt::format("{}", i)), *f.schema);
       return std::shared_ptr<const std::vector<Record>>(std::move(out));
     }
+    case FieldType::node: return std::monostate{};
     case FieldType::section: return std::make_shared<const Record>(v, *f.schema);
     case FieldType::reference: {
       if (raw.IsScalar()) return std::make_shared<const Record>(load_reference(v), *f.schema);

@@ -34,6 +34,7 @@ enum class FieldType {
   section,       ///< a nested mapping with its own schema
   reference,     ///< a nested mapping, inline or in a file named by a relative path
   section_list,  ///< a list of mappings, each with the field's schema
+  node,          ///< left as YAML for the caller to interpret (a section that may be a foreign file)
 };
 
 struct Schema;
@@ -87,6 +88,8 @@ class Record {
   const std::vector<std::string>& strings(std::string_view name) const;
   const Record& section(std::string_view name) const;
   const std::vector<Record>& sections(std::string_view name) const;
+  /// The value of a `node` field as written (or as --set replaced it).
+  const Node& raw(std::string_view name) const { return entry(name).node; }
 
   /// Where a key's value stands, for errors that involve several keys.
   SourceLocation location(std::string_view name) const;

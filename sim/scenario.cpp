@@ -1,5 +1,9 @@
 #include "sim/scenario.hpp"
 
+#include <fmt/format.h>
+
+#include "workload/hf_config.hpp"
+
 namespace parasim::sim {
 namespace {
 
@@ -10,11 +14,40 @@ constexpr Field kScenarioFields[] = {
     {.name = "name", .type = FieldType::string, .description = "scenario name; default: the file name"},
     {.name = "description", .type = FieldType::string, .description = "free text"},
     {.name = "cluster", .type = FieldType::reference, .description = "the cluster: a file (relative path) or an inline section", .required = true, .schema = &topology::kClusterSchema},
+    {.name = "model", .type = FieldType::node, .description = "the model: a model YAML, a Hugging Face config.json (relative path) or an inline section", .schema = &workload::kModelSchema},
+    {.name = "training", .type = FieldType::section, .description = "formats, sequence length, attention kernel, optimizer state", .schema = &workload::kTrainingSchema},
+    {.name = "plan", .type = FieldType::section, .description = "the parallel plan", .schema = &workload::kPlanSchema},
 };
+
+bool is_json(const std::string& path) { return path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0; }
+
+workload::ModelSpec read_model(const yaml::Node& node) {
+  if (node.raw().IsScalar()) {
+    const std::string text = node.raw().as<std::string>();
+    if (is_json(text)) {
+      std::filesystem::path base;
+      if (!node.source()->canonical.empty()) base = std::filesystem::path(node.file()).parent_path();
+      const auto path = (base / text).lexically_normal();
+      std::error_code ec;
+      if (!std::filesystem::is_regular_file(path, ec)) {
+        node.fail(fmt::format("cannot open '{}' (resolved to '{}'): no such file", text, path.string()));
+      }
+      return workload::import_hf_config(path);
+    }
+    return workload::parse_model(yaml::Record(yaml::load_reference(node), workload::kModelSchema));
+  }
+  return workload::parse_model(yaml::Record(node, workload::kModelSchema));
+}
 
 }  // namespace
 
-const yaml::Schema kScenarioSchema{"scenario", "What parasim is asked about: a cluster (and, as modules arrive, a model, training settings and a plan).", kScenarioFields};
+const yaml::Schema kScenarioSchema{"scenario", "What parasim is asked about: a cluster, a model, how it is trained and the parallel plan.", kScenarioFields};
+
+void Scenario::require_workload() const {
+  for (auto [present, key] : {std::pair{model.has_value(), "model"}, {training.has_value(), "training"}, {plan.has_value(), "plan"}}) {
+    if (!present) throw InputError({file, 1, 1}, key, "missing: this command needs a scenario with model, training and plan sections");
+  }
+}
 
 Scenario load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
   yaml::Overrides o;
@@ -31,9 +64,20 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<std:
     const yaml::Record r(root, kScenarioSchema);
     s.cluster = topology::parse_cluster(r.section("cluster"));
     s.name = r.has("name") ? r.string("name") : file.stem().string();
+    if (r.has("model")) s.model = read_model(r.raw("model"));
+    if (r.has("training")) s.training = workload::parse_training(r.section("training"));
+    if (r.has("plan")) {
+      if (!s.model) r.fail("plan", "a plan needs a model section");
+      s.plan = workload::parse_plan(r.section("plan"), *s.model, s.cluster.gpus());
+    }
   }
   o.check_all_used();
   return s;
+}
+
+workload::ModelSpec load_model(const std::filesystem::path& file) {
+  if (is_json(file.string())) return workload::import_hf_config(file);
+  return workload::parse_model(yaml::Record(yaml::load_file(file), workload::kModelSchema));
 }
 
 }  // namespace parasim::sim

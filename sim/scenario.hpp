@@ -1,12 +1,15 @@
 #pragma once
-// A scenario: the one YAML file a user hands to parasim. It names (or inlines) the cluster; later
-// sections (model, training, plan) join it as their modules arrive.
+// A scenario: the one YAML file a user hands to parasim. It names (or inlines) the cluster and,
+// for anything beyond the topology, the model (a model YAML or a Hugging Face config.json), the
+// training settings and the parallel plan.
 #include <filesystem>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "core/schema.hpp"
 #include "topology/cluster_spec.hpp"
+#include "workload/plan.hpp"
 
 namespace parasim::sim {
 
@@ -14,6 +17,12 @@ struct Scenario {
   std::string name;
   std::string file;
   topology::ClusterSpec cluster;
+  std::optional<workload::ModelSpec> model;
+  std::optional<workload::TrainingSpec> training;
+  std::optional<workload::Plan> plan;
+
+  /// The model, training and plan, or an InputError naming the scenario and what it lacks.
+  void require_workload() const;
 };
 
 extern const yaml::Schema kScenarioSchema;
@@ -21,5 +30,8 @@ extern const yaml::Schema kScenarioSchema;
 /// Loads a scenario file, or a bare cluster file (a file without a `cluster:` key), applying
 /// `--set key.path=value` overrides. Throws InputError.
 Scenario load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});
+
+/// Loads a model on its own: a model YAML or a Hugging Face config.json (by extension).
+workload::ModelSpec load_model(const std::filesystem::path& file);
 
 }  // namespace parasim::sim

@@ -1,0 +1,116 @@
+// parasim model <model.yaml|config.json>: the architecture as parasim understood it, its
+// parameters, training FLOPs per token and activation bytes per token.
+#include <fmt/format.h>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/table.hpp"
+#include "sim/scenario.hpp"
+#include "workload/memory.hpp"
+
+namespace parasim::cli {
+namespace {
+
+std::string count(double n) {
+  if (n >= 1e9) return format_number(n / 1e9) + " B";
+  if (n >= 1e6) return format_number(n / 1e6) + " M";
+  if (n >= 1e3) return format_number(n / 1e3) + " K";
+  return format_number(n);
+}
+
+std::string_view activation_name(workload::Activation a) { return a == workload::Activation::swiglu ? "swiglu" : "gelu"; }
+std::string_view norm_name(workload::Norm n) { return n == workload::Norm::rmsnorm ? "rmsnorm" : "layernorm"; }
+std::string_view position_name(workload::PositionEmbedding p) {
+  return p == workload::PositionEmbedding::rope ? "rope" : p == workload::PositionEmbedding::alibi ? "alibi" : "learned";
+}
+
+}  // namespace
+
+Action add_model_command(CLI::App& app) {
+  struct Options {
+    std::string file;
+    int seq = 0;
+    bool json = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("model", "Show a model as parasim understands it: shapes, parameters, FLOPs and activations per token");
+  cmd->add_option("model", o->file, "model YAML or Hugging Face config.json")->required();
+  cmd->add_option("--seq", o->seq, "sequence length for FLOPs and activations (default: the model's context, or 2048)")->check(CLI::PositiveNumber);
+  cmd->add_flag("--json", o->json, "print JSON instead of a table");
+  return [o]() {
+    const auto m = sim::load_model(o->file);
+    const int seq = o->seq > 0 ? o->seq : (m.max_position > 0 ? m.max_position : 2048);
+    const auto p = workload::count_parameters(m);
+    const double flops = workload::training_flops_per_token(m, seq, 1);
+    const double palm = 6 * p.in_matmuls() + 12.0 * m.layers * seq * m.q_width();
+    const workload::BlockShape shape{1, seq, 1, false, workload::Recompute::none};
+    workload::TrainingSpec flash, eager;
+    flash.seq_len = eager.seq_len = seq;
+    eager.attention = workload::AttentionKernel::eager;
+    const double act_flash = workload::layer_activation_bytes(m, flash, shape) / seq;
+    const double act_eager = workload::layer_activation_bytes(m, eager, shape) / seq;
+    if (o->json) {
+      nlohmann::json j{
+          {"name", m.name},
+          {"architecture", m.architecture},
+          {"layers", m.layers},
+          {"hidden", m.hidden},
+          {"heads", m.heads},
+          {"kv_heads", m.kv_heads},
+          {"head_dim", m.head_dim},
+          {"ffn_hidden", m.ffn_hidden},
+          {"vocab", m.vocab},
+          {"activation", activation_name(m.activation)},
+          {"norm", norm_name(m.norm)},
+          {"position", position_name(m.position)},
+          {"bias", m.bias},
+          {"qkv_bias", m.qkv_bias},
+          {"tied_embeddings", m.tied_embeddings},
+          {"dropout", m.dropout},
+          {"parameters",
+           {{"total", p.total()},
+            {"embedding", p.embedding},
+            {"position", p.position},
+            {"per_layer", p.per_layer()},
+            {"attention_per_layer", p.attention},
+            {"mlp_per_layer", p.mlp},
+            {"norms_per_layer", p.layer_norms},
+            {"final_norm", p.final_norm},
+            {"lm_head", p.lm_head},
+            {"in_matmuls", p.in_matmuls()}}},
+          {"seq_len", seq},
+          {"training_flops_per_token", flops},
+          {"palm_flops_per_token", palm},
+          {"activation_bytes_per_token_per_layer", {{"flash", act_flash}, {"eager", act_eager}}},
+      };
+      std::cout << j.dump(2) << "\n";
+      return 0;
+    }
+    std::string out = fmt::format("Model         {} ({})\n", m.name, m.architecture);
+    out += fmt::format("Shape         {} layers, hidden {}, {} heads ({} key/value, head_dim {}), ffn {} ({})\n", m.layers, m.hidden, m.heads,
+                       m.kv_heads, m.head_dim, m.ffn_hidden, activation_name(m.activation));
+    out += fmt::format("              vocabulary {}, {}, {} positions, bias {}, tied embeddings {}, dropout {}\n\n", m.vocab,
+                       norm_name(m.norm), position_name(m.position), m.bias ? "yes" : (m.qkv_bias ? "qkv only" : "no"),
+                       m.tied_embeddings ? "yes" : "no", format_number(m.dropout));
+    Table t({"parameters", "count"}, {Table::Align::left, Table::Align::right});
+    t.add({"total", count(p.total())});
+    t.add({"embedding", count(p.embedding)});
+    if (p.position > 0) t.add({"position embedding", count(p.position)});
+    t.add({"per layer", count(p.per_layer())});
+    t.add({"  attention", count(p.attention)});
+    t.add({"  mlp", count(p.mlp)});
+    t.add({"  norms", count(p.layer_norms)});
+    t.add({"final norm", count(p.final_norm)});
+    t.add({"lm head", p.lm_head > 0 ? count(p.lm_head) : "tied"});
+    t.add({"in matrix multiplies (N)", count(p.in_matmuls())});
+    out += t.render() + "\n";
+    out += fmt::format("Training FLOPs per token at seq {}: {} (6N + 12·l·s·h = {})\n", seq, format_number(flops), format_number(palm));
+    out += fmt::format("Activations per token per layer (16-bit, micro-batch 1, no TP): {} with flash attention, {} eager\n",
+                       format_bytes(Bytes(act_flash)), format_bytes(Bytes(act_eager)));
+    std::cout << out;
+    return 0;
+  };
+}
+
+}  // namespace parasim::cli

@@ -1,0 +1,182 @@
+// parasim tasks <scenario>: the task graph of one iteration — counts by kind, FLOPs against the
+// formula, bytes per collective, and memory per stage with the fit verdict.
+#include <fmt/format.h>
+#include <iostream>
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "cli/commands.hpp"
+#include "cli/table.hpp"
+#include "core/error.hpp"
+#include "sim/scenario.hpp"
+#include "workload/memory.hpp"
+#include "workload/task_graph.hpp"
+
+namespace parasim::cli {
+namespace {
+
+using namespace workload;
+
+struct FlopsCheck {
+  double tasks = 0;     ///< sum over the task graph, all GPUs
+  double model = 0;     ///< without recompute: training FLOPs per token x tokens
+  double formula = 0;   ///< the published formula for this architecture
+  std::string formula_name;
+};
+
+// GPT shapes (MHA, 4h GELU MLP) are checked against Megatron-LM's formula, everything else against
+// PaLM's 6N + 12·l·s·h per token.
+FlopsCheck flops_check(const ModelSpec& m, const TrainingSpec& tr, const Plan& p, const TaskGraph& g) {
+  FlopsCheck f;
+  f.tasks = g.total_flops();
+  const double tokens = static_cast<double>(p.global_batch) * tr.seq_len;
+  f.model = training_flops_per_token(m, tr.seq_len, p.tp) * tokens;
+  const bool gpt = m.activation == Activation::gelu && m.kv_heads == m.heads && m.ffn_hidden == 4 * m.hidden && m.q_width() == m.hidden;
+  if (gpt) {
+    const bool full = p.recompute == Recompute::full && p.recompute_overrides.empty() && p.recompute_method == RecomputeMethod::uniform;
+    f.formula = megatron_flops(m, p.global_batch, tr.seq_len, padded_vocab(m, p.tp), full);
+    f.formula_name = full ? "Megatron 96·B·s·l·h²·(1 + s/6h + V/16lh)" : "Megatron 72·B·s·l·h²·(1 + s/6h + V/12lh)";
+  } else {
+    f.formula = (6 * count_parameters(m).in_matmuls() + 12.0 * m.layers * tr.seq_len * m.q_width()) * tokens;
+    f.formula_name = "6N + 12·l·s·h per token";
+  }
+  return f;
+}
+
+std::string task_key(const Task& t) {
+  if (t.kind == TaskKind::compute) return std::string(phase_name(t.phase));
+  return fmt::format("{} {}", comm_dim_name(t.dim), collective_name(t.collective));
+}
+
+struct CommRow {
+  int count = 0;
+  double bytes = 0;
+};
+
+std::string to_dot(const TaskGraph& g) {
+  std::string out = "digraph tasks {\n  rankdir=LR;\n  node [fontsize=9, shape=box];\n";
+  for (std::uint32_t i = 0; i < g.tasks.size(); ++i) {
+    const auto& t = g.tasks[i];
+    const std::string label = t.kind == TaskKind::compute
+                                  ? fmt::format("{} {}\\ns{} mb{} l{}", block_kind_name(g.blocks[t.block].kind), phase_name(t.phase), t.stage, t.microbatch, t.layer)
+                                  : fmt::format("{} {}\\n{}", comm_dim_name(t.dim), collective_name(t.collective), format_bytes(Bytes(t.bytes)));
+    out += fmt::format("  t{} [label=\"{}\"{}];\n", i, label, t.kind == TaskKind::compute ? "" : ", shape=ellipse");
+    for (auto d : g.dependencies(i)) out += fmt::format("  t{} -> t{};\n", d, i);
+  }
+  return out + "}\n";
+}
+
+constexpr std::size_t kMaxDotTasks = 2000;
+
+}  // namespace
+
+Action add_tasks_command(CLI::App& app) {
+  struct Options {
+    std::string scenario;
+    std::vector<std::string> set;
+    bool json = false;
+    bool dot = false;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("tasks", "Build one iteration's task graph: task counts, FLOPs, communication and memory per stage");
+  cmd->add_option("scenario", o->scenario, "scenario YAML with cluster, model, training and plan")->required();
+  cmd->add_option("--set", o->set, "override a scenario key: --set plan.tp=4 (repeatable)");
+  auto* json = cmd->add_flag("--json", o->json, "print JSON instead of tables");
+  cmd->add_flag("--dot", o->dot, "print the task graph in Graphviz DOT (small graphs)")->excludes(json);
+  return [o]() {
+    const auto s = sim::load_scenario(o->scenario, o->set);
+    s.require_workload();
+    const auto& m = *s.model;
+    const auto& tr = *s.training;
+    const auto& p = *s.plan;
+    const auto g = build_tasks(m, tr, p);
+    if (o->dot) {
+      if (g.tasks.size() > kMaxDotTasks) {
+        throw InputError({o->scenario, 0, 0}, "plan",
+                         fmt::format("{} tasks are too many to draw (--dot takes up to {}); try a smaller global_batch", g.tasks.size(), kMaxDotTasks));
+      }
+      std::cout << to_dot(g);
+      return 0;
+    }
+    std::map<std::string, int> kinds;
+    std::map<std::tuple<std::string, std::string, std::size_t>, CommRow> comm;
+    for (const auto& t : g.tasks) {
+      ++kinds[task_key(t)];
+      if (t.kind == TaskKind::collective) {
+        auto& row = comm[{std::string(comm_dim_name(t.dim)), std::string(collective_name(t.collective)), g.groups[t.group].size()}];
+        ++row.count;
+        row.bytes += t.bytes;
+      }
+    }
+    const auto f = flops_check(m, tr, p, g);
+    const auto mem = memory_per_stage(m, tr, p, s.cluster.node.gpu.hbm_capacity);
+
+    if (o->json) {
+      nlohmann::json stages = nlohmann::json::array();
+      for (const auto& st : mem.stages) {
+        stages.push_back({{"stage", st.stage},
+                          {"parameters", st.parameters},
+                          {"weights_bytes", st.weights.value()},
+                          {"gradients_bytes", st.gradients.value()},
+                          {"optimizer_bytes", st.optimizer.value()},
+                          {"activations_bytes", st.activations.value()},
+                          {"recompute_working_bytes", st.recompute_working.value()},
+                          {"buffers_bytes", st.buffers.value()},
+                          {"allowance_bytes", st.allowance.value()},
+                          {"total_bytes", st.total().value()},
+                          {"chunks_in_flight", st.chunks_in_flight},
+                          {"fits", st.total() <= mem.capacity}});
+      }
+      nlohmann::json comms = nlohmann::json::array();
+      for (const auto& [key, row] : comm) {
+        comms.push_back({{"dim", std::get<0>(key)}, {"collective", std::get<1>(key)}, {"group_size", std::get<2>(key)},
+                         {"count", row.count}, {"bytes", row.bytes}});
+      }
+      nlohmann::json j{
+          {"scenario", s.name},
+          {"gpus", s.cluster.gpus()},
+          {"micro_batches", g.micro_batches},
+          {"tasks", {{"total", g.tasks.size()}, {"by_kind", kinds}}},
+          {"flops", {{"tasks", f.tasks}, {"model", f.model}, {"formula", f.formula}, {"formula_name", f.formula_name}}},
+          {"communication", comms},
+          {"memory", {{"capacity_bytes", mem.capacity.value()}, {"fits", mem.fits()},
+                      {"problem", mem.problem() ? nlohmann::json(*mem.problem()) : nlohmann::json(nullptr)}, {"stages", stages}}},
+      };
+      std::cout << j.dump(2) << "\n";
+      return 0;
+    }
+
+    std::string out = fmt::format("Scenario  {}: {} on {} x {}\n", s.name, m.name, s.cluster.gpus(), s.cluster.node.gpu.name);
+    out += fmt::format("Plan      tp {}{} x pp {}{} x dp {}, {}, {} micro-batches of {} per replica (global batch {}), recompute {}, zero {}\n\n",
+                       p.tp, p.sp ? " (sp)" : "", p.pp, p.vpp > 1 ? fmt::format(" (vpp {})", p.vpp) : "", p.dp, schedule_name(p.schedule),
+                       g.micro_batches, p.micro_batch, p.global_batch, recompute_name(p.recompute), p.zero);
+    Table tk({"task", "count"}, {Table::Align::left, Table::Align::right});
+    for (const auto& [k, n] : kinds) tk.add({k, fmt::format("{}", n)});
+    tk.add({"total", fmt::format("{}", g.tasks.size())});
+    out += tk.render() + "\n";
+    out += fmt::format("FLOPs     {} in the tasks (all GPUs); {} without recompute; {}: {} (tasks / formula = {})\n\n",
+                       format_number(f.tasks), format_number(f.model), f.formula_name, format_number(f.formula),
+                       format_number(f.tasks / f.formula, 5));
+    Table tc({"dim", "collective", "group", "count", "bytes per rank"},
+             {Table::Align::left, Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right});
+    for (const auto& [key, row] : comm) {
+      tc.add({std::get<0>(key), std::get<1>(key), fmt::format("{}", std::get<2>(key)), fmt::format("{}", row.count),
+              format_bytes(Bytes(row.bytes))});
+    }
+    out += "Communication per iteration (one replica's ranks; every replica does the same)\n" + tc.render() + "\n";
+    Table tm({"stage", "params", "weights", "grads", "optimizer", "activations", "in flight", "buffers", "allowance", "total", "verdict"},
+             {Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right,
+              Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::left});
+    for (const auto& st : mem.stages) {
+      tm.add({fmt::format("{}", st.stage), format_number(st.parameters / 1e9) + " B", format_bytes(st.weights), format_bytes(st.gradients),
+              format_bytes(st.optimizer), format_bytes(st.activations), fmt::format("{}", st.chunks_in_flight), format_bytes(st.buffers),
+              format_bytes(st.allowance), format_bytes(st.total()), st.total() <= mem.capacity ? "fits" : "OOM"});
+    }
+    out += fmt::format("Memory per GPU ({} per GPU)\n", format_bytes(mem.capacity)) + tm.render();
+    out += mem.fits() ? "Verdict   fits\n" : fmt::format("Verdict   {}\n", *mem.problem());
+    std::cout << out;
+    return 0;
+  };
+}
+
+}  // namespace parasim::cli

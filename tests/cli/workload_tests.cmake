@@ -1,0 +1,29 @@
+# parasim model and parasim tasks end to end.
+
+# Hugging Face configs: Llama-2-7B 6.738B parameters, Llama-3-8B 8.030B (exact counts by hand in
+# tests/workload/hf_config_test.cpp).
+parasim_cli_test(NAME model_llama2_7b_hf ARGS model tests/data/hf/llama-2-7b/config.json --json
+                 JSON parameters.total=6738415616.0 layers=32 kv_heads=32 activation=swiglu)
+parasim_cli_test(NAME model_llama3_8b_hf ARGS model tests/data/hf/llama-3-8b/config.json --json
+                 JSON parameters.total=8030261248.0 kv_heads=8 vocab=128256)
+parasim_cli_test(NAME model_table ARGS model scenarios/models/gpt3-175b.yaml
+                 STDOUT_REGEX "total +174.6 B" "Training FLOPs per token at seq 2048")
+parasim_cli_test(NAME model_unknown_architecture ARGS model tests/data/hf/bad/falcon-7b/config.json RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/bad_plans/hf_unknown_architecture.expected)
+
+# GPT-3 175B, TP8 PP8 DP16 on 1024 A100-80GB, global batch 1536, seq 2048, full recompute: fits,
+# (JSON booleans read back through CMake as ON/OFF), and the task FLOPs equal Megatron's 96·B·s·l·h²·(1 + s/6h + V/16lh).
+parasim_cli_test(NAME tasks_gpt3_175b ARGS tasks scenarios/jobs/gpt3-175b-1024-a100.yaml --json
+                 JSON memory.fits=ON micro_batches=96 tasks.total=131242 gpus=1024)
+parasim_cli_test(NAME tasks_gpt3_175b_table ARGS tasks scenarios/jobs/gpt3-175b-1024-a100.yaml
+                 STDOUT_REGEX "tasks / formula = 1\\)" "Verdict +fits")
+# Without recompute the activations of 8 micro-batches in flight no longer fit on stage 0.
+parasim_cli_test(NAME tasks_gpt3_175b_oom ARGS tasks scenarios/jobs/gpt3-175b-1024-a100.yaml --set plan.recompute=none
+                 STDOUT_REGEX "Verdict +OOM on stage 0 by")
+parasim_cli_test(NAME tasks_dot ARGS tasks scenarios/jobs/gpt3-175b-1024-a100.yaml --dot --set plan.global_batch=128 --set plan.pp=1
+                 --set plan.dp=128 STDOUT_REGEX "^digraph tasks")
+# A scenario's model may be a Hugging Face config.json (here set from the command line).
+parasim_cli_test(NAME tasks_hf_model ARGS tasks scenarios/jobs/gpt3-175b-1024-a100.yaml --json
+                 --set model=tests/data/hf/llama-3-8b/config.json --set plan.tp=4 --set plan.pp=2 --set plan.dp=128
+                 --set plan.global_batch=256 --set training.seq_len=8192 --set training.attention=flash --set plan.recompute=selective
+                 JSON memory.fits=ON micro_batches=2)
