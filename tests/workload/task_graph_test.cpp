@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <filesystem>
 #include <map>
 #include <set>
 
@@ -160,4 +162,38 @@ TEST_CASE("collective groups follow the dimension order") {
     if (t.kind == TaskKind::collective && t.dim == CommDim::tp) tp_groups.insert(g.groups[t.group]);
   }
   CHECK(tp_groups == std::set<std::vector<int>>{{0, 2}, {4, 6}});
+}
+
+TEST_CASE("conservation over every bundled model: task FLOPs = model FLOPs x (1 + recomputed share)") {
+  namespace fs = std::filesystem;
+  std::vector<fs::path> files;
+  for (const auto& e : fs::directory_iterator("scenarios/models")) {
+    if (e.path().extension() == ".yaml") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  REQUIRE(files.size() >= 17);
+  int graphs = 0;
+  for (const auto& f : files) {
+    const auto m = parse_model(yaml::Record(yaml::load_file(f), kModelSchema));
+    const auto tr = test::training(1024);
+    for (auto [tp, pp] : {std::pair{1, 1}, {8, 1}, {4, 4}, {8, 8}}) {
+      for (auto rc : {Recompute::none, Recompute::full}) {
+        auto p = test::plan(tp, pp, 2, 1, 2 * pp);
+        p.recompute = rc;
+        if (find_plan_problem(p, m, tp * pp * 2)) continue;  // e.g. layers not divisible by pp
+        CAPTURE(f.string());
+        CAPTURE(tp);
+        CAPTURE(pp);
+        const auto g = build_tasks(m, tr, p);
+        const double tokens = 2.0 * pp * 1024;
+        const BlockShape shape{1, 1024, tp, false, Recompute::none};
+        const double layer_fwd =
+            (total_flops(attention_block(m, tr, shape).forward) + total_flops(mlp_block(m, tr, shape).forward)) * tp;
+        const double recomputed = rc == Recompute::full ? layer_fwd * m.layers * 2 * pp : 0.0;
+        CHECK(g.total_flops() == doctest::Approx(training_flops_per_token(m, 1024, tp) * tokens + recomputed).epsilon(1e-9));
+        ++graphs;
+      }
+    }
+  }
+  CHECK(graphs >= 60);
 }
