@@ -13,5 +13,6 @@ Action add_topo_command(CLI::App& app);
 Action add_schema_command(CLI::App& app);
 Action add_model_command(CLI::App& app);
 Action add_tasks_command(CLI::App& app);
+Action add_simulate_command(CLI::App& app);
 
 }  // namespace parasim::cli

@@ -20,6 +20,7 @@ int main(int argc, char** argv) {
   add(parasim::cli::add_topo_command);
   add(parasim::cli::add_model_command);
   add(parasim::cli::add_tasks_command);
+  add(parasim::cli::add_simulate_command);
   add(parasim::cli::add_schema_command);
 
   try {

@@ -44,6 +44,7 @@ constexpr Field kGpuFields[] = {
     {.name = "hbm", .type = FieldType::section, .description = "device memory", .required = true, .schema = &kHbmSchema},
     {.name = "nvlink", .type = FieldType::section, .description = "NVLink; absent for PCIe-only boards", .schema = &kNvlinkSchema},
     {.name = "pcie", .type = FieldType::section, .description = "PCIe host link", .required = true, .schema = &kPcieSchema},
+    {.name = "sms", .type = FieldType::integer, .description = "streaming multiprocessors (for GEMM wave quantization)", .min = 1},
 };
 
 }  // namespace
@@ -85,6 +86,7 @@ GpuSpec parse_gpu(const yaml::Record& r) {
   const auto& pcie = r.section("pcie");
   g.pcie_generation = static_cast<int>(pcie.integer("generation"));
   g.pcie_lanes = static_cast<int>(pcie.integer("lanes"));
+  g.sms = r.has("sms") ? static_cast<int>(r.integer("sms")) : 0;
   return g;
 }
 

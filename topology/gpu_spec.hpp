@@ -29,6 +29,7 @@ struct GpuSpec {
   std::optional<NvlinkSpec> nvlink;  ///< nullopt for PCIe-only boards
   int pcie_generation = 4;
   int pcie_lanes = 16;
+  int sms = 0;  ///< streaming multiprocessors (GEMM wave quantization); 0 = not stated
 
   std::optional<FlopsPerSecond> peak_for(Precision p) const { return peak[static_cast<std::size_t>(p)]; }
   /// Usable PCIe bandwidth per direction after line encoding (gen4 x16: 31.5 GB/s).

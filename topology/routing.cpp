@@ -113,6 +113,24 @@ void Router::route_in_node(Vertex from, Vertex to, double share, std::vector<Hop
 
 void Router::route_in_network(Vertex from_leaf, Vertex to_leaf, std::vector<Hop>& hops, double& latency) const {
   if (from_leaf == to_leaf) return;
+  {
+    std::lock_guard<std::mutex> lock(leaf_routes_mutex_);
+    if (auto it = leaf_routes_.find({from_leaf, to_leaf}); it != leaf_routes_.end()) {
+      hops.insert(hops.end(), it->second.hops.begin(), it->second.hops.end());
+      latency += it->second.latency;
+      return;
+    }
+  }
+  std::vector<Hop> own;
+  double own_latency = 0;
+  walk_network(from_leaf, to_leaf, own, own_latency);
+  hops.insert(hops.end(), own.begin(), own.end());
+  latency += own_latency;
+  std::lock_guard<std::mutex> lock(leaf_routes_mutex_);
+  leaf_routes_.emplace(std::pair{from_leaf, to_leaf}, LeafRoute{std::move(own), own_latency});
+}
+
+void Router::walk_network(Vertex from_leaf, Vertex to_leaf, std::vector<Hop>& hops, double& latency) const {
   const Graph& g = cluster_->graph();
   const Vertex first = cluster_->first_switch();
   const std::size_t switches = cluster_->switch_count();

@@ -10,6 +10,8 @@
 // 2.12), so rail-optimized networks keep traffic on its rail; on PCIe nodes through the source GPU's
 // own NIC. The receiving side always uses the destination GPU's NIC. Without PCIe peer-to-peer
 // (GeForce), a copy between GPUs of one node is staged in the sender's host memory.
+#include <map>
+#include <mutex>
 #include <vector>
 
 #include "topology/cluster.hpp"
@@ -34,6 +36,8 @@ class Router {
  public:
   /// Precomputes the shortest-path distances inside a node and between the network's switches.
   explicit Router(const Cluster& cluster);
+  Router(const Router&) = delete;
+  Router& operator=(const Router&) = delete;
 
   const Cluster& cluster() const { return *cluster_; }
   Route route(int src_gpu, int dst_gpu) const;
@@ -43,6 +47,7 @@ class Router {
  private:
   void route_in_node(Vertex from, Vertex to, double share, std::vector<Hop>& hops, double& latency) const;
   void route_in_network(Vertex from_leaf, Vertex to_leaf, std::vector<Hop>& hops, double& latency) const;
+  void walk_network(Vertex from_leaf, Vertex to_leaf, std::vector<Hop>& hops, double& latency) const;
   void add_link_hop(Vertex from, Vertex to, double share, std::vector<Hop>& hops, double& latency) const;
 
   const Cluster* cluster_;
@@ -51,6 +56,13 @@ class Router {
   std::vector<std::int64_t> node_distance_;
   /// network_distance_[leaf * switch_count + s]: hops from network switch s to a leaf.
   std::vector<std::int64_t> network_distance_;
+  /// Leaf-to-leaf routes already walked (the same pairs recur for every GPU pair behind them).
+  struct LeafRoute {
+    std::vector<Hop> hops;
+    double latency = 0;
+  };
+  mutable std::map<std::pair<Vertex, Vertex>, LeafRoute> leaf_routes_;
+  mutable std::mutex leaf_routes_mutex_;
 };
 
 }  // namespace parasim::topology

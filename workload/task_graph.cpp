@@ -112,10 +112,27 @@ class Builder {
     return id;
   }
 
-  std::uint32_t group(std::vector<int> ranks) {
+  // A group and its twins: `twin(t, d)` gives the group of TP rank t and data-parallel rank d.
+  template <class Twin>
+  std::uint32_t group(std::vector<int> ranks, int tp_ranks, int dp_ranks, Twin twin) {
     auto [it, fresh] = group_index_.emplace(ranks, static_cast<std::uint32_t>(g_.groups.size()));
-    if (fresh) g_.groups.push_back(std::move(ranks));
+    if (fresh) {
+      std::vector<std::vector<int>> all{ranks};
+      for (int t = 0; t < tp_ranks; ++t) {
+        for (int d = 0; d < dp_ranks; ++d) {
+          if (t == 0 && d == 0) continue;
+          all.push_back(twin(t, d));
+        }
+      }
+      g_.groups.push_back(std::move(ranks));
+      g_.twins.push_back(std::move(all));
+    }
     return it->second;
+  }
+  // Point-to-point between two stages, for every (tp, dp) position.
+  std::uint32_t pair_group(int from, int to) {
+    return group({layout_.rank(0, 0, from), layout_.rank(0, 0, to)}, p_.tp, p_.dp,
+                 [&](int t, int d) { return std::vector<int>{layout_.rank(t, d, from), layout_.rank(t, d, to)}; });
   }
 
   std::uint32_t block(BlockKind kind, Recompute r, int micro_batch) {
@@ -336,8 +353,8 @@ class Builder {
   void build_pipeline_transfers() {
     for (int chunk = 0; chunk + 1 < p_.chunks(); ++chunk) {
       const int from = chunk % p_.pp, to = (chunk + 1) % p_.pp;
-      const auto grp = group({layout_.rank(0, 0, from), layout_.rank(0, 0, to)});
-      const auto back = group({layout_.rank(0, 0, to), layout_.rank(0, 0, from)});
+      const auto grp = pair_group(from, to);
+      const auto back = pair_group(to, from);
       for (int mb = 0; mb < micro_; ++mb) {
         // Megatron-LM sends e·s·b·h/t per TP rank (split by SP, or by its scatter-gather otherwise).
         const double bytes = activation_tensor(mb) / p_.tp;
@@ -406,7 +423,7 @@ class Builder {
     if (m_.tied_embeddings && p_.pp > 1 && (stage == 0 || stage == p_.pp - 1)) {
       const double vocab_shard = static_cast<double>(padded_vocab(m_, p_.tp)) * m_.hidden / p_.tp;
       done.push_back(add(collective(stage, Phase::backward_weight, Collective::all_reduce, CommDim::pp, Stream::dp_comm,
-                                    vocab_shard * tr_.gradient_bytes(), group({layout_.rank(0, 0, 0), layout_.rank(0, 0, p_.pp - 1)}), -1, -1,
+                                    vocab_shard * tr_.gradient_bytes(), pair_group(0, p_.pp - 1), -1, -1,
                                     -1),
                          {stage_end}));
     }
@@ -474,11 +491,15 @@ class Builder {
     dp_group_.assign(static_cast<std::size_t>(p_.pp), 0);
     sharding_group_.assign(static_cast<std::size_t>(p_.pp), 0);
     replica_group_.assign(static_cast<std::size_t>(p_.pp), 0);
+    const int zg = p_.sharding_group();
     for (int s = 0; s < p_.pp; ++s) {
-      tp_group_[s] = group(layout_.tp_group(0, s));
-      dp_group_[s] = group(layout_.dp_group(0, s));
-      sharding_group_[s] = group(layout_.sharding_group(0, 0, s));
-      replica_group_[s] = group(layout_.replica_group(0, 0, s));
+      // TP groups repeat in every replica; DP groups for every TP rank; sharding groups for every
+      // TP rank and every shard group; replica groups for every TP rank and position in a shard.
+      tp_group_[s] = group(layout_.tp_group(0, s), 1, p_.dp, [&](int, int d) { return layout_.tp_group(d, s); });
+      dp_group_[s] = group(layout_.dp_group(0, s), p_.tp, 1, [&](int t, int) { return layout_.dp_group(t, s); });
+      sharding_group_[s] = group(layout_.sharding_group(0, 0, s), p_.tp, p_.dp / zg,
+                                 [&](int t, int j) { return layout_.sharding_group(t, j * zg, s); });
+      replica_group_[s] = group(layout_.replica_group(0, 0, s), p_.tp, zg, [&](int t, int d) { return layout_.replica_group(t, d, s); });
     }
     layer_params_ = single_layer_parameters();
   }

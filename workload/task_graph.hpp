@@ -56,6 +56,9 @@ struct TaskGraph {
   std::vector<std::uint32_t> deps;  ///< ids of the tasks each task waits for
   std::vector<Block> blocks;        ///< the distinct blocks compute tasks refer to
   std::vector<std::vector<int>> groups;  ///< ranks of each collective (global rank = GPU index)
+  /// For each group, every group that runs the same collective at the same time in the other
+  /// replicas and TP ranks (the group itself first): what loads the links when one stands for all.
+  std::vector<std::vector<std::vector<int>>> twins;
   int stages = 1;
   int micro_batches = 1;
   int tp = 1;  ///< GPUs that run each stage's tasks together

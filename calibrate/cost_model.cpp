@@ -1,0 +1,74 @@
+#include "calibrate/cost_model.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <stdexcept>
+
+namespace parasim::calibrate {
+
+using workload::OpKind;
+
+ComputeKind compute_kind(OpKind kind) {
+  switch (kind) {
+    case OpKind::gemm: return ComputeKind::gemm;
+    case OpKind::attention:
+    case OpKind::attention_grad: return ComputeKind::attention;
+    case OpKind::memory_bound: return ComputeKind::memory_bound;
+  }
+  return ComputeKind::gemm;
+}
+
+CostModel::CostModel(topology::GpuSpec gpu, Profile profile) : gpu_(std::move(gpu)), profile_(std::move(profile)) {}
+
+FlopsPerSecond CostModel::peak(Precision p) const {
+  if (auto v = gpu_.peak_for(p)) return *v;
+  // fp32 ops (loss, optimizer) on GPUs without a tf32 figure; fp8 never silently degrades.
+  if (p == Precision::tf32 && gpu_.peak_for(Precision::fp32)) return *gpu_.peak_for(Precision::fp32);
+  throw std::invalid_argument(fmt::format("{} has no {} peak", gpu_.name, precision_name(p)));
+}
+
+double CostModel::wave_efficiency(std::int64_t m, std::int64_t n, int batch) const {
+  if (gpu_.sms <= 0) return 1.0;
+  const std::int64_t tile = profile_.gemm_tile;
+  const std::int64_t tiles = ((m + tile - 1) / tile) * ((n + tile - 1) / tile) * std::max(1, batch);
+  const std::int64_t waves = (tiles + gpu_.sms - 1) / gpu_.sms;
+  return static_cast<double>(tiles) / static_cast<double>(waves * gpu_.sms);
+}
+
+Seconds CostModel::op_time(const workload::Op& op) const {
+  const double hbm = gpu_.hbm_bandwidth.value() * profile_.memory_efficiency;
+  const double memory = op.bytes / hbm;
+  double compute = 0.0;
+  switch (op.kind) {
+    case OpKind::gemm: {
+      const double eff = profile_.gemm_efficiency[static_cast<std::size_t>(op.precision)];
+      const double k_fill = static_cast<double>(op.k) / (static_cast<double>(op.k) + profile_.gemm_k_half);
+      compute = op.flops / (peak(op.precision).value() * eff * wave_efficiency(op.m, op.n, op.batch) * k_fill);
+      break;
+    }
+    case OpKind::attention:
+    case OpKind::attention_grad: {
+      const double eff = op.kind == OpKind::attention ? profile_.attention_forward_efficiency : profile_.attention_backward_efficiency;
+      const double work = op.causal ? profile_.causal_work_fraction : 1.0;
+      compute = op.flops * work / (peak(op.precision).value() * eff);
+      break;
+    }
+    case OpKind::memory_bound: break;
+  }
+  return Seconds(std::max(compute, memory) + profile_.kernel_launch.value());
+}
+
+Seconds CostModel::ops_time(const std::vector<workload::Op>& ops) const {
+  Seconds total;
+  for (const auto& op : ops) total += op_time(op);
+  return total;
+}
+
+ComputeKind CostModel::dominant_kind(const std::vector<workload::Op>& ops) const {
+  std::array<double, 3> time{};
+  for (const auto& op : ops) time[static_cast<std::size_t>(compute_kind(op.kind))] += op_time(op).value();
+  return static_cast<ComputeKind>(std::max_element(time.begin(), time.end()) - time.begin());
+}
+
+}  // namespace parasim::calibrate

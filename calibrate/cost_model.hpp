@@ -1,0 +1,40 @@
+#pragma once
+// Op → seconds on one GPU, from its datasheet (GpuSpec) and what it delivers (Profile).
+//   GEMM: max(FLOPs / (peak · efficiency · wave quantization · K fill), bytes / (HBM · efficiency))
+//         + kernel launch. Wave quantization: ceil(M/tile)·ceil(N/tile) output tiles run in waves of
+//         one per SM; a partial last wave idles the rest. K fill: K / (K + k_half).
+//   Attention (flash): FLOPs · causal work fraction / (peak · attention efficiency), or its bytes
+//         at HBM speed if that is slower, + launch.
+//   Memory-bound: bytes / (HBM · efficiency) + launch.
+#include <vector>
+
+#include "calibrate/profile.hpp"
+#include "topology/gpu_spec.hpp"
+#include "workload/ops.hpp"
+
+namespace parasim::calibrate {
+
+ComputeKind compute_kind(workload::OpKind kind);
+
+class CostModel {
+ public:
+  CostModel(topology::GpuSpec gpu, Profile profile);
+
+  const topology::GpuSpec& gpu() const { return gpu_; }
+  const Profile& profile() const { return profile_; }
+
+  Seconds op_time(const workload::Op& op) const;
+  Seconds ops_time(const std::vector<workload::Op>& ops) const;
+  /// The kind that takes most of the time of a list of ops (what an overlapping transfer slows).
+  ComputeKind dominant_kind(const std::vector<workload::Op>& ops) const;
+  /// Wave-quantization efficiency of an M x N output (times batch) on this GPU's SMs.
+  double wave_efficiency(std::int64_t m, std::int64_t n, int batch) const;
+  /// Dense peak for a format; fp8 falls back to nothing on GPUs without it (checked by the caller).
+  FlopsPerSecond peak(Precision p) const;
+
+ private:
+  topology::GpuSpec gpu_;
+  Profile profile_;
+};
+
+}  // namespace parasim::calibrate

@@ -1,0 +1,126 @@
+// parasim simulate <scenario>: one training iteration replayed over the cluster.
+#include <fmt/format.h>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "calibrate/cost_model.hpp"
+#include "cli/commands.hpp"
+#include "cli/table.hpp"
+#include "core/error.hpp"
+#include "sim/scenario.hpp"
+#include "sim/simulator.hpp"
+#include "sim/trace.hpp"
+
+namespace parasim::cli {
+namespace {
+
+nlohmann::json to_json(const sim::Scenario& s, const sim::Result& r) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (std::size_t i = 0; i < r.stages.size(); ++i) {
+    const auto& b = r.stages[i];
+    const auto& m = r.memory.stages[i];
+    stages.push_back({{"stage", b.stage},
+                      {"forward_s", b.forward.value()},
+                      {"backward_s", b.backward.value()},
+                      {"recompute_s", b.recompute.value()},
+                      {"optimizer_s", b.optimizer.value()},
+                      {"exposed_tp_s", b.exposed[0].value()},
+                      {"exposed_dp_s", b.exposed[1].value()},
+                      {"exposed_pp_s", b.exposed[2].value()},
+                      {"bubble_s", b.bubble.value()},
+                      {"memory_bytes", m.total().value()},
+                      {"fits", m.total() <= r.memory.capacity}});
+  }
+  nlohmann::json path = nlohmann::json::array();
+  for (const auto& c : r.critical_path) path.push_back({{"what", c.what}, {"seconds", c.time.value()}});
+  return {{"scenario", s.name},
+          {"gpus", r.gpus},
+          {"iteration_s", r.iteration.value()},
+          {"tokens_per_s", r.tokens_per_s},
+          {"samples_per_s", r.samples_per_s},
+          {"model_tflops_per_gpu", r.model_tflops_per_gpu},
+          {"mfu", r.mfu},
+          {"hfu", r.hfu},
+          {"memory", {{"capacity_bytes", r.memory.capacity.value()}, {"fits", r.memory.fits()},
+                      {"problem", r.memory.problem() ? nlohmann::json(*r.memory.problem()) : nlohmann::json(nullptr)}}},
+          {"stages", stages},
+          {"critical_path", path},
+          {"tasks", r.tasks},
+          {"events", r.events}};
+}
+
+std::string seconds(Seconds s) { return format_duration(s); }
+
+std::string to_text(const sim::Scenario& s, const sim::Result& r) {
+  const auto& p = *s.plan;
+  std::string out = fmt::format("Scenario    {}: {} on {} x {}\n", s.name, s.model->name, r.gpus, s.cluster.node.gpu.name);
+  out += fmt::format("Plan        tp {}{} x pp {}{} x dp {}, {}, micro-batch {}, global batch {}, recompute {}, zero {}\n", p.tp,
+                     p.sp ? " (sp)" : "", p.pp, p.vpp > 1 ? fmt::format(" (vpp {})", p.vpp) : "", p.dp, workload::schedule_name(p.schedule),
+                     p.micro_batch, p.global_batch, workload::recompute_name(p.recompute), p.zero);
+  out += fmt::format("Iteration   {}   {} tokens/s   {} samples/s\n", seconds(r.iteration), format_number(r.tokens_per_s, 6),
+                     format_number(r.samples_per_s));
+  out += fmt::format("Per GPU     {} model TFLOP/s   MFU {}%   HFU {}%\n\n", format_number(r.model_tflops_per_gpu),
+                     format_number(100 * r.mfu, 3), format_number(100 * r.hfu, 3));
+  cli::Table t({"stage", "forward", "backward", "recompute", "optimizer", "exposed tp", "exposed dp", "exposed pp", "bubble", "memory", "verdict"},
+               std::vector<cli::Table::Align>(11, cli::Table::Align::right));
+  for (std::size_t i = 0; i < r.stages.size(); ++i) {
+    const auto& b = r.stages[i];
+    const auto& m = r.memory.stages[i];
+    t.add({fmt::format("{}", b.stage), seconds(b.forward), seconds(b.backward), seconds(b.recompute), seconds(b.optimizer),
+           seconds(b.exposed[0]), seconds(b.exposed[1]), seconds(b.exposed[2]), seconds(b.bubble), format_bytes(m.total()),
+           m.total() <= r.memory.capacity ? "fits" : "OOM"});
+  }
+  out += t.render() + "\n";
+  out += "Critical path\n";
+  const std::size_t shown = std::min<std::size_t>(6, r.critical_path.size());
+  for (std::size_t i = 0; i < shown; ++i) {
+    out += fmt::format("  {:<32} {:>10}  {:>5}%\n", r.critical_path[i].what, seconds(r.critical_path[i].time),
+                       format_number(100 * r.critical_path[i].time.value() / r.iteration.value(), 3));
+  }
+  out += r.memory.fits() ? "Memory      fits\n" : fmt::format("Memory      {}\n", *r.memory.problem());
+  return out;
+}
+
+}  // namespace
+
+Action add_simulate_command(CLI::App& app) {
+  struct Options {
+    std::string scenario;
+    std::vector<std::string> set;
+    bool json = false;
+    bool full = false;
+    std::string trace;
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("simulate", "Simulate one training iteration: time, throughput, MFU, where the time goes, memory");
+  cmd->add_option("scenario", o->scenario, "scenario YAML with cluster, model, training and plan")->required();
+  cmd->add_option("--set", o->set, "override a scenario key: --set plan.tp=4, --set cluster.node.nics.bandwidth=800Gb/s (repeatable)");
+  cmd->add_flag("--json", o->json, "print JSON instead of tables");
+  cmd->add_flag("--full", o->full, "simulate every replica's traffic separately instead of by symmetry");
+  cmd->add_option("--trace", o->trace, "write a Chrome trace (Perfetto, chrome://tracing) to this file");
+  return [o]() {
+    const auto s = sim::load_scenario(o->scenario, o->set);
+    s.require_workload();
+    const auto& gpu = s.cluster.node.gpu;
+    if (!gpu.peak_for(s.training->precision)) {
+      throw InputError({o->scenario, 1, 1}, "training.precision",
+                       fmt::format("{} has no {} peak in its hardware file", gpu.name, precision_name(s.training->precision)));
+    }
+    const topology::Cluster cluster(s.cluster);
+    const auto graph = workload::build_tasks(*s.model, *s.training, *s.plan);
+    const calibrate::CostModel cost(gpu, calibrate::default_profile(gpu.name));
+    const sim::SimInput in{&cluster, &*s.model, &*s.training, &*s.plan, &graph, &cost};
+    sim::Timeline timeline;
+    const auto result = sim::simulate(in, {o->full, !o->trace.empty()}, o->trace.empty() ? nullptr : &timeline);
+    if (!o->trace.empty()) {
+      std::ofstream out(o->trace);
+      if (!out) throw InputError({o->trace, 0, 0}, "--trace", "cannot write the trace file");
+      sim::write_chrome_trace(out, graph, timeline, cluster);
+    }
+    std::cout << (o->json ? to_json(s, result).dump(2) + "\n" : to_text(s, result));
+    return 0;
+  };
+}
+
+}  // namespace parasim::cli

@@ -1,0 +1,196 @@
+#include "sim/collectives.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+#include "topology/group_bandwidth.hpp"
+
+namespace parasim::sim {
+
+using calibrate::Fabric;
+using workload::Collective;
+
+std::string_view algorithm_name(Algorithm a) {
+  switch (a) {
+    case Algorithm::ring: return "ring";
+    case Algorithm::tree: return "tree";
+    case Algorithm::nvls: return "nvls";
+    case Algorithm::hierarchical: return "hierarchical";
+    case Algorithm::direct: return "direct";
+  }
+  return "";
+}
+
+Fabric fabric_of(topology::LinkKind kind) {
+  switch (kind) {
+    case topology::LinkKind::nvlink: return Fabric::nvlink;
+    case topology::LinkKind::pcie:
+    case topology::LinkKind::inter_socket: return Fabric::pcie;
+    default: return Fabric::network;
+  }
+}
+
+CollectiveLowering::CollectiveLowering(const topology::Router& router, const calibrate::Profile& profile)
+    : router_(&router), profile_(&profile) {}
+
+void CollectiveLowering::add_route(int from, int to, double share, std::map<std::size_t, double>& weights, double& max_latency) const {
+  const auto route = router_->route(from, to);
+  for (const auto& h : route.hops) {
+    const auto& link = router_->cluster().link(h.link);
+    weights[h.link] += share * h.share / profile_->fabric(fabric_of(link.kind)).efficiency;
+  }
+  max_latency = std::max(max_latency, route.latency.value());
+}
+
+LinkUsage CollectiveLowering::finish(std::map<std::size_t, double>& weights, double factor, int steps, double max_latency,
+                                     const std::map<std::size_t, double>& own) const {
+  // Symmetry: a link only twins cross mirrors one the representative crosses, with the same load
+  // from every (equally symmetric) transfer; keeping the representative's links loses no constraint.
+  if (!own.empty()) {
+    for (auto it = weights.begin(); it != weights.end();) it = own.count(it->first) ? std::next(it) : weights.erase(it);
+  }
+  LinkUsage u;
+  u.bytes_factor = factor;
+  u.steps = steps;
+  double rate = std::numeric_limits<double>::infinity();
+  int slowest = 0;
+  for (const auto& [link, w] : weights) {
+    u.usage.push_back({static_cast<FluidModel::ResourceId>(link), w});
+    const auto& info = router_->cluster().link(link);
+    rate = std::min(rate, info.bandwidth.value() / w);
+    slowest = std::max(slowest, static_cast<int>(fabric_of(info.kind)));  // nvlink < pcie < network
+  }
+  u.fabric = static_cast<Fabric>(slowest);
+  u.step_latency = Seconds(max_latency + profile_->fabric(u.fabric).step_latency.value());
+  u.alone_rate = rate;
+  return u;
+}
+
+const LinkUsage& CollectiveLowering::ring(std::uint64_t group, const std::vector<std::vector<int>>& twins, double factor, int steps) {
+  const auto key = std::make_tuple(group, static_cast<int>(Algorithm::ring), static_cast<int>(std::lround(factor * 1e6)) ^ (steps << 20));
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  std::map<std::size_t, double> weights, own;
+  double latency = 0;
+  for (std::size_t t = 0; t < twins.size(); ++t) {
+    const auto rings = topology::ring_orders(router_->cluster(), twins[t]);
+    for (const auto& r : rings) {
+      for (std::size_t i = 0; i < r.size(); ++i) {
+        add_route(r[i], r[(i + 1) % r.size()], 1.0 / static_cast<double>(rings.size()), weights, latency);
+        if (t == 0) add_route(r[i], r[(i + 1) % r.size()], 1.0, own, latency);
+      }
+    }
+  }
+  return cache_.emplace(key, finish(weights, factor, steps, latency, own)).first->second;
+}
+
+const LinkUsage& CollectiveLowering::nvls(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
+  const auto key = std::make_tuple(group, static_cast<int>(Algorithm::nvls), 0);
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  const auto& cluster = router_->cluster();
+  const auto& g = cluster.graph();
+  std::map<std::size_t, double> weights, own;
+  double latency = 0;
+  for (std::size_t t = 0; t < twins.size(); ++t) {
+    for (int rank : twins[t]) {
+      // Each GPU pushes its buffer into the switch and pulls the reduced result back.
+      const auto v = cluster.gpu_vertex(rank);
+      for (auto [e, end] = boost::out_edges(v, g); e != end; ++e) {
+        if (g[*e].kind != topology::LinkKind::nvlink) continue;
+        const auto back = boost::edge(boost::target(*e, g), v, g).first;
+        weights[g[*e].id] += 1.0 / profile_->nvls_efficiency;
+        weights[g[back].id] += 1.0 / profile_->nvls_efficiency;
+        if (t == 0) own[g[*e].id] = own[g[back].id] = 1.0;
+        latency = std::max(latency, 2 * g[*e].latency.value());
+      }
+    }
+  }
+  return cache_.emplace(key, finish(weights, 1.0, 2, latency, own)).first->second;
+}
+
+const LinkUsage& CollectiveLowering::direct(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
+  const auto key = std::make_tuple(group, static_cast<int>(Algorithm::direct), 0);
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  std::map<std::size_t, double> weights, own;
+  double latency = 0;
+  for (const auto& g : twins) add_route(g[0], g[1], 1.0, weights, latency);
+  add_route(twins.front()[0], twins.front()[1], 1.0, own, latency);
+  return cache_.emplace(key, finish(weights, 1.0, 1, latency, own)).first->second;
+}
+
+std::vector<const LinkUsage*> CollectiveLowering::hierarchical(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
+  const auto key_intra = std::make_tuple(group, static_cast<int>(Algorithm::hierarchical), 0);
+  const auto key_inter = std::make_tuple(group, static_cast<int>(Algorithm::hierarchical), 1);
+  if (!cache_.count(key_intra)) {
+    const auto& cluster = router_->cluster();
+    std::map<std::size_t, double> intra, inter, own_intra, own_inter;
+    double lat_intra = 0, lat_inter = 0;
+    int m = 0, p = 0;
+    for (std::size_t t = 0; t < twins.size(); ++t) {
+      const auto islands = topology::ranks_by_island(cluster, twins[t]);
+      m = static_cast<int>(islands.front().size());
+      p = static_cast<int>(islands.size());
+      for (const auto& members : islands) {
+        for (std::size_t i = 0; i < members.size(); ++i) {
+          add_route(members[i], members[(i + 1) % members.size()], 1.0, intra, lat_intra);
+          if (t == 0) add_route(members[i], members[(i + 1) % members.size()], 1.0, own_intra, lat_intra);
+        }
+      }
+      for (int j = 0; j < m; ++j) {
+        for (int i = 0; i < p; ++i) {
+          const int a = islands[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
+          const int b = islands[static_cast<std::size_t>((i + 1) % p)][static_cast<std::size_t>(j)];
+          add_route(a, b, 1.0, inter, lat_inter);
+          if (t == 0) add_route(a, b, 1.0, own_inter, lat_inter);
+        }
+      }
+    }
+    // Reduce-scatter and all-gather of S inside islands: (m−1)/m·S each; all-reduce of S/m across.
+    cache_.emplace(key_intra, finish(intra, static_cast<double>(m - 1) / m, m - 1, lat_intra, own_intra));
+    cache_.emplace(key_inter, finish(inter, 2.0 * (p - 1) / p / m, 2 * (p - 1), lat_inter, own_inter));
+  }
+  const LinkUsage* a = &cache_.at(key_intra);
+  const LinkUsage* b = &cache_.at(key_inter);
+  return {a, b, a};
+}
+
+Seconds CollectiveLowering::estimate(const std::vector<const LinkUsage*>& phases, double bytes) const {
+  double t = profile_->collective_launch.value();
+  for (const auto* p : phases) t += p->steps * p->step_latency.value() + p->bytes_factor * bytes / p->alone_rate;
+  return Seconds(t);
+}
+
+Lowering CollectiveLowering::lower(Collective kind, std::uint64_t group, const std::vector<std::vector<int>>& twins, double bytes) {
+  const auto memo = std::make_tuple(static_cast<int>(kind), group, bytes);
+  if (auto it = chosen_.find(memo); it != chosen_.end()) return it->second;
+  const Lowering chosen = choose(kind, group, twins, bytes);
+  chosen_.emplace(memo, chosen);
+  return chosen;
+}
+
+Lowering CollectiveLowering::choose(Collective kind, std::uint64_t group, const std::vector<std::vector<int>>& twins, double bytes) {
+  const int n = static_cast<int>(twins.front().size());
+  const auto& cluster = router_->cluster();
+  std::vector<Lowering> options;
+  auto add = [&](Algorithm a, std::vector<const LinkUsage*> phases) { options.push_back({a, phases, estimate(phases, bytes)}); };
+  if (kind == Collective::send_recv) {
+    add(Algorithm::direct, {&direct(group, twins)});
+    return options.front();
+  }
+  if (kind == Collective::all_gather || kind == Collective::reduce_scatter) {
+    add(Algorithm::ring, {&ring(group, twins, static_cast<double>(n - 1) / n, n - 1)});
+    return options.front();
+  }
+  add(Algorithm::ring, {&ring(group, twins, 2.0 * (n - 1) / n, 2 * (n - 1))});
+  if (n > 2) add(Algorithm::tree, {&ring(group, twins, 2.0, 2 * static_cast<int>(std::ceil(std::log2(n))))});
+  const bool nvswitch = cluster.spec().node.fabric == topology::IntraNodeFabric::nvswitch;
+  if (profile_->nvls && nvswitch) {
+    const auto islands = topology::ranks_by_island(cluster, twins.front());
+    const bool even = std::all_of(islands.begin(), islands.end(), [&](const auto& i) { return i.size() == islands.front().size(); });
+    if (islands.size() == 1) add(Algorithm::nvls, {&nvls(group, twins)});
+    else if (even && islands.front().size() > 1) add(Algorithm::hierarchical, hierarchical(group, twins));
+  }
+  return *std::min_element(options.begin(), options.end(), [](const Lowering& a, const Lowering& b) { return a.estimated < b.estimated; });
+}
+
+}  // namespace parasim::sim

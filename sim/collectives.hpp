@@ -1,0 +1,79 @@
+#pragma once
+// Collectives lowered to link usage, and the choice of algorithm.
+//
+// A collective runs as one fluid activity per phase: its rate is the bus bandwidth each rank gets
+// (bytes per second of the algorithm's per-rank traffic), and its usage of each directed link is the
+// sum, over the rings (or trees, or switch ports) of every twin group running at the same time, of
+// the share of a hop's route on that link, divided by the fabric's efficiency. Alone on the network
+// such an activity moves at min over links of capacity / usage: the ring bus bandwidth of the
+// topology module, scaled by the fabric's efficiency.
+//
+// Algorithms and their per-rank traffic for an S-byte buffer over n ranks:
+//   ring all-reduce 2(n−1)/n·S in 2(n−1) steps; ring all-gather / reduce-scatter (n−1)/n·S in n−1;
+//   tree all-reduce (double binary tree) ~2·S in 2·⌈log2 n⌉ steps, same links as the ring;
+//   NVLS all-reduce inside one NVSwitch island: S up to the switch and S back, 2 steps;
+//   hierarchical all-reduce: reduce-scatter in each island, all-reduce across islands among ranks
+//     of equal position, all-gather in each island (three phases);
+//   send/recv: the message, one step.
+// The choice, as NCCL's tuner makes it: the eligible algorithm with the smallest estimated time
+// alone (launch + steps × step latency + traffic / bus bandwidth). NVLS and hierarchical need NVLS
+// hardware (the profile says so) and NVSwitch islands.
+#include <map>
+#include <vector>
+
+#include "calibrate/profile.hpp"
+#include "sim/fluid.hpp"
+#include "topology/routing.hpp"
+#include "workload/task_graph.hpp"
+
+namespace parasim::sim {
+
+enum class Algorithm { ring, tree, nvls, hierarchical, direct };
+std::string_view algorithm_name(Algorithm a);
+
+calibrate::Fabric fabric_of(topology::LinkKind kind);
+
+/// Link usage of one phase, per unit of the phase's rate (directed link id, weight).
+struct LinkUsage {
+  std::vector<FluidModel::Usage> usage;  ///< resource ids are directed link ids
+  double bytes_factor = 1;               ///< per-rank traffic per byte of the buffer
+  int steps = 1;
+  Seconds step_latency;                  ///< wires (route latency) + protocol per step
+  calibrate::Fabric fabric = calibrate::Fabric::nvlink;  ///< slowest fabric crossed
+  double alone_rate = 0;                 ///< bytes/s per rank with no other traffic
+};
+
+struct Lowering {
+  Algorithm algorithm = Algorithm::ring;
+  std::vector<const LinkUsage*> phases;
+  Seconds estimated;  ///< alone, for the choice
+};
+
+class CollectiveLowering {
+ public:
+  CollectiveLowering(const topology::Router& router, const calibrate::Profile& profile);
+
+  /// The algorithm chosen for a collective of `bytes` over a group and its twins, and its phases.
+  /// `group` is a cache key standing for that exact set of twins.
+  Lowering lower(workload::Collective kind, std::uint64_t group, const std::vector<std::vector<int>>& twins, double bytes);
+
+ private:
+  Lowering choose(workload::Collective kind, std::uint64_t group, const std::vector<std::vector<int>>& twins, double bytes);
+  const LinkUsage& ring(std::uint64_t group, const std::vector<std::vector<int>>& twins, double factor, int steps);
+  const LinkUsage& nvls(std::uint64_t group, const std::vector<std::vector<int>>& twins);
+  const LinkUsage& direct(std::uint64_t group, const std::vector<std::vector<int>>& twins);
+  std::vector<const LinkUsage*> hierarchical(std::uint64_t group, const std::vector<std::vector<int>>& twins);
+  LinkUsage finish(std::map<std::size_t, double>& weights, double factor, int steps, double max_latency,
+                   const std::map<std::size_t, double>& own) const;
+  void add_route(int from, int to, double share, std::map<std::size_t, double>& weights, double& max_latency) const;
+  Seconds estimate(const std::vector<const LinkUsage*>& phases, double bytes) const;
+
+  const topology::Router* router_;
+  const calibrate::Profile* profile_;
+  // Cached patterns by (group, algorithm, variant): the usage does not depend on the size.
+  std::map<std::tuple<std::uint64_t, int, int>, LinkUsage> cache_;
+  // Choices already made, by (collective, group key, bytes).
+  std::map<std::tuple<int, std::uint64_t, double>, Lowering> chosen_;
+};
+
+}  // namespace parasim::sim

@@ -1,0 +1,75 @@
+#pragma once
+// Fluid sharing of capacities among running activities (SimGrid's lmm contract): each activity
+// has an amount of work left and uses resources with a weight per unit of its rate; rates are the
+// weighted max-min fair allocation (progressive filling), optionally capped per activity and scaled
+// by a per-activity efficiency. The model answers "when does the next activity finish?" and
+// "advance by dt"; the engine owns the clock. Rates are recomputed only for the activities that
+// share resources (transitively) with one whose set or cap changed.
+#include <cstdint>
+#include <limits>
+#include <vector>
+
+namespace parasim::sim {
+
+class FluidModel {
+ public:
+  using ResourceId = std::uint32_t;
+  using ActivityId = std::uint32_t;
+  struct Usage {
+    ResourceId resource;
+    double weight;  ///< capacity consumed per unit of the activity's rate
+  };
+  static constexpr double kUnlimited = std::numeric_limits<double>::infinity();
+
+  ResourceId add_resource(double capacity);
+  double capacity(ResourceId r) const { return resources_[r].capacity; }
+
+  /// Starts an activity with `amount` units of work. Without usage its rate is its cap. Ids of
+  /// finished activities are reused.
+  ActivityId start(double amount, std::vector<Usage> usage, double cap = kUnlimited, double efficiency = 1.0);
+  void set_cap(ActivityId a, double cap);
+  void set_efficiency(ActivityId a, double efficiency);
+  bool running(ActivityId a) const { return a < activities_.size() && activities_[a].running; }
+  double remaining(ActivityId a) const { return activities_[a].remaining; }
+  /// Current rate (units per second), after sharing, cap and efficiency.
+  double rate(ActivityId a);
+
+  /// Seconds until the first running activity finishes; kUnlimited when none runs (or none moves).
+  double next_completion();
+  /// Moves every running activity on by dt seconds. Activities left with less than `tolerance`
+  /// seconds of work at their rate finish; their ids are appended to `done` in ascending order.
+  void advance(double dt, std::vector<ActivityId>& done, double tolerance = 1e-12);
+  std::size_t running_count() const { return running_; }
+
+ private:
+  struct Resource {
+    double capacity = 0;
+    std::vector<ActivityId> users;  // running activities, in start order
+  };
+  struct Activity {
+    double remaining = 0;
+    double cap = kUnlimited;
+    double efficiency = 1.0;
+    double share = 0;  // max-min allocation before efficiency
+    double rate = 0;   // after efficiency
+    bool running = false;
+    bool dirty = true;
+    std::vector<Usage> usage;
+  };
+  void mark_dirty(ActivityId a);
+  void solve();
+
+  std::vector<Resource> resources_;
+  std::vector<Activity> activities_;
+  std::vector<ActivityId> running_list_;
+  std::size_t running_ = 0;
+  bool any_dirty_ = false;
+  std::vector<ActivityId> dirty_;
+  std::vector<ActivityId> free_;  // finished activities' ids, reused by start()
+  // Visit stamps for solve(): no per-call clearing, so a solve costs what its component costs.
+  std::vector<std::uint32_t> activity_stamp_, resource_stamp_;
+  std::vector<std::uint32_t> resource_slot_;  // position in the current solve's scratch arrays
+  std::uint32_t stamp_ = 0;
+};
+
+}  // namespace parasim::sim

@@ -1,0 +1,48 @@
+#pragma once
+// What one simulated iteration gives: time, throughput, utilization, where each stage's time
+// went, memory per stage, and the largest contributors on the critical path.
+#include <array>
+#include <string>
+#include <vector>
+
+#include "core/units.hpp"
+#include "workload/memory.hpp"
+
+namespace parasim::sim {
+
+/// Where one pipeline stage's iteration went. compute + recompute + optimizer + exposed + bubble
+/// = the iteration time.
+struct StageBreakdown {
+  int stage = 0;
+  Seconds forward, backward, recompute, optimizer;  ///< compute stream busy, by phase
+  /// Communication while the compute stream idles, by dimension (tp, dp, pp); time where several
+  /// dimensions are exposed at once is split evenly among them.
+  std::array<Seconds, 3> exposed{};
+  Seconds bubble;  ///< idle with nothing in flight: waiting on other stages
+  Seconds compute() const { return forward + backward + recompute + optimizer; }
+};
+
+struct CriticalItem {
+  std::string what;  ///< "attention backward_input", "tp all_reduce", …
+  Seconds time;
+};
+
+struct Result {
+  Seconds iteration;
+  double samples_per_s = 0;
+  double tokens_per_s = 0;
+  double model_flops = 0;     ///< per iteration, without recompute
+  double hardware_flops = 0;  ///< per iteration, as executed (with recompute)
+  double model_tflops_per_gpu = 0;
+  double mfu = 0;  ///< model FLOP/s per GPU over the dense peak of the training format
+  double hfu = 0;
+  int gpus = 0;
+  std::vector<StageBreakdown> stages;
+  workload::MemoryReport memory;
+  std::vector<CriticalItem> critical_path;  ///< largest first
+  std::size_t tasks = 0;
+  std::size_t events = 0;  ///< engine steps
+  std::size_t activities = 0;
+};
+
+}  // namespace parasim::sim

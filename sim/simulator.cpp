@@ -1,0 +1,397 @@
+#include "sim/simulator.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <fmt/format.h>
+#include <map>
+#include <queue>
+#include <stdexcept>
+
+namespace parasim::sim {
+namespace {
+
+using workload::Collective;
+using workload::Phase;
+using workload::Task;
+using workload::TaskGraph;
+using workload::TaskKind;
+
+constexpr std::int64_t kNever = -1;
+constexpr std::uint32_t kNoActivity = UINT32_MAX;
+
+std::int64_t to_ps(double seconds) { return static_cast<std::int64_t>(std::ceil(seconds * 1e12)); }
+
+class Replay {
+ public:
+  Replay(const SimInput& in, const SimOptions& opt)
+      : in_(in), opt_(opt), g_(*in.graph), router_(*in.cluster), lowering_(router_, in.cost->profile()) {
+    const std::size_t n = g_.tasks.size();
+    waiting_.resize(n);
+    start_.assign(n, kNever);
+    finish_.assign(n, kNever);
+    activity_of_.assign(n, kNoActivity);
+    phase_.assign(n, 0);
+    lowered_.resize(n);
+    transfer_start_.assign(n, kNever);
+    // Dependents of each task (CSR), in ascending order.
+    std::vector<std::uint32_t> count(n + 1, 0);
+    for (std::uint32_t t = 0; t < n; ++t) {
+      waiting_[t] = static_cast<std::int32_t>(g_.tasks[t].deps_end - g_.tasks[t].deps_begin);
+      for (auto d : g_.dependencies(t)) ++count[d + 1];
+    }
+    for (std::size_t i = 1; i <= n; ++i) count[i] += count[i - 1];
+    users_begin_ = count;
+    users_.resize(count[n]);
+    for (std::uint32_t t = 0; t < n; ++t) {
+      for (auto d : g_.dependencies(t)) users_[count[d]++] = t;
+    }
+    // Links are the fluid model's resources, one per directed link id.
+    for (std::size_t l = 0; l < in.cluster->link_count(); ++l) fluid_.add_resource(in.cluster->link(l).bandwidth.value());
+    // Compute time and dominant kind per (block, phase).
+    block_time_.assign(g_.blocks.size() * 5, -1.0);
+    block_kind_.assign(g_.blocks.size() * 5, calibrate::ComputeKind::gemm);
+    stages_.resize(static_cast<std::size_t>(g_.stages));
+  }
+
+  Result run(Timeline* timeline) {
+    std::vector<std::uint32_t> ready;
+    for (std::uint32_t t = 0; t < g_.tasks.size(); ++t) {
+      if (waiting_[t] == 0) ready.push_back(t);
+    }
+    start_all(ready);
+    std::vector<FluidModel::ActivityId> done;
+    while (finished_count_ < g_.tasks.size()) {
+      const double dt = fluid_.next_completion();
+      std::int64_t next = std::isfinite(dt) ? now_ + std::max<std::int64_t>(0, to_ps(dt)) : INT64_MAX;
+      if (!timers_.empty()) next = std::min(next, timers_.top().time);
+      if (next == INT64_MAX) throw std::logic_error(stall_message());
+      done.clear();
+      fluid_.advance(static_cast<double>(next - now_) * 1e-12, done, 1e-12);
+      now_ = next;
+      ++events_;
+      ready.clear();
+      while (!timers_.empty() && timers_.top().time == now_) {
+        const auto task = timers_.top().task;
+        timers_.pop();
+        begin_transfer(task);
+      }
+      for (auto a : done) {
+        const auto task = owner_[a];
+        activity_of_[task] = kNoActivity;
+        on_activity_done(task, ready);
+      }
+      start_all(ready);
+    }
+    if (timeline) {
+      timeline->start_ps = start_;
+      timeline->finish_ps = finish_;
+      timeline->transfers = std::move(transfers_);
+    }
+    return result();
+  }
+
+ private:
+  struct Timer {
+    std::int64_t time;
+    std::uint64_t seq;
+    std::uint32_t task;
+    bool operator>(const Timer& o) const { return time != o.time ? time > o.time : seq > o.seq; }
+  };
+  struct StageState {
+    std::int64_t compute = -1;               // running compute task
+    std::vector<std::uint32_t> comms;        // collectives moving data
+  };
+
+  // --- task lifecycle ----------------------------------------------------------------------------
+  void start_all(std::vector<std::uint32_t>& ready) {
+    std::sort(ready.begin(), ready.end());
+    // Starting can finish zero-cost tasks at once, which makes more tasks ready.
+    for (std::size_t i = 0; i < ready.size(); ++i) start(ready[i], ready);
+  }
+
+  void start(std::uint32_t t, std::vector<std::uint32_t>& ready) {
+    const Task& task = g_.tasks[t];
+    start_[t] = now_;
+    if (task.kind == TaskKind::compute) {
+      const double seconds = compute_seconds(task);
+      if (seconds <= 0) return finish(t, ready);
+      const auto a = fluid_.start(seconds, {}, 1.0);
+      bind(a, t);
+      stages_[static_cast<std::size_t>(task.stage)].compute = t;
+      update_overlap(task.stage);
+      // TP collectives pipelined with this GEMM may run alongside it (overlap.tp_comm).
+      for (auto i = users_begin_[t]; i < users_begin_[t + 1]; ++i) {
+        const auto u = users_[i];
+        if (g_.tasks[u].kind == TaskKind::collective && g_.tasks[u].pipelined && --waiting_[u] == 0) ready.push_back(u);
+      }
+      return;
+    }
+    const auto& ranks = g_.groups[task.group];
+    if (task.bytes <= 0 || ranks.size() < 2) return finish(t, ready);
+    lowered_[t] = lower(task);
+    phase_[t] = 0;
+    wait_latency(t, true);
+  }
+
+  Lowering lower(const Task& task) {
+    const auto& twins = g_.twins[task.group];
+    if (!opt_.full) return lowering_.lower(task.collective, task.group, twins, task.bytes);
+    // Every twin as its own transfer: lowered separately, each a phase of its own group key; the
+    // collective finishes when the slowest twin does (all run in parallel as extra phases here).
+    return lowering_.lower(task.collective, (static_cast<std::uint64_t>(task.group) << 20) | 0, {twins.front()}, task.bytes);
+  }
+
+  void wait_latency(std::uint32_t t, bool first) {
+    const auto* p = lowered_[t].phases[phase_[t]];
+    double latency = p->steps * p->step_latency.value();
+    if (first) latency += in_.cost->profile().collective_launch.value();
+    timers_.push({now_ + to_ps(latency), timer_seq_++, t});
+  }
+
+  void begin_transfer(std::uint32_t t) {
+    const Task& task = g_.tasks[t];
+    const auto* p = lowered_[t].phases[phase_[t]];
+    const auto a = fluid_.start(task.bytes * p->bytes_factor, p->usage);
+    bind(a, t);
+    auto& stage = stages_[static_cast<std::size_t>(task.stage)];
+    stage.comms.push_back(t);
+    transfer_start_[t] = now_;
+    update_overlap(task.stage);
+    if (opt_.full) start_twins(t);
+  }
+
+  // --full: the other twins' traffic as separate activities that load the same links; the
+  // collective's own activity still paces it, and each twin finishes on its own.
+  void start_twins(std::uint32_t t) {
+    const Task& task = g_.tasks[t];
+    const auto& twins = g_.twins[task.group];
+    for (std::size_t i = 1; i < twins.size(); ++i) {
+      const auto low = lowering_.lower(task.collective, (static_cast<std::uint64_t>(task.group) << 20) | i, {twins[i]}, task.bytes);
+      const auto* p = low.phases[std::min<std::size_t>(phase_[t], low.phases.size() - 1)];
+      const auto a = fluid_.start(task.bytes * p->bytes_factor, p->usage);
+      if (owner_.size() <= a) owner_.resize(a + 1, UINT32_MAX);
+      owner_[a] = UINT32_MAX;  // shadow: no task waits on it
+    }
+  }
+
+  void bind(FluidModel::ActivityId a, std::uint32_t t) {
+    if (owner_.size() <= a) owner_.resize(a + 1, UINT32_MAX);
+    owner_[a] = t;
+    activity_of_[t] = a;
+    ++activities_;
+  }
+
+  void on_activity_done(std::uint32_t t, std::vector<std::uint32_t>& ready) {
+    if (t == UINT32_MAX) return;  // a shadow twin
+    const Task& task = g_.tasks[t];
+    auto& stage = stages_[static_cast<std::size_t>(task.stage)];
+    if (task.kind == TaskKind::compute) {
+      stage.compute = -1;
+      update_overlap(task.stage);
+      return finish(t, ready);
+    }
+    stage.comms.erase(std::find(stage.comms.begin(), stage.comms.end(), t));
+    update_overlap(task.stage);
+    if (opt_.keep_timeline) {
+      const auto* p = lowered_[t].phases[phase_[t]];
+      transfers_.push_back({t, transfer_start_[t], now_, 0.0, p});
+    }
+    if (++phase_[t] < lowered_[t].phases.size()) return wait_latency(t, false);
+    finish(t, ready);
+  }
+
+  void finish(std::uint32_t t, std::vector<std::uint32_t>& ready) {
+    finish_[t] = now_;
+    ++finished_count_;
+    const bool compute = g_.tasks[t].kind == TaskKind::compute;
+    for (auto i = users_begin_[t]; i < users_begin_[t + 1]; ++i) {
+      const auto u = users_[i];
+      if (compute && g_.tasks[u].kind == TaskKind::collective && g_.tasks[u].pipelined) continue;  // released at start
+      if (--waiting_[u] == 0) ready.push_back(u);
+    }
+  }
+
+  // --- overlap slowdown --------------------------------------------------------------------------
+  // While a stage computes and moves data at once, the compute runs 1/(1 + σ(kind, fabric)) as
+  // fast (the worst of the fabrics in flight) and each transfer 1/(1 + σ_comm(fabric)).
+  void update_overlap(int stage_index) {
+    const auto& profile = in_.cost->profile();
+    auto& stage = stages_[static_cast<std::size_t>(stage_index)];
+    const bool computing = stage.compute >= 0;
+    double slowdown = 0;
+    for (auto c : stage.comms) {
+      const auto* p = lowered_[c].phases[phase_[c]];
+      if (activity_of_[c] != kNoActivity) {
+        fluid_.set_efficiency(activity_of_[c], computing ? 1.0 / (1.0 + profile.comm_slowdown[static_cast<std::size_t>(p->fabric)]) : 1.0);
+      }
+      if (computing) slowdown = std::max(slowdown, profile.compute_slowdown_for(kind_of(g_.tasks[static_cast<std::size_t>(stage.compute)]), p->fabric));
+    }
+    if (computing) fluid_.set_cap(activity_of_[static_cast<std::size_t>(stage.compute)], 1.0 / (1.0 + slowdown));
+  }
+
+  std::size_t block_slot(const Task& t) const { return t.block * 5 + static_cast<std::size_t>(t.phase); }
+  double compute_seconds(const Task& t) {
+    auto& cached = block_time_[block_slot(t)];
+    if (cached < 0) {
+      const auto& ops = g_.ops(t);
+      cached = in_.cost->ops_time(ops).value();
+      block_kind_[block_slot(t)] = ops.empty() ? calibrate::ComputeKind::gemm : in_.cost->dominant_kind(ops);
+    }
+    return cached;
+  }
+  calibrate::ComputeKind kind_of(const Task& t) {
+    compute_seconds(t);
+    return block_kind_[block_slot(t)];
+  }
+
+  std::string stall_message() const {
+    std::size_t stuck = 0;
+    std::int64_t example = -1;
+    for (std::uint32_t t = 0; t < g_.tasks.size(); ++t) {
+      if (finish_[t] == kNever && start_[t] == kNever) {
+        ++stuck;
+        if (example < 0) example = t;
+      }
+    }
+    return fmt::format("simulation stalled at {} ps: {} tasks never became ready (first: task {})", now_, stuck, example);
+  }
+
+  // --- results -----------------------------------------------------------------------------------
+  Result result() const;
+
+  const SimInput& in_;
+  const SimOptions& opt_;
+  const TaskGraph& g_;
+  topology::Router router_;
+  CollectiveLowering lowering_;
+  FluidModel fluid_;
+  std::vector<std::int32_t> waiting_;
+  std::vector<std::int64_t> start_, finish_;
+  std::vector<std::uint32_t> activity_of_;
+  std::vector<std::uint32_t> phase_;
+  std::vector<Lowering> lowered_;
+  std::vector<std::int64_t> transfer_start_;
+  std::vector<std::uint32_t> users_begin_, users_;
+  std::vector<std::uint32_t> owner_;
+  std::vector<double> block_time_;
+  std::vector<calibrate::ComputeKind> block_kind_;
+  std::vector<StageState> stages_;
+  std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
+  std::uint64_t timer_seq_ = 0;
+  std::int64_t now_ = 0;
+  std::size_t finished_count_ = 0;
+  std::size_t events_ = 0;
+  std::size_t activities_ = 0;
+  std::vector<Timeline::Transfer> transfers_;
+};
+
+// Sweep over one stage's compute and communication intervals: busy compute by phase, exposed
+// communication by dimension (split evenly where several overlap), and the idle rest (bubble).
+StageBreakdown breakdown(int stage, const TaskGraph& g, const std::vector<std::int64_t>& start, const std::vector<std::int64_t>& finish,
+                         std::int64_t end) {
+  StageBreakdown b;
+  b.stage = stage;
+  struct Edge {
+    std::int64_t time;
+    int delta;
+    int kind;  // 0 compute, 1..3 comm dims
+  };
+  std::vector<Edge> edges;
+  for (std::uint32_t t = 0; t < g.tasks.size(); ++t) {
+    const Task& task = g.tasks[t];
+    if (task.stage != stage || finish[t] <= start[t]) continue;
+    const double d = static_cast<double>(finish[t] - start[t]) * 1e-12;
+    if (task.kind == TaskKind::compute) {
+      switch (task.phase) {
+        case Phase::forward: b.forward += Seconds(d); break;
+        case Phase::backward_input:
+        case Phase::backward_weight: b.backward += Seconds(d); break;
+        case Phase::recompute: b.recompute += Seconds(d); break;
+        case Phase::optimizer: b.optimizer += Seconds(d); break;
+      }
+      edges.push_back({start[t], 1, 0});
+      edges.push_back({finish[t], -1, 0});
+    } else {
+      const int k = 1 + static_cast<int>(task.dim);
+      edges.push_back({start[t], 1, k});
+      edges.push_back({finish[t], -1, k});
+    }
+  }
+  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& c) { return a.time != c.time ? a.time < c.time : a.delta < c.delta; });
+  std::array<int, 4> open{};
+  std::int64_t last = 0;
+  double idle = 0;
+  auto account = [&](std::int64_t until) {
+    const double span = static_cast<double>(until - last) * 1e-12;
+    if (span <= 0) return;
+    if (open[0] > 0) return;
+    const int dims = (open[1] > 0) + (open[2] > 0) + (open[3] > 0);
+    if (dims == 0) {
+      idle += span;
+      return;
+    }
+    for (int k = 1; k <= 3; ++k) {
+      if (open[static_cast<std::size_t>(k)] > 0) b.exposed[static_cast<std::size_t>(k - 1)] += Seconds(span / dims);
+    }
+  };
+  for (const auto& e : edges) {
+    account(e.time);
+    last = std::max(last, e.time);
+    open[static_cast<std::size_t>(e.kind)] += e.delta;
+  }
+  account(end);
+  b.bubble = Seconds(idle);
+  return b;
+}
+
+Result Replay::result() const {
+  Result r;
+  std::int64_t end = 0;
+  for (auto f : finish_) end = std::max(end, f);
+  r.iteration = Seconds(static_cast<double>(end) * 1e-12);
+  const auto& plan = *in_.plan;
+  const auto& tr = *in_.training;
+  r.gpus = in_.cluster->gpu_count();
+  const double tokens = static_cast<double>(plan.global_batch) * tr.seq_len;
+  r.samples_per_s = plan.global_batch / r.iteration.value();
+  r.tokens_per_s = tokens / r.iteration.value();
+  r.model_flops = workload::training_flops_per_token(*in_.model, tr.seq_len, plan.tp) * tokens;
+  r.hardware_flops = g_.total_flops();
+  r.model_tflops_per_gpu = r.model_flops / r.iteration.value() / r.gpus / 1e12;
+  const double peak = in_.cost->peak(tr.precision).value();
+  r.mfu = r.model_flops / r.iteration.value() / r.gpus / peak;
+  r.hfu = r.hardware_flops / r.iteration.value() / r.gpus / peak;
+  for (int s = 0; s < g_.stages; ++s) r.stages.push_back(breakdown(s, g_, start_, finish_, end));
+  r.memory = workload::memory_per_stage(*in_.model, tr, plan, in_.cluster->spec().node.gpu.hbm_capacity);
+
+  // Critical path: from the last task back through the dependency that finished last.
+  std::map<std::string, double> path;
+  std::int64_t t = static_cast<std::int64_t>(std::max_element(finish_.begin(), finish_.end()) - finish_.begin());
+  while (t >= 0) {
+    const Task& task = g_.tasks[static_cast<std::size_t>(t)];
+    const std::string what = task.kind == TaskKind::compute
+                                 ? fmt::format("{} {}", workload::block_kind_name(g_.blocks[task.block].kind), workload::phase_name(task.phase))
+                                 : fmt::format("{} {}", workload::comm_dim_name(task.dim), workload::collective_name(task.collective));
+    path[what] += static_cast<double>(finish_[static_cast<std::size_t>(t)] - start_[static_cast<std::size_t>(t)]) * 1e-12;
+    std::int64_t best = -1;
+    for (auto d : g_.dependencies(static_cast<std::uint32_t>(t))) {
+      if (best < 0 || finish_[d] > finish_[static_cast<std::size_t>(best)]) best = d;
+    }
+    t = best;
+  }
+  for (const auto& [what, seconds] : path) r.critical_path.push_back({what, Seconds(seconds)});
+  std::stable_sort(r.critical_path.begin(), r.critical_path.end(), [](const CriticalItem& a, const CriticalItem& b) { return a.time > b.time; });
+  r.tasks = g_.tasks.size();
+  r.events = events_;
+  r.activities = activities_;
+  return r;
+}
+
+}  // namespace
+
+Result simulate(const SimInput& input, const SimOptions& options, Timeline* timeline) {
+  Replay replay(input, options);
+  return replay.run(timeline);
+}
+
+}  // namespace parasim::sim

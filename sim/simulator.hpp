@@ -1,0 +1,50 @@
+#pragma once
+// The discrete-event replay of one training iteration (FlexFlow-style task replay over a fluid
+// network). A task starts when its dependencies are done (stream order is a dependency too);
+// compute runs at the rate the overlap slowdown leaves it; a collective waits out its latency steps,
+// then moves its traffic as a fluid activity sharing links max-min fairly with every other transfer
+// (and, by symmetry, with its twins in the other replicas). Integer picosecond time; ties resolved by
+// task id, so two runs give identical results.
+#include <cstdint>
+#include <vector>
+
+#include "calibrate/cost_model.hpp"
+#include "sim/collectives.hpp"
+#include "sim/result.hpp"
+#include "topology/cluster.hpp"
+#include "workload/task_graph.hpp"
+
+namespace parasim::sim {
+
+struct SimInput {
+  const topology::Cluster* cluster = nullptr;
+  const workload::ModelSpec* model = nullptr;
+  const workload::TrainingSpec* training = nullptr;
+  const workload::Plan* plan = nullptr;
+  const workload::TaskGraph* graph = nullptr;
+  const calibrate::CostModel* cost = nullptr;
+};
+
+struct SimOptions {
+  /// Simulate every twin group's traffic as its own activity instead of folding twins into the
+  /// representative's link weights.
+  bool full = false;
+  /// Keep per-task times and per-transfer link usage for a trace.
+  bool keep_timeline = false;
+};
+
+/// When each task ran; and each transfer phase, for link tracks.
+struct Timeline {
+  std::vector<std::int64_t> start_ps, finish_ps;  ///< per task
+  struct Transfer {
+    std::uint32_t task;
+    std::int64_t start_ps, finish_ps;
+    double rate;  ///< bytes/s per rank at its start
+    const LinkUsage* usage;
+  };
+  std::vector<Transfer> transfers;
+};
+
+Result simulate(const SimInput& input, const SimOptions& options = {}, Timeline* timeline = nullptr);
+
+}  // namespace parasim::sim

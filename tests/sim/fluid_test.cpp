@@ -1,0 +1,74 @@
+#include <doctest/doctest.h>
+
+#include "sim/fluid.hpp"
+
+using parasim::sim::FluidModel;
+
+TEST_CASE("two flows sharing one link each get half and finish at 2·S/B") {
+  // B = 100 units/s, S = 50 units each: alone a flow would take 0.5 s; together 2·50/100 = 1 s.
+  FluidModel f;
+  const auto link = f.add_resource(100);
+  const auto a = f.start(50, {{link, 1}});
+  const auto b = f.start(50, {{link, 1}});
+  CHECK(f.rate(a) == doctest::Approx(50));
+  CHECK(f.rate(b) == doctest::Approx(50));
+  CHECK(f.next_completion() == doctest::Approx(1.0));
+  std::vector<FluidModel::ActivityId> done;
+  f.advance(1.0, done);
+  CHECK(done == std::vector<FluidModel::ActivityId>{a, b});
+  CHECK(f.running_count() == 0);
+}
+
+TEST_CASE("max-min fairness: a flow limited elsewhere leaves its share to the other") {
+  // Flow a crosses links 1 (cap 100) and 2 (cap 30); flow b only link 1. a is held to 30 by link 2,
+  // b takes the remaining 70 of link 1.
+  FluidModel f;
+  const auto l1 = f.add_resource(100), l2 = f.add_resource(30);
+  const auto a = f.start(10, {{l1, 1}, {l2, 1}});
+  const auto b = f.start(10, {{l1, 1}});
+  CHECK(f.rate(a) == doctest::Approx(30));
+  CHECK(f.rate(b) == doctest::Approx(70));
+}
+
+TEST_CASE("weights count symmetric copies: one flow standing for 8 through one link") {
+  // A class of 8 identical flows on a 50-unit link moves 50/8 per flow.
+  FluidModel f;
+  const auto nic = f.add_resource(50);
+  const auto a = f.start(1, {{nic, 8}});
+  CHECK(f.rate(a) == doctest::Approx(50.0 / 8));
+}
+
+TEST_CASE("caps and efficiency; rates recover when a sharer finishes") {
+  FluidModel f;
+  const auto link = f.add_resource(100);
+  const auto a = f.start(100, {{link, 1}}, 20);  // capped at 20
+  const auto b = f.start(40, {{link, 1}});
+  CHECK(f.rate(a) == doctest::Approx(20));
+  CHECK(f.rate(b) == doctest::Approx(80));
+  // b finishes after 40/80 = 0.5 s; then a is still capped at 20.
+  std::vector<FluidModel::ActivityId> done;
+  CHECK(f.next_completion() == doctest::Approx(0.5));
+  f.advance(0.5, done);
+  CHECK(done == std::vector<FluidModel::ActivityId>{b});
+  CHECK(f.remaining(a) == doctest::Approx(90));
+  f.set_cap(a, FluidModel::kUnlimited);
+  CHECK(f.rate(a) == doctest::Approx(100));
+  f.set_efficiency(a, 0.5);
+  CHECK(f.rate(a) == doctest::Approx(50));
+  // A compute activity: no resources, rate = cap.
+  const auto c = f.start(2.0, {}, 1.0 / 1.25);
+  CHECK(f.rate(c) == doctest::Approx(0.8));
+}
+
+TEST_CASE("independent components keep their rates") {
+  FluidModel f;
+  const auto l1 = f.add_resource(10), l2 = f.add_resource(20);
+  const auto a = f.start(1, {{l1, 1}});
+  const auto b = f.start(1, {{l2, 1}});
+  CHECK(f.rate(a) == doctest::Approx(10));
+  CHECK(f.rate(b) == doctest::Approx(20));
+  const auto c = f.start(1, {{l2, 1}});
+  CHECK(f.rate(a) == doctest::Approx(10));
+  CHECK(f.rate(b) == doctest::Approx(10));
+  CHECK(f.rate(c) == doctest::Approx(10));
+}
