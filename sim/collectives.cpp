@@ -34,22 +34,17 @@ Fabric fabric_of(topology::LinkKind kind) {
 CollectiveLowering::CollectiveLowering(const topology::Router& router, const calibrate::Profile& profile)
     : router_(&router), profile_(&profile) {}
 
-void CollectiveLowering::add_route(int from, int to, double share, std::map<std::size_t, double>& weights, double& max_latency) const {
-  const auto route = router_->route(from, to);
-  for (const auto& h : route.hops) {
-    const auto& link = router_->cluster().link(h.link);
-    weights[h.link] += share * h.share / profile_->fabric(fabric_of(link.kind)).efficiency;
-  }
-  max_latency = std::max(max_latency, route.latency.value());
-}
-
-LinkUsage CollectiveLowering::finish(std::map<std::size_t, double>& weights, double factor, int steps, double max_latency,
-                                     const std::map<std::size_t, double>& own) const {
+LinkUsage CollectiveLowering::finish(topology::LinkLoads& all, double factor, int steps, topology::LinkLoads& own) const {
+  router_->flush(all);
+  router_->flush(own);
   // Symmetry: a link only twins cross mirrors one the representative crosses, with the same load
   // from every (equally symmetric) transfer; keeping the representative's links loses no constraint.
-  if (!own.empty()) {
-    for (auto it = weights.begin(); it != weights.end();) it = own.count(it->first) ? std::next(it) : weights.erase(it);
+  // Each link's load is divided by its fabric's efficiency.
+  std::map<std::size_t, double> weights;
+  for (const auto& [link, w] : all.links) {
+    if (own.links.count(link)) weights[link] = w / profile_->fabric(fabric_of(router_->cluster().link(link).kind)).efficiency;
   }
+  const double max_latency = std::max(all.max_latency, own.max_latency);
   LinkUsage u;
   u.bytes_factor = factor;
   u.steps = steps;
@@ -70,18 +65,17 @@ LinkUsage CollectiveLowering::finish(std::map<std::size_t, double>& weights, dou
 const LinkUsage& CollectiveLowering::ring(std::uint64_t group, const std::vector<std::vector<int>>& twins, double factor, int steps) {
   const auto key = std::make_tuple(group, static_cast<int>(Algorithm::ring), static_cast<int>(std::lround(factor * 1e6)) ^ (steps << 20));
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  std::map<std::size_t, double> weights, own;
-  double latency = 0;
+  topology::LinkLoads all, own;
   for (std::size_t t = 0; t < twins.size(); ++t) {
     const auto rings = topology::ring_orders(router_->cluster(), twins[t]);
     for (const auto& r : rings) {
       for (std::size_t i = 0; i < r.size(); ++i) {
-        add_route(r[i], r[(i + 1) % r.size()], 1.0 / static_cast<double>(rings.size()), weights, latency);
-        if (t == 0) add_route(r[i], r[(i + 1) % r.size()], 1.0, own, latency);
+        router_->accumulate(r[i], r[(i + 1) % r.size()], 1.0 / static_cast<double>(rings.size()), all);
+        if (t == 0) router_->accumulate(r[i], r[(i + 1) % r.size()], 1.0, own);
       }
     }
   }
-  return cache_.emplace(key, finish(weights, factor, steps, latency, own)).first->second;
+  return cache_.emplace(key, finish(all, factor, steps, own)).first->second;
 }
 
 const LinkUsage& CollectiveLowering::nvls(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
@@ -89,8 +83,7 @@ const LinkUsage& CollectiveLowering::nvls(std::uint64_t group, const std::vector
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   const auto& cluster = router_->cluster();
   const auto& g = cluster.graph();
-  std::map<std::size_t, double> weights, own;
-  double latency = 0;
+  topology::LinkLoads all, own;
   for (std::size_t t = 0; t < twins.size(); ++t) {
     for (int rank : twins[t]) {
       // Each GPU pushes its buffer into the switch and pulls the reduced result back.
@@ -98,24 +91,25 @@ const LinkUsage& CollectiveLowering::nvls(std::uint64_t group, const std::vector
       for (auto [e, end] = boost::out_edges(v, g); e != end; ++e) {
         if (g[*e].kind != topology::LinkKind::nvlink) continue;
         const auto back = boost::edge(boost::target(*e, g), v, g).first;
-        weights[g[*e].id] += 1.0 / profile_->nvls_efficiency;
-        weights[g[back].id] += 1.0 / profile_->nvls_efficiency;
-        if (t == 0) own[g[*e].id] = own[g[back].id] = 1.0;
-        latency = std::max(latency, 2 * g[*e].latency.value());
+        // In units of the NVLink ring efficiency, which finish() divides by again.
+        const double w = profile_->nvlink.efficiency / profile_->nvls_efficiency;
+        all.links[g[*e].id] += w;
+        all.links[g[back].id] += w;
+        if (t == 0) own.links[g[*e].id] = own.links[g[back].id] = 1.0;
+        all.max_latency = std::max(all.max_latency, 2 * g[*e].latency.value());
       }
     }
   }
-  return cache_.emplace(key, finish(weights, 1.0, 2, latency, own)).first->second;
+  return cache_.emplace(key, finish(all, 1.0, 2, own)).first->second;
 }
 
 const LinkUsage& CollectiveLowering::direct(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
   const auto key = std::make_tuple(group, static_cast<int>(Algorithm::direct), 0);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  std::map<std::size_t, double> weights, own;
-  double latency = 0;
-  for (const auto& g : twins) add_route(g[0], g[1], 1.0, weights, latency);
-  add_route(twins.front()[0], twins.front()[1], 1.0, own, latency);
-  return cache_.emplace(key, finish(weights, 1.0, 1, latency, own)).first->second;
+  topology::LinkLoads all, own;
+  for (const auto& g : twins) router_->accumulate(g[0], g[1], 1.0, all);
+  router_->accumulate(twins.front()[0], twins.front()[1], 1.0, own);
+  return cache_.emplace(key, finish(all, 1.0, 1, own)).first->second;
 }
 
 std::vector<const LinkUsage*> CollectiveLowering::hierarchical(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
@@ -123,8 +117,7 @@ std::vector<const LinkUsage*> CollectiveLowering::hierarchical(std::uint64_t gro
   const auto key_inter = std::make_tuple(group, static_cast<int>(Algorithm::hierarchical), 1);
   if (!cache_.count(key_intra)) {
     const auto& cluster = router_->cluster();
-    std::map<std::size_t, double> intra, inter, own_intra, own_inter;
-    double lat_intra = 0, lat_inter = 0;
+    topology::LinkLoads intra, inter, own_intra, own_inter;
     int m = 0, p = 0;
     for (std::size_t t = 0; t < twins.size(); ++t) {
       const auto islands = topology::ranks_by_island(cluster, twins[t]);
@@ -132,22 +125,22 @@ std::vector<const LinkUsage*> CollectiveLowering::hierarchical(std::uint64_t gro
       p = static_cast<int>(islands.size());
       for (const auto& members : islands) {
         for (std::size_t i = 0; i < members.size(); ++i) {
-          add_route(members[i], members[(i + 1) % members.size()], 1.0, intra, lat_intra);
-          if (t == 0) add_route(members[i], members[(i + 1) % members.size()], 1.0, own_intra, lat_intra);
+          router_->accumulate(members[i], members[(i + 1) % members.size()], 1.0, intra);
+          if (t == 0) router_->accumulate(members[i], members[(i + 1) % members.size()], 1.0, own_intra);
         }
       }
       for (int j = 0; j < m; ++j) {
         for (int i = 0; i < p; ++i) {
           const int a = islands[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
           const int b = islands[static_cast<std::size_t>((i + 1) % p)][static_cast<std::size_t>(j)];
-          add_route(a, b, 1.0, inter, lat_inter);
-          if (t == 0) add_route(a, b, 1.0, own_inter, lat_inter);
+          router_->accumulate(a, b, 1.0, inter);
+          if (t == 0) router_->accumulate(a, b, 1.0, own_inter);
         }
       }
     }
     // Reduce-scatter and all-gather of S inside islands: (m−1)/m·S each; all-reduce of S/m across.
-    cache_.emplace(key_intra, finish(intra, static_cast<double>(m - 1) / m, m - 1, lat_intra, own_intra));
-    cache_.emplace(key_inter, finish(inter, 2.0 * (p - 1) / p / m, 2 * (p - 1), lat_inter, own_inter));
+    cache_.emplace(key_intra, finish(intra, static_cast<double>(m - 1) / m, m - 1, own_intra));
+    cache_.emplace(key_inter, finish(inter, 2.0 * (p - 1) / p / m, 2 * (p - 1), own_inter));
   }
   const LinkUsage* a = &cache_.at(key_intra);
   const LinkUsage* b = &cache_.at(key_inter);

@@ -63,9 +63,7 @@ class CollectiveLowering {
   const LinkUsage& nvls(std::uint64_t group, const std::vector<std::vector<int>>& twins);
   const LinkUsage& direct(std::uint64_t group, const std::vector<std::vector<int>>& twins);
   std::vector<const LinkUsage*> hierarchical(std::uint64_t group, const std::vector<std::vector<int>>& twins);
-  LinkUsage finish(std::map<std::size_t, double>& weights, double factor, int steps, double max_latency,
-                   const std::map<std::size_t, double>& own) const;
-  void add_route(int from, int to, double share, std::map<std::size_t, double>& weights, double& max_latency) const;
+  LinkUsage finish(topology::LinkLoads& all, double factor, int steps, topology::LinkLoads& own) const;
   Seconds estimate(const std::vector<const LinkUsage*>& phases, double bytes) const;
 
   const topology::Router* router_;

@@ -77,6 +77,7 @@ class Replay {
       }
       for (auto a : done) {
         const auto task = owner_[a];
+        if (task == UINT32_MAX) continue;  // a twin's shadow traffic in --full: no task waits on it
         activity_of_[task] = kNoActivity;
         on_activity_done(task, ready);
       }
@@ -182,7 +183,6 @@ class Replay {
   }
 
   void on_activity_done(std::uint32_t t, std::vector<std::uint32_t>& ready) {
-    if (t == UINT32_MAX) return;  // a shadow twin
     const Task& task = g_.tasks[t];
     auto& stage = stages_[static_cast<std::size_t>(task.stage)];
     if (task.kind == TaskKind::compute) {
@@ -194,7 +194,7 @@ class Replay {
     update_overlap(task.stage);
     if (opt_.keep_timeline) {
       const auto* p = lowered_[t].phases[phase_[t]];
-      transfers_.push_back({t, transfer_start_[t], now_, 0.0, p});
+      transfers_.push_back({t, transfer_start_[t], now_, p->usage});
     }
     if (++phase_[t] < lowered_[t].phases.size()) return wait_latency(t, false);
     finish(t, ready);

@@ -39,8 +39,7 @@ struct Timeline {
   struct Transfer {
     std::uint32_t task;
     std::int64_t start_ps, finish_ps;
-    double rate;  ///< bytes/s per rank at its start
-    const LinkUsage* usage;
+    std::vector<FluidModel::Usage> usage;  ///< links crossed (directed link ids) and their load
   };
   std::vector<Transfer> transfers;
 };

@@ -40,7 +40,7 @@ void write_chrome_trace(std::ostream& out, const workload::TaskGraph& g, const T
   std::map<std::size_t, int> track;
   std::map<std::int64_t, std::map<std::size_t, double>> load_changes;
   for (const auto& x : tl.transfers) {
-    for (const auto& u : x.usage->usage) {
+    for (const auto& u : x.usage) {
       auto [it, fresh] = track.emplace(u.resource, static_cast<int>(track.size()) + 1);
       if (fresh) {
         const auto e = cluster.edge(u.resource);

@@ -37,23 +37,23 @@ std::vector<std::vector<int>> ring_orders(const Cluster& cluster, const RankGrou
 
 std::optional<BytesPerSecond> ring_bus_bandwidth(const Router& router, std::span<const RankGroup> groups) {
   const Cluster& cluster = router.cluster();
-  std::vector<double> load(cluster.link_count(), 0.0);
+  LinkLoads loads;
   bool any = false;
   for (const auto& group : groups) {
     const auto rings = ring_orders(cluster, group);
     for (const auto& ring : rings) {
       const double share = 1.0 / static_cast<double>(rings.size());
       for (std::size_t i = 0; i < ring.size(); ++i) {
-        const Route r = router.route(ring[i], ring[(i + 1) % ring.size()]);
-        for (const auto& h : r.hops) load[h.link] += share * h.share;
+        router.accumulate(ring[i], ring[(i + 1) % ring.size()], share, loads);
         any = true;
       }
     }
   }
   if (!any) return std::nullopt;
+  router.flush(loads);
   double best = std::numeric_limits<double>::infinity();
-  for (std::size_t l = 0; l < load.size(); ++l) {
-    if (load[l] > 0) best = std::min(best, cluster.link(l).bandwidth.value() / load[l]);
+  for (const auto& [link, load] : loads.links) {
+    if (load > 0) best = std::min(best, cluster.link(link).bandwidth.value() / load);
   }
   return BytesPerSecond(best);
 }

@@ -1,15 +1,15 @@
 #include "topology/routing.hpp"
 
 #include <algorithm>
-#include <cmath>
-#include <cstdint>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/filtered_graph.hpp>
 #include <boost/property_map/function_property_map.hpp>
+#include <cmath>
+#include <cstdint>
 #include <limits>
-#include <map>
 
 namespace parasim::topology {
+
 std::int64_t link_cost(const LinkInfo& link) {
   return std::max<std::int64_t>(1, std::llround(1e15 / link.bandwidth.value()));
 }
@@ -31,19 +31,9 @@ struct RegionEdges {
   }
 };
 
-// Distances from every vertex of [begin, end) to root, by Boost's Dijkstra over the filtered region.
-std::vector<std::int64_t> distances_to(const Graph& g, Vertex root, Vertex begin, Vertex end) {
-  boost::filtered_graph<Graph, RegionEdges> region(g, RegionEdges{&g, begin, end, root});
-  std::vector<std::int64_t> dist(boost::num_vertices(g), kUnreachable);
-  std::vector<Vertex> pred(boost::num_vertices(g));
-  const auto weight = boost::make_function_property_map<Edge, std::int64_t>([&g](const Edge& e) { return link_cost(g[e]); });
-  boost::dijkstra_shortest_paths(region, root,
-                                 boost::predecessor_map(pred.data())
-                                     .distance_map(dist.data())
-                                     .weight_map(weight)
-                                     .distance_inf(kUnreachable));
-  return {dist.begin() + static_cast<std::ptrdiff_t>(begin), dist.begin() + static_cast<std::ptrdiff_t>(end)};
-}
+// The network's switches alone, as a compact graph for the leaf-to-switch distances.
+using SwitchGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+                                          boost::property<boost::edge_weight_t, std::int64_t>>;
 
 void merge(std::vector<Hop>& hops) {
   std::sort(hops.begin(), hops.end(), [](const Hop& a, const Hop& b) { return a.link < b.link; });
@@ -59,20 +49,35 @@ void merge(std::vector<Hop>& hops) {
 
 Router::Router(const Cluster& cluster) : cluster_(&cluster), node_size_(cluster.node_size()) {
   const Graph& g = cluster.graph();
+  cost_.resize(cluster.link_count());
+  for (std::size_t id = 0; id < cluster.link_count(); ++id) cost_[id] = link_cost(cluster.link(id));
+  const auto weight = boost::make_function_property_map<Edge, std::int64_t>([this, &g](const Edge& e) { return cost_[g[e].id]; });
+
   // All nodes are laid out alike, so node 0's distances serve every node.
   node_distance_.reserve(node_size_ * node_size_);
+  std::vector<std::int64_t> dist(boost::num_vertices(g));
   for (std::size_t to = 0; to < node_size_; ++to) {
-    const auto d = distances_to(g, static_cast<Vertex>(to), 0, static_cast<Vertex>(node_size_));
-    node_distance_.insert(node_distance_.end(), d.begin(), d.end());
+    boost::filtered_graph<Graph, RegionEdges> region(g, RegionEdges{&g, 0, static_cast<Vertex>(node_size_), to});
+    std::fill(dist.begin(), dist.end(), kUnreachable);
+    boost::dijkstra_shortest_paths(region, static_cast<Vertex>(to), boost::distance_map(dist.data()).weight_map(weight).distance_inf(kUnreachable));
+    node_distance_.insert(node_distance_.end(), dist.begin(), dist.begin() + static_cast<std::ptrdiff_t>(node_size_));
   }
+
   const Vertex first = cluster.first_switch();
-  const Vertex end = static_cast<Vertex>(boost::num_vertices(g));
   const std::size_t switches = cluster.switch_count();
+  SwitchGraph sg(switches);
+  for (std::size_t id = 0; id < cluster.link_count(); ++id) {
+    const Edge e = cluster.edge(id);
+    const Vertex u = boost::source(e, g), v = boost::target(e, g);
+    if (u >= first && v >= first) boost::add_edge(u - first, v - first, cost_[id], sg);
+  }
   network_distance_.assign(cluster.leaf_count() * switches, kUnreachable);
-  for (Vertex v = first; v < end; ++v) {
+  std::vector<std::int64_t> sd(switches);
+  for (Vertex v = first; v < first + switches; ++v) {
     if (g[v].kind != VertexKind::leaf) continue;
-    const auto d = distances_to(g, v, first, end);
-    std::copy(d.begin(), d.end(), network_distance_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(g[v].index) * switches));
+    std::fill(sd.begin(), sd.end(), kUnreachable);
+    boost::dijkstra_shortest_paths(sg, v - first, boost::distance_map(sd.data()).distance_inf(kUnreachable));
+    std::copy(sd.begin(), sd.end(), network_distance_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(g[v].index) * switches));
   }
 }
 
@@ -84,7 +89,7 @@ void Router::add_link_hop(Vertex from, Vertex to, double share, std::vector<Hop>
   latency += share * info.latency.value();
 }
 
-// Walks the shortest-path DAG from `from` to `to`, splitting the share evenly over next hops.
+// Walks the least-cost DAG from `from` to `to`, splitting the share evenly over next hops.
 void Router::route_in_node(Vertex from, Vertex to, double share, std::vector<Hop>& hops, double& latency) const {
   if (from == to) return;
   const Graph& g = cluster_->graph();
@@ -100,7 +105,7 @@ void Router::route_in_node(Vertex from, Vertex to, double share, std::vector<Hop
         const Vertex w = boost::target(*e, g);
         if (w < base || w >= base + node_size_) continue;
         if (w != to && !forwards_traffic(g[w].kind)) continue;
-        if (dist(w) != kUnreachable && dist(w) + link_cost(g[*e]) == dist(v)) choices.push_back(w);
+        if (dist(w) != kUnreachable && dist(w) + cost_[g[*e].id] == dist(v)) choices.push_back(w);
       }
       for (Vertex w : choices) {
         add_link_hop(v, w, s / static_cast<double>(choices.size()), hops, latency);
@@ -111,26 +116,20 @@ void Router::route_in_node(Vertex from, Vertex to, double share, std::vector<Hop
   }
 }
 
-void Router::route_in_network(Vertex from_leaf, Vertex to_leaf, std::vector<Hop>& hops, double& latency) const {
-  if (from_leaf == to_leaf) return;
-  {
-    std::lock_guard<std::mutex> lock(leaf_routes_mutex_);
-    if (auto it = leaf_routes_.find({from_leaf, to_leaf}); it != leaf_routes_.end()) {
-      hops.insert(hops.end(), it->second.hops.begin(), it->second.hops.end());
-      latency += it->second.latency;
-      return;
-    }
-  }
-  std::vector<Hop> own;
-  double own_latency = 0;
-  walk_network(from_leaf, to_leaf, own, own_latency);
-  hops.insert(hops.end(), own.begin(), own.end());
-  latency += own_latency;
+const Router::LeafRoute& Router::leaf_route(Vertex from_leaf, Vertex to_leaf) const {
   std::lock_guard<std::mutex> lock(leaf_routes_mutex_);
-  leaf_routes_.emplace(std::pair{from_leaf, to_leaf}, LeafRoute{std::move(own), own_latency});
+  auto it = leaf_routes_.find({from_leaf, to_leaf});
+  if (it == leaf_routes_.end()) {
+    LeafRoute r;
+    walk_network(from_leaf, to_leaf, r.hops, r.latency);
+    merge(r.hops);
+    it = leaf_routes_.emplace(std::pair{from_leaf, to_leaf}, std::move(r)).first;
+  }
+  return it->second;  // std::map nodes never move
 }
 
 void Router::walk_network(Vertex from_leaf, Vertex to_leaf, std::vector<Hop>& hops, double& latency) const {
+  if (from_leaf == to_leaf) return;
   const Graph& g = cluster_->graph();
   const Vertex first = cluster_->first_switch();
   const std::size_t switches = cluster_->switch_count();
@@ -144,7 +143,7 @@ void Router::walk_network(Vertex from_leaf, Vertex to_leaf, std::vector<Hop>& ho
       std::vector<Vertex> choices;
       for (auto [e, e_end] = boost::out_edges(v, g); e != e_end; ++e) {
         const Vertex w = boost::target(*e, g);
-        if (w >= first && dist(w) != kUnreachable && dist(w) + link_cost(g[*e]) == dist(v)) choices.push_back(w);
+        if (w >= first && dist(w) != kUnreachable && dist(w) + cost_[g[*e].id] == dist(v)) choices.push_back(w);
       }
       for (Vertex w : choices) {
         add_link_hop(v, w, s / static_cast<double>(choices.size()), hops, latency);
@@ -155,38 +154,67 @@ void Router::walk_network(Vertex from_leaf, Vertex to_leaf, std::vector<Hop>& ho
   }
 }
 
-Route Router::route(int src_gpu, int dst_gpu) const {
+void Router::node_parts(int src_gpu, int dst_gpu, std::vector<Hop>& hops, double& latency, Vertex& out_leaf, Vertex& in_leaf) const {
   const Cluster& c = *cluster_;
-  Route r;
-  double latency = 0.0;
   const Vertex src = c.gpu_vertex(src_gpu), dst = c.gpu_vertex(dst_gpu);
+  out_leaf = in_leaf = 0;
   if (c.node_of(src_gpu) == c.node_of(dst_gpu)) {
     if (c.spec().node.peer_to_peer) {
-      route_in_node(src, dst, 1.0, r.hops, latency);
+      route_in_node(src, dst, 1.0, hops, latency);
     } else {
       const Vertex host = c.cpu_of(src_gpu);  // staged in the sender's host memory
-      route_in_node(src, host, 1.0, r.hops, latency);
-      route_in_node(host, dst, 1.0, r.hops, latency);
+      route_in_node(src, host, 1.0, hops, latency);
+      route_in_node(host, dst, 1.0, hops, latency);
     }
-  } else {
-    // PXN: on NVSwitch nodes hand the data over NVLink to the local GPU on the destination's rail.
-    int sender = src_gpu;
-    if (c.spec().node.fabric == IntraNodeFabric::nvswitch) {
-      sender = c.node_of(src_gpu) * c.gpus_per_node() + c.local_index(dst_gpu);
-    }
-    const Vertex relay = c.gpu_vertex(sender);
-    route_in_node(src, relay, 1.0, r.hops, latency);
-    const Vertex out_nic = c.nic_of(sender), in_nic = c.nic_of(dst_gpu);
-    route_in_node(relay, out_nic, 1.0, r.hops, latency);
-    const Vertex out_leaf = c.leaf_of(out_nic), in_leaf = c.leaf_of(in_nic);
-    add_link_hop(out_nic, out_leaf, 1.0, r.hops, latency);
-    route_in_network(out_leaf, in_leaf, r.hops, latency);
-    add_link_hop(in_leaf, in_nic, 1.0, r.hops, latency);
-    route_in_node(in_nic, dst, 1.0, r.hops, latency);
+    return;
+  }
+  // PXN: on NVSwitch nodes hand the data over NVLink to the local GPU on the destination's rail.
+  int sender = src_gpu;
+  if (c.spec().node.fabric == IntraNodeFabric::nvswitch) sender = c.node_of(src_gpu) * c.gpus_per_node() + c.local_index(dst_gpu);
+  const Vertex relay = c.gpu_vertex(sender);
+  route_in_node(src, relay, 1.0, hops, latency);
+  const Vertex out_nic = c.nic_of(sender), in_nic = c.nic_of(dst_gpu);
+  route_in_node(relay, out_nic, 1.0, hops, latency);
+  out_leaf = c.leaf_of(out_nic);
+  in_leaf = c.leaf_of(in_nic);
+  add_link_hop(out_nic, out_leaf, 1.0, hops, latency);
+  add_link_hop(in_leaf, in_nic, 1.0, hops, latency);
+  route_in_node(in_nic, dst, 1.0, hops, latency);
+}
+
+Route Router::route(int src_gpu, int dst_gpu) const {
+  Route r;
+  double latency = 0.0;
+  Vertex out_leaf = 0, in_leaf = 0;
+  node_parts(src_gpu, dst_gpu, r.hops, latency, out_leaf, in_leaf);
+  if (out_leaf != in_leaf) {
+    const auto& net = leaf_route(out_leaf, in_leaf);
+    r.hops.insert(r.hops.end(), net.hops.begin(), net.hops.end());
+    latency += net.latency;
   }
   merge(r.hops);
   r.latency = Seconds(latency);
   return r;
+}
+
+void Router::accumulate(int src_gpu, int dst_gpu, double share, LinkLoads& loads) const {
+  std::vector<Hop> hops;
+  double latency = 0.0;
+  Vertex out_leaf = 0, in_leaf = 0;
+  node_parts(src_gpu, dst_gpu, hops, latency, out_leaf, in_leaf);
+  for (const auto& h : hops) loads.links[h.link] += share * h.share;
+  if (out_leaf != in_leaf) {
+    latency += leaf_route(out_leaf, in_leaf).latency;
+    loads.leaf_pairs[{out_leaf, in_leaf}] += share;
+  }
+  loads.max_latency = std::max(loads.max_latency, latency);
+}
+
+void Router::flush(LinkLoads& loads) const {
+  for (const auto& [pair, share] : loads.leaf_pairs) {
+    for (const auto& h : leaf_route(pair.first, pair.second).hops) loads.links[h.link] += share * h.share;
+  }
+  loads.leaf_pairs.clear();
 }
 
 BytesPerSecond Router::bottleneck(int src_gpu, int dst_gpu) const {

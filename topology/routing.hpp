@@ -29,12 +29,21 @@ struct Route {
   Seconds latency;        ///< one-way latency along the route (share-weighted over ECMP branches)
 };
 
+/// Link loads of many routes added together (the traffic of a collective and of its twins). The
+/// network part of each route is grouped by leaf pair, and each distinct pair's ECMP route is added
+/// once, times its total share, when the loads are read.
+struct LinkLoads {
+  std::map<std::size_t, double> links;
+  std::map<std::pair<Vertex, Vertex>, double> leaf_pairs;
+  double max_latency = 0;  ///< of the slowest route added
+};
+
 /// A link's routing cost: femtoseconds per byte, at least 1.
 std::int64_t link_cost(const LinkInfo& link);
 
 class Router {
  public:
-  /// Precomputes the shortest-path distances inside a node and between the network's switches.
+  /// Precomputes the least-cost distances inside a node and between the network's switches.
   explicit Router(const Cluster& cluster);
   Router(const Router&) = delete;
   Router& operator=(const Router&) = delete;
@@ -44,23 +53,31 @@ class Router {
   /// The bandwidth one flow from a to b gets alone: min over its links of bandwidth / share.
   BytesPerSecond bottleneck(int src_gpu, int dst_gpu) const;
 
- private:
-  void route_in_node(Vertex from, Vertex to, double share, std::vector<Hop>& hops, double& latency) const;
-  void route_in_network(Vertex from_leaf, Vertex to_leaf, std::vector<Hop>& hops, double& latency) const;
-  void walk_network(Vertex from_leaf, Vertex to_leaf, std::vector<Hop>& hops, double& latency) const;
-  void add_link_hop(Vertex from, Vertex to, double share, std::vector<Hop>& hops, double& latency) const;
+  /// Adds the route from a to b, carrying `share`, to `loads`.
+  void accumulate(int src_gpu, int dst_gpu, double share, LinkLoads& loads) const;
+  /// Folds the grouped network segments into `loads.links`.
+  void flush(LinkLoads& loads) const;
 
-  const Cluster* cluster_;
-  std::size_t node_size_;
-  /// node_distance_[to * node_size_ + from]: hops from local vertex `from` to local vertex `to`.
-  std::vector<std::int64_t> node_distance_;
-  /// network_distance_[leaf * switch_count + s]: hops from network switch s to a leaf.
-  std::vector<std::int64_t> network_distance_;
-  /// Leaf-to-leaf routes already walked (the same pairs recur for every GPU pair behind them).
+ private:
   struct LeafRoute {
     std::vector<Hop> hops;
     double latency = 0;
   };
+  void route_in_node(Vertex from, Vertex to, double share, std::vector<Hop>& hops, double& latency) const;
+  const LeafRoute& leaf_route(Vertex from_leaf, Vertex to_leaf) const;
+  void walk_network(Vertex from_leaf, Vertex to_leaf, std::vector<Hop>& hops, double& latency) const;
+  void add_link_hop(Vertex from, Vertex to, double share, std::vector<Hop>& hops, double& latency) const;
+  /// The node-local parts of a route, and its leaf pair when it crosses the network.
+  void node_parts(int src_gpu, int dst_gpu, std::vector<Hop>& hops, double& latency, Vertex& out_leaf, Vertex& in_leaf) const;
+
+  const Cluster* cluster_;
+  std::size_t node_size_;
+  std::vector<std::int64_t> cost_;  ///< per directed link id
+  /// node_distance_[to * node_size_ + from]: cost from local vertex `from` to local vertex `to`.
+  std::vector<std::int64_t> node_distance_;
+  /// network_distance_[leaf * switch_count + s]: cost from network switch s to a leaf.
+  std::vector<std::int64_t> network_distance_;
+  /// Leaf-to-leaf routes already walked (the same pairs recur for every GPU pair behind them).
   mutable std::map<std::pair<Vertex, Vertex>, LeafRoute> leaf_routes_;
   mutable std::mutex leaf_routes_mutex_;
 };

@@ -1,0 +1,62 @@
+// Benchmarks of one simulated iteration (Google Benchmark). Figures: wall time per iteration,
+// engine events per second, and the process's peak resident memory (getrusage) after the runs.
+//   build/bench/parasim_bench                       # all
+//   build/bench/parasim_bench --benchmark_filter=Llama
+// Targets (simulator issue): GPT-3 175B on 1024 A100 <= 100 ms, Llama-3 405B on 16,384 H100 <= 1 s,
+// each under 1 GiB. Run each alone (a filter) for its own peak memory.
+#include <benchmark/benchmark.h>
+#include <sys/resource.h>
+
+#include "calibrate/cost_model.hpp"
+#include "sim/scenario.hpp"
+#include "sim/simulator.hpp"
+
+namespace {
+
+using namespace parasim;
+
+double peak_rss_mib() {
+  rusage u{};
+  getrusage(RUSAGE_SELF, &u);
+  return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
+}
+
+void run(benchmark::State& state, const std::string& scenario, const std::vector<std::string>& overrides) {
+  const auto s = sim::load_scenario(std::string(PARASIM_SOURCE_DIR) + "/" + scenario, overrides);
+  const topology::Cluster cluster(s.cluster);
+  const auto& gpu = s.cluster.node.gpu;
+  const calibrate::CostModel cost(gpu, calibrate::default_profile(gpu.name));
+  std::size_t events = 0, tasks = 0;
+  double iteration = 0;
+  for (auto _ : state) {
+    // The whole job a user waits for: the task graph and its replay.
+    const auto graph = workload::build_tasks(*s.model, *s.training, *s.plan);
+    const sim::SimInput in{&cluster, &*s.model, &*s.training, &*s.plan, &graph, &cost};
+    const auto r = sim::simulate(in);
+    events += r.events;
+    tasks = r.tasks;
+    iteration = r.iteration.value();
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["events_per_s"] = benchmark::Counter(static_cast<double>(events), benchmark::Counter::kIsRate);
+  state.counters["tasks"] = static_cast<double>(tasks);
+  state.counters["simulated_iteration_s"] = iteration;
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+
+// GPT-3 175B on 1024 A100: TP8 PP8 DP16, global batch 1536, seq 2048, interleaved with vpp 2.
+void BM_Gpt3_175B_1024_A100(benchmark::State& state) {
+  run(state, "scenarios/jobs/gpt3-175b-1024-a100.yaml", {"plan.vpp=2"});
+}
+BENCHMARK(BM_Gpt3_175B_1024_A100)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+// Llama-3 405B on the 16,384-GPU H100 cluster: TP8 PP16 DP128, seq 8192, global batch 2048,
+// stages of 8 layers with the first and last one fewer.
+void BM_Llama3_405B_16K_H100(benchmark::State& state) {
+  run(state, "scenarios/jobs/llama3-405b-16k-h100.yaml", {});
+}
+BENCHMARK(BM_Llama3_405B_16K_H100)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+}  // namespace
+
+BENCHMARK_MAIN();

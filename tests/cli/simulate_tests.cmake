@@ -1,0 +1,19 @@
+# parasim simulate end to end.
+set(trace ${CMAKE_CURRENT_BINARY_DIR}/llama2-7b-lab.trace.json)
+
+parasim_cli_test(NAME simulate_help ARGS simulate --help STDOUT_REGEX "--trace" "--full" "--set")
+parasim_cli_test(NAME simulate_table ARGS simulate scenarios/jobs/llama2-7b-lab.yaml
+                 STDOUT_REGEX "Iteration +[0-9.]+ m?s" "MFU [0-9.]+%" "Critical path" "Memory +fits")
+# Same input, byte-identical --json; the JSON carries the iteration time, throughput and stages.
+parasim_cli_test(NAME simulate_json_deterministic ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --json REPEAT
+                 JSON gpus=16 memory.fits=ON stages.1.stage=1)
+# The trace loads as JSON with the Chrome keys; a process per simulated GPU (2 stages) + links;
+# two runs write the same bytes.
+parasim_cli_test(NAME simulate_trace ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.global_batch=8 --trace ${trace}
+                 FILE ${trace} TRACE_PIDS 3 REPEAT)
+parasim_cli_test(NAME simulate_full_mode ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --full --json JSON gpus=16)
+parasim_cli_test(NAME simulate_needs_plan ARGS simulate scenarios/default.yaml RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/simulate_needs_model.expected)
+parasim_cli_test(NAME simulate_fp8_on_a100 ARGS simulate scenarios/jobs/gpt3-175b-1024-a100.yaml --set training.precision=fp8 RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/simulate_fp8_on_a100.expected)
+parasim_cli_test(NAME simulate_gpt3_175b ARGS simulate scenarios/jobs/gpt3-175b-1024-a100.yaml --json JSON gpus=1024 memory.fits=ON)

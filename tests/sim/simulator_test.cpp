@@ -1,0 +1,259 @@
+#include <doctest/doctest.h>
+
+#include <sstream>
+
+#include "calibrate/cost_model.hpp"
+#include "sim/simulator.hpp"
+#include "sim/trace.hpp"
+#include "tests/topology/fixtures.hpp"
+#include "tests/workload/fixtures.hpp"
+
+using namespace parasim;
+using namespace parasim::sim;
+using workload::Collective;
+using workload::CommDim;
+using workload::Phase;
+using workload::Task;
+using workload::TaskGraph;
+using workload::TaskKind;
+
+namespace {
+
+// A profile with round numbers so that expectations can be written by hand.
+calibrate::Profile plain_profile() {
+  auto p = calibrate::default_profile("generic");
+  p.kernel_launch = Seconds(0);
+  p.collective_launch = Seconds(10e-6);
+  p.nvlink = {0.8, Seconds(1e-6)};
+  p.network = {0.9, Seconds(5e-6)};
+  p.nvls = false;
+  return p;
+}
+
+// A profile that makes communication free and compute launch-free (pipeline bubble tests).
+calibrate::Profile free_comm_profile() {
+  auto p = plain_profile();
+  p.collective_launch = Seconds(0);
+  p.nvlink.step_latency = p.pcie.step_latency = p.network.step_latency = Seconds(0);
+  p.compute_slowdown = {};
+  p.comm_slowdown = {};
+  return p;
+}
+
+struct Fixture {
+  topology::ClusterSpec spec;
+  workload::ModelSpec model = test::small_gpt(4);
+  workload::TrainingSpec training = test::training(1024);
+  workload::Plan plan = test::plan(1, 1, 1, 1, 1);
+};
+
+Result run(const topology::Cluster& cluster, const Fixture& f, const TaskGraph& g, const calibrate::Profile& profile,
+           SimOptions options = {}, Timeline* tl = nullptr) {
+  const calibrate::CostModel cost(cluster.spec().node.gpu, profile);
+  const SimInput in{&cluster, &f.model, &f.training, &f.plan, &g, &cost};
+  return simulate(in, options, tl);
+}
+
+// One collective alone over `group` (its twins given), in a hand-made graph.
+TaskGraph single_collective(Collective kind, std::vector<std::vector<int>> twins, double bytes) {
+  TaskGraph g;
+  Task t;
+  t.kind = TaskKind::collective;
+  t.collective = kind;
+  t.dim = CommDim::dp;
+  t.stream = workload::Stream::dp_comm;
+  t.bytes = bytes;
+  g.groups.push_back(twins.front());
+  g.twins.push_back(std::move(twins));
+  g.tasks.push_back(t);
+  return g;
+}
+
+topology::ClusterSpec single_gpu() {
+  auto c = test::dgx_cluster(1);
+  c.node.gpus = 1;
+  c.node.nics.affinity = {0};
+  c.node.pcie.switches = 1;
+  c.node.pcie.sockets = 1;
+  return c;
+}
+
+}  // namespace
+
+TEST_CASE("compute only, one GPU: the iteration is the sum of the op times") {
+  Fixture f;
+  f.plan = test::plan(1, 1, 1, 1, 4);
+  const topology::Cluster cluster(single_gpu());
+  const auto g = workload::build_tasks(f.model, f.training, f.plan);
+  const auto profile = plain_profile();
+  const calibrate::CostModel cost(cluster.spec().node.gpu, profile);
+  double sum = 0;
+  std::size_t compute = 0;
+  for (const auto& t : g.tasks) {
+    REQUIRE(t.kind == TaskKind::compute);  // one GPU: nothing to communicate
+    sum += cost.ops_time(g.ops(t)).value();
+    ++compute;
+  }
+  const auto r = run(cluster, f, g, profile);
+  // Each task's time is rounded up to a whole picosecond.
+  CHECK(r.iteration.value() == doctest::Approx(sum).epsilon(1e-9));
+  CHECK(r.iteration.value() <= sum + compute * 1e-12);
+  CHECK(r.stages[0].bubble.value() == doctest::Approx(0).epsilon(1e-9));
+}
+
+TEST_CASE("ring all-reduce over the 8 GPUs of one island: 2(n-1)/n·S/B plus latency") {
+  Fixture f;
+  const topology::Cluster cluster(test::dgx_cluster(1));
+  const double S = 1073741824.0;  // 1 GiB
+  const auto g = single_collective(Collective::all_reduce, {{0, 1, 2, 3, 4, 5, 6, 7}}, S);
+  const auto r = run(cluster, f, g, plain_profile());
+  // B = 450 GB/s NVLink per direction x 0.8 efficiency. 2(n-1) = 14 steps, each the NVLink route
+  // latency (0.35 us x 2 hops) plus 1 us of protocol; plus a 10 us launch.
+  const double B = 450e9 * 0.8;
+  const double latency = 10e-6 + 14 * (0.7e-6 + 1e-6);
+  CHECK(r.iteration.value() == doctest::Approx(latency + 2.0 * 7 / 8 * S / B).epsilon(1e-9));
+}
+
+TEST_CASE("NVLS is chosen in an NVSwitch island where the profile has it, and beats the ring") {
+  Fixture f;
+  const topology::Cluster cluster(test::dgx_cluster(1));
+  const double S = 1073741824.0;
+  auto p = plain_profile();
+  p.nvls = true;
+  p.nvls_efficiency = 0.6;
+  const auto g = single_collective(Collective::all_reduce, {{0, 1, 2, 3, 4, 5, 6, 7}}, S);
+  const auto r = run(cluster, f, g, p);
+  // Each GPU pushes S into the switch and pulls S back, at 450 GB/s x 0.6: 2 steps.
+  CHECK(r.iteration.value() == doctest::Approx(10e-6 + 2 * (0.7e-6 + 1e-6) + S / (450e9 * 0.6)).epsilon(1e-9));
+  CHECK(r.iteration.value() < 2.0 * 7 / 8 * S / (450e9 * 0.8));
+}
+
+TEST_CASE("a DP all-reduce of 8 ranks per node: eight NICs against one") {
+  // Groups {i, 8 + i} of a TP8 plan on 2 nodes, all eight at once (one stands for the others).
+  std::vector<std::vector<int>> twins;
+  for (int i = 0; i < 8; ++i) twins.push_back({i, 8 + i});
+  const double S = 4294967296.0;  // 4 GiB
+  Fixture f;
+  auto time = [&](int nics) {
+    const topology::Cluster cluster(test::dgx_cluster(2, 1.0, nics));
+    const topology::Router router(cluster);
+    const auto r = run(cluster, f, single_collective(Collective::all_reduce, twins, S), plain_profile());
+    // Two ranks: 2(n-1)/n = 1, two steps, each as slow as the slowest twin's route plus 5 us.
+    double route = 0;
+    for (int i = 0; i < 8; ++i) route = std::max(route, router.route(i, 8 + i).latency.value());
+    const double latency = 10e-6 + 2 * (route + 5e-6);
+    return r.iteration.value() - latency;
+  };
+  const double eight = time(8), one = time(1);
+  // Each group has its own 400 Gb/s NIC (x 0.9), or all eight share one.
+  CHECK(eight == doctest::Approx(S / (50e9 * 0.9)).epsilon(1e-9));
+  CHECK(one / eight == doctest::Approx(8.0).epsilon(1e-9));
+}
+
+TEST_CASE("the overlap slowdown applies exactly while the overlap lasts") {
+  Fixture f;
+  const topology::Cluster cluster(test::dgx_cluster(1));
+  auto profile = plain_profile();
+  profile.compute_slowdown[static_cast<std::size_t>(calibrate::ComputeKind::memory_bound)][0] = 0.25;
+  profile.comm_slowdown[0] = 0.1;
+  const calibrate::CostModel cost(cluster.spec().node.gpu, profile);
+  // A memory-bound kernel of C seconds and, independently, a TP all-reduce over GPUs 0 and 1.
+  TaskGraph g = single_collective(Collective::all_reduce, {{0, 1}}, 2e9);
+  g.tasks[0].dim = CommDim::tp;
+  workload::Block blk;
+  workload::Op op;
+  op.kind = workload::OpKind::memory_bound;
+  op.bytes = 3.35e12 * 0.85 * 0.1;  // 0.1 s at the H100's HBM bandwidth x 0.85
+  blk.forward.push_back(op);
+  g.blocks.push_back(blk);
+  Task c;
+  c.kind = TaskKind::compute;
+  c.phase = Phase::forward;
+  c.block = 0;
+  g.tasks.push_back(c);
+  const double C = cost.op_time(op).value();
+  CHECK(C == doctest::Approx(0.1));
+  // The all-reduce waits L (launch + 2 steps), then moves 2e9 bytes at 360 GB/s slowed by 1.1:
+  // D' = 2e9 / 360e9 x 1.1. Meanwhile the kernel runs at 1/1.25: it loses D' x (1 - 1/1.25).
+  const double L = 10e-6 + 2 * (0.7e-6 + 1e-6);
+  const double D = 2e9 / (450e9 * 0.8) * 1.1;
+  const auto r = run(cluster, f, g, profile);
+  CHECK(r.iteration.value() == doctest::Approx(C + D * (1 - 1 / 1.25)).epsilon(1e-9));
+  CHECK(L + D < C);
+}
+
+TEST_CASE("pipeline bubble with free communication: (p-1)/(m+p-1) for 1F1B, (p-1)/(v·m+p-1) interleaved") {
+  // 8 GPUs on one NVSwitch with links a million times faster than any GPU: transfers cost ~nothing.
+  auto spec = test::dgx_cluster(1);
+  spec.node.gpu.nvlink->bidirectional = BytesPerSecond(1e18);
+  spec.node.fabric_latency = Seconds(0);
+  spec.node.pcie.latency = Seconds(0);
+  spec.node.pcie.generation = 6;
+  const topology::Cluster cluster(spec);
+  Fixture f;
+  f.model = test::small_gpt(16);
+  f.model.hidden = 2048;
+  f.model.heads = 16;
+  f.model.head_dim = 128;
+  f.model.ffn_hidden = 8192;
+  f.model.vocab = 128;  // embedding and head negligible against 4 layers per stage
+  f.model.tied_embeddings = false;
+  f.training.optimizer_bytes_per_param = 0;
+  f.training.fp32_grad_accumulation = false;
+  const auto profile = free_comm_profile();
+  const calibrate::CostModel cost(spec.node.gpu, profile);
+  for (int v : {1, 2}) {
+    CAPTURE(v);
+    const int p = 4, m = 8;
+    f.plan = test::plan(1, p, 2, 1, 2 * m);
+    f.plan.vpp = v;
+    f.plan.schedule = v > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b;
+    const auto g = workload::build_tasks(f.model, f.training, f.plan);
+    // Per micro-batch compute of a middle stage (stage 1): forward t_f and backward t_b.
+    double tf = 0, tb = 0, opt = 0;
+    for (const auto& t : g.tasks) {
+      if (t.kind != TaskKind::compute || t.stage != 1) continue;
+      const double d = cost.ops_time(g.ops(t)).value();
+      if (t.phase == Phase::optimizer) opt = d;
+      else if (t.microbatch == 0 && t.phase == Phase::forward) tf += d;
+      else if (t.microbatch == 0) tb += d;
+    }
+    const auto r = run(cluster, f, g, profile);
+    const double pipeline = (m * v + p - 1) * (tf + tb) / v;
+    CHECK(r.iteration.value() - opt == doctest::Approx(pipeline).epsilon(0.01));
+    // The bubble is the (p-1)/(v·m+p-1) part of it.
+    CHECK((pipeline - m * (tf + tb)) / pipeline == doctest::Approx(double(p - 1) / (v * m + p - 1)));
+  }
+}
+
+TEST_CASE("scale by symmetry: replicas simulated once agree with every replica simulated") {
+  Fixture f;
+  f.model = test::small_gpt(8);
+  f.plan = test::plan(4, 2, 2, 1, 8);
+  f.plan.zero = 1;
+  const topology::Cluster cluster(test::dgx_cluster(2));
+  const auto g = workload::build_tasks(f.model, f.training, f.plan);
+  const auto once = run(cluster, f, g, plain_profile());
+  const auto full = run(cluster, f, g, plain_profile(), {true, false});
+  CHECK(once.iteration.value() == doctest::Approx(full.iteration.value()).epsilon(0.01));
+}
+
+TEST_CASE("same input, byte-identical result and trace") {
+  Fixture f;
+  f.model = test::small_gpt(8);
+  f.plan = test::plan(2, 2, 4, 1, 16);
+  const topology::Cluster cluster(test::dgx_cluster(2));
+  const auto g = workload::build_tasks(f.model, f.training, f.plan);
+  std::string traces[2];
+  double times[2];
+  for (int i = 0; i < 2; ++i) {
+    Timeline tl;
+    times[i] = run(cluster, f, g, plain_profile(), {false, true}, &tl).iteration.value();
+    std::ostringstream out;
+    write_chrome_trace(out, g, tl, cluster);
+    traces[i] = out.str();
+  }
+  CHECK(times[0] == times[1]);
+  CHECK(traces[0] == traces[1]);
+  CHECK(traces[0].find("\"traceEvents\"") != std::string::npos);
+}
