@@ -7,3 +7,5 @@ scripts/install-deps.sh
 scripts/build.sh
 echo
 build/cli/parasim topo scenarios/default.yaml
+echo
+build/cli/parasim simulate scenarios/default.yaml

@@ -18,6 +18,7 @@ std::string_view algorithm_name(Algorithm a) {
     case Algorithm::nvls: return "nvls";
     case Algorithm::hierarchical: return "hierarchical";
     case Algorithm::direct: return "direct";
+    case Algorithm::sharp: return "sharp";
   }
   return "";
 }
@@ -112,6 +113,18 @@ const LinkUsage& CollectiveLowering::direct(std::uint64_t group, const std::vect
   return cache_.emplace(key, finish(all, 1.0, 1, own)).first->second;
 }
 
+const LinkUsage& CollectiveLowering::sharp(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
+  const auto key = std::make_tuple(group, static_cast<int>(Algorithm::sharp), 0);
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  topology::LinkLoads all, own;
+  for (const auto& g : twins) {
+    for (int rank : g) router_->accumulate_to_leaf(rank, 1.0, all);
+  }
+  for (int rank : twins.front()) router_->accumulate_to_leaf(rank, 1.0, own);
+  const int steps = 2 * router_->cluster().spec().network.tiers;
+  return cache_.emplace(key, finish(all, 1.0, steps, own)).first->second;
+}
+
 std::vector<const LinkUsage*> CollectiveLowering::hierarchical(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
   const auto key_intra = std::make_tuple(group, static_cast<int>(Algorithm::hierarchical), 0);
   const auto key_inter = std::make_tuple(group, static_cast<int>(Algorithm::hierarchical), 1);
@@ -177,6 +190,7 @@ Lowering CollectiveLowering::choose(Collective kind, std::uint64_t group, const 
   add(Algorithm::ring, {&ring(group, twins, 2.0 * (n - 1) / n, 2 * (n - 1))});
   if (n > 2) add(Algorithm::tree, {&ring(group, twins, 2.0, 2 * static_cast<int>(std::ceil(std::log2(n))))});
   const bool nvswitch = cluster.spec().node.fabric == topology::IntraNodeFabric::nvswitch;
+  if (cluster.spec().network.sharp && topology::ranks_by_island(cluster, twins.front()).size() > 1) add(Algorithm::sharp, {&sharp(group, twins)});
   if (profile_->nvls && nvswitch) {
     const auto islands = topology::ranks_by_island(cluster, twins.front());
     const bool even = std::all_of(islands.begin(), islands.end(), [&](const auto& i) { return i.size() == islands.front().size(); });

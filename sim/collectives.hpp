@@ -14,10 +14,13 @@
 //   NVLS all-reduce inside one NVSwitch island: S up to the switch and S back, 2 steps;
 //   hierarchical all-reduce: reduce-scatter in each island, all-reduce across islands among ranks
 //     of equal position, all-gather in each island (three phases);
+//   SHARP all-reduce across nodes (InfiniBand with SHARP, NCCL CollNet): each rank sends S up to its
+//     leaf and receives the reduced S back; the switches combine it; 2 steps per switch tier;
 //   send/recv: the message, one step.
 // The choice, as NCCL's tuner makes it: the eligible algorithm with the smallest estimated time
 // alone (launch + steps × step latency + traffic / bus bandwidth). NVLS and hierarchical need NVLS
-// hardware (the profile says so) and NVSwitch islands.
+// hardware (the profile says so) and NVSwitch islands; SHARP needs `network.sharp` and a group that
+// spans nodes.
 #include <map>
 #include <vector>
 
@@ -28,7 +31,7 @@
 
 namespace parasim::sim {
 
-enum class Algorithm { ring, tree, nvls, hierarchical, direct };
+enum class Algorithm { ring, tree, nvls, hierarchical, direct, sharp };
 std::string_view algorithm_name(Algorithm a);
 
 calibrate::Fabric fabric_of(topology::LinkKind kind);
@@ -62,6 +65,7 @@ class CollectiveLowering {
   const LinkUsage& ring(std::uint64_t group, const std::vector<std::vector<int>>& twins, double factor, int steps);
   const LinkUsage& nvls(std::uint64_t group, const std::vector<std::vector<int>>& twins);
   const LinkUsage& direct(std::uint64_t group, const std::vector<std::vector<int>>& twins);
+  const LinkUsage& sharp(std::uint64_t group, const std::vector<std::vector<int>>& twins);
   std::vector<const LinkUsage*> hierarchical(std::uint64_t group, const std::vector<std::vector<int>>& twins);
   LinkUsage finish(topology::LinkLoads& all, double factor, int steps, topology::LinkLoads& own) const;
   Seconds estimate(const std::vector<const LinkUsage*>& phases, double bytes) const;

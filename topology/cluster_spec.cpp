@@ -19,6 +19,7 @@ constexpr Field kNetworkFields[] = {
     {.name = "pod_nodes", .type = FieldType::integer, .description = "nodes per pod (three tiers only)", .min = 1},
     {.name = "core_oversubscription", .type = FieldType::number, .description = "spine downlink : uplink bandwidth towards the core (three tiers only)", .default_text = "1", .min = 1},
     {.name = "switch_latency", .type = FieldType::duration, .description = "latency per switch traversed", .default_text = "0.3 us", .min = 0},
+    {.name = "sharp", .type = FieldType::boolean, .description = "InfiniBand SHARP in-network reduction (NCCL CollNet) for all-reduce across nodes", .default_text = "false"},
 };
 constexpr Schema kNetworkSchema{"network", "The inter-node network.", kNetworkFields};
 
@@ -69,6 +70,7 @@ ClusterSpec parse_cluster(const yaml::Record& r) {
   c.network.oversubscription = net.number("oversubscription");
   c.network.core_oversubscription = net.number("core_oversubscription");
   c.network.switch_latency = net.duration("switch_latency");
+  c.network.sharp = net.boolean("sharp");
   if (c.network.switch_radix % 2 != 0) net.fail("switch_radix", fmt::format("{} ports cannot be split into down and up links", c.network.switch_radix));
   if (c.network.kind == NetworkKind::fat_tree && c.node.nics.count > 0) {
     const int down = static_cast<int>(c.network.switch_radix * c.network.oversubscription / (1.0 + c.network.oversubscription));

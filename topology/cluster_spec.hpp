@@ -20,6 +20,7 @@ struct NetworkSpec {
   int pod_nodes = 0;                  ///< nodes per pod (three tiers)
   double core_oversubscription = 1.0; ///< spine downlink : uplink bandwidth (three tiers)
   Seconds switch_latency;             ///< per switch traversed
+  bool sharp = false;                 ///< InfiniBand SHARP: the switches reduce all-reduce traffic
   bool operator==(const NetworkSpec&) const = default;
 };
 

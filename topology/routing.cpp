@@ -210,6 +210,19 @@ void Router::accumulate(int src_gpu, int dst_gpu, double share, LinkLoads& loads
   loads.max_latency = std::max(loads.max_latency, latency);
 }
 
+void Router::accumulate_to_leaf(int gpu, double share, LinkLoads& loads) const {
+  const Cluster& c = *cluster_;
+  std::vector<Hop> hops;
+  double latency = 0;
+  const Vertex v = c.gpu_vertex(gpu), nic = c.nic_of(gpu), leaf = c.leaf_of(nic);
+  route_in_node(v, nic, 1.0, hops, latency);
+  add_link_hop(nic, leaf, 1.0, hops, latency);
+  add_link_hop(leaf, nic, 1.0, hops, latency);
+  route_in_node(nic, v, 1.0, hops, latency);
+  for (const auto& h : hops) loads.links[h.link] += share * h.share;
+  loads.max_latency = std::max(loads.max_latency, latency);
+}
+
 void Router::flush(LinkLoads& loads) const {
   for (const auto& [pair, share] : loads.leaf_pairs) {
     for (const auto& h : leaf_route(pair.first, pair.second).hops) loads.links[h.link] += share * h.share;

@@ -55,6 +55,9 @@ class Router {
 
   /// Adds the route from a to b, carrying `share`, to `loads`.
   void accumulate(int src_gpu, int dst_gpu, double share, LinkLoads& loads) const;
+  /// Adds a GPU's way up to its leaf switch and back (through its NIC), carrying `share`: the traffic
+  /// of an in-network (SHARP) reduction, which the switches combine.
+  void accumulate_to_leaf(int gpu, double share, LinkLoads& loads) const;
   /// Folds the grouped network segments into `loads.links`.
   void flush(LinkLoads& loads) const;
 

@@ -12,7 +12,7 @@ parasim_cli_test(NAME simulate_json_deterministic ARGS simulate scenarios/jobs/l
 parasim_cli_test(NAME simulate_trace ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.global_batch=8 --trace ${trace}
                  FILE ${trace} TRACE_PIDS 3 REPEAT)
 parasim_cli_test(NAME simulate_full_mode ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --full --json JSON gpus=16)
-parasim_cli_test(NAME simulate_needs_plan ARGS simulate scenarios/default.yaml RC 2
+parasim_cli_test(NAME simulate_needs_plan ARGS simulate scenarios/clusters/lab-2node.yaml RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/simulate_needs_model.expected)
 parasim_cli_test(NAME simulate_fp8_on_a100 ARGS simulate scenarios/jobs/gpt3-175b-1024-a100.yaml --set training.precision=fp8 RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/simulate_fp8_on_a100.expected)

@@ -30,7 +30,7 @@ parasim_cli_test(NAME topo_set_nic_200 ARGS topo scenarios/default.yaml --json -
                  JSON bandwidth_bytes_per_s.inter_island_per_gpu=25000000000.0)
 parasim_cli_test(NAME topo_set_nic_800 ARGS topo scenarios/default.yaml --json --set cluster.node.nics.bandwidth=800Gb/s
                  JSON bandwidth_bytes_per_s.inter_island_per_gpu=63015384615.384613)
-parasim_cli_test(NAME topo_dot ARGS topo scenarios/default.yaml --dot --set cluster.nodes=2
+parasim_cli_test(NAME topo_dot ARGS topo scenarios/clusters/h100-1024.yaml --dot --set nodes=2
                  STDOUT_REGEX "^graph \"H100-1024\" {" "\"node1/gpu7\" -- \"node1/nvswitch0\" \\[label=\"450 GB/s\"\\]")
 parasim_cli_test(NAME topo_dot_too_large ARGS topo scenarios/default.yaml --dot RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/dot_too_large.expected)

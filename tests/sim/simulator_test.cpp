@@ -257,3 +257,20 @@ TEST_CASE("same input, byte-identical result and trace") {
   CHECK(traces[0] == traces[1]);
   CHECK(traces[0].find("\"traceEvents\"") != std::string::npos);
 }
+
+TEST_CASE("IB SHARP halves a cross-node all-reduce's traffic when the network has it") {
+  // GPU 0 of 8 nodes: the ring moves 2(n-1)/n·S = 1.75·S through each NIC; SHARP sends S up to the
+  // leaf and takes S back, so its data time is S / (50 GB/s x 0.9).
+  const double S = 4294967296.0;
+  std::vector<int> group;
+  for (int n = 0; n < 8; ++n) group.push_back(8 * n);
+  Fixture f;
+  auto spec = test::dgx_cluster(8);
+  spec.network.sharp = true;
+  const topology::Cluster cluster(spec);
+  const auto r = run(cluster, f, single_collective(Collective::all_reduce, {group}, S), plain_profile());
+  CHECK(r.iteration.value() == doctest::Approx(S / (50e9 * 0.9)).epsilon(0.001));
+  const topology::Cluster plain(test::dgx_cluster(8));
+  const auto ring = run(plain, f, single_collective(Collective::all_reduce, {group}, S), plain_profile());
+  CHECK(ring.iteration.value() == doctest::Approx(1.75 * S / (50e9 * 0.9)).epsilon(0.001));
+}
