@@ -19,6 +19,7 @@ std::string_view algorithm_name(Algorithm a) {
     case Algorithm::hierarchical: return "hierarchical";
     case Algorithm::direct: return "direct";
     case Algorithm::sharp: return "sharp";
+    case Algorithm::pairwise: return "pairwise";
   }
   return "";
 }
@@ -125,6 +126,25 @@ const LinkUsage& CollectiveLowering::sharp(std::uint64_t group, const std::vecto
   return cache_.emplace(key, finish(all, 1.0, steps, own)).first->second;
 }
 
+const LinkUsage& CollectiveLowering::pairwise(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
+  const auto key = std::make_tuple(group, static_cast<int>(Algorithm::pairwise), 0);
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  topology::LinkLoads all, own;
+  const std::size_t n = twins.front().size();
+  // The rate is per-rank traffic (n−1)/n·S per second; each of the n−1 destinations gets 1/(n−1) of it.
+  const double share = 1.0 / static_cast<double>(n - 1);
+  for (std::size_t t = 0; t < twins.size(); ++t) {
+    for (int a : twins[t]) {
+      for (int b : twins[t]) {
+        if (a == b) continue;
+        router_->accumulate(a, b, share, all);
+        if (t == 0) router_->accumulate(a, b, share, own);
+      }
+    }
+  }
+  return cache_.emplace(key, finish(all, static_cast<double>(n - 1) / static_cast<double>(n), static_cast<int>(n - 1), own)).first->second;
+}
+
 std::vector<const LinkUsage*> CollectiveLowering::hierarchical(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
   const auto key_intra = std::make_tuple(group, static_cast<int>(Algorithm::hierarchical), 0);
   const auto key_inter = std::make_tuple(group, static_cast<int>(Algorithm::hierarchical), 1);
@@ -181,6 +201,10 @@ Lowering CollectiveLowering::choose(Collective kind, std::uint64_t group, const 
   auto add = [&](Algorithm a, std::vector<const LinkUsage*> phases) { options.push_back({a, phases, estimate(phases, bytes)}); };
   if (kind == Collective::send_recv) {
     add(Algorithm::direct, {&direct(group, twins)});
+    return options.front();
+  }
+  if (kind == Collective::all_to_all) {
+    add(Algorithm::pairwise, {&pairwise(group, twins)});
     return options.front();
   }
   if (kind == Collective::all_gather || kind == Collective::reduce_scatter) {

@@ -16,6 +16,7 @@
 //     of equal position, all-gather in each island (three phases);
 //   SHARP all-reduce across nodes (InfiniBand with SHARP, NCCL CollNet): each rank sends S up to its
 //     leaf and receives the reduced S back; the switches combine it; 2 steps per switch tier;
+//   pairwise all-to-all: every rank sends S/n to each other rank, (n−1)/n·S in n−1 steps;
 //   send/recv: the message, one step.
 // The choice, as NCCL's tuner makes it: the eligible algorithm with the smallest estimated time
 // alone (launch + steps × step latency + traffic / bus bandwidth). NVLS and hierarchical need NVLS
@@ -31,7 +32,7 @@
 
 namespace parasim::sim {
 
-enum class Algorithm { ring, tree, nvls, hierarchical, direct, sharp };
+enum class Algorithm { ring, tree, nvls, hierarchical, direct, sharp, pairwise };
 std::string_view algorithm_name(Algorithm a);
 
 calibrate::Fabric fabric_of(topology::LinkKind kind);
@@ -66,6 +67,7 @@ class CollectiveLowering {
   const LinkUsage& nvls(std::uint64_t group, const std::vector<std::vector<int>>& twins);
   const LinkUsage& direct(std::uint64_t group, const std::vector<std::vector<int>>& twins);
   const LinkUsage& sharp(std::uint64_t group, const std::vector<std::vector<int>>& twins);
+  const LinkUsage& pairwise(std::uint64_t group, const std::vector<std::vector<int>>& twins);
   std::vector<const LinkUsage*> hierarchical(std::uint64_t group, const std::vector<std::vector<int>>& twins);
   LinkUsage finish(topology::LinkLoads& all, double factor, int steps, topology::LinkLoads& own) const;
   Seconds estimate(const std::vector<const LinkUsage*>& phases, double bytes) const;

@@ -27,6 +27,7 @@ std::string_view collective_name(Collective c) {
     case Collective::reduce_scatter: return "reduce_scatter";
     case Collective::all_gather: return "all_gather";
     case Collective::send_recv: return "send_recv";
+    case Collective::all_to_all: return "all_to_all";
   }
   return "";
 }

@@ -20,7 +20,7 @@ namespace parasim::workload {
 
 enum class TaskKind : std::uint8_t { compute, collective };
 enum class Phase : std::uint8_t { forward, backward_input, backward_weight, recompute, optimizer };
-enum class Collective : std::uint8_t { all_reduce, reduce_scatter, all_gather, send_recv };
+enum class Collective : std::uint8_t { all_reduce, reduce_scatter, all_gather, send_recv, all_to_all };
 enum class CommDim : std::uint8_t { tp, dp, pp };
 /// Streams of a stage: compute runs in order; each kind of communication has its own stream.
 enum class Stream : std::uint8_t { compute, tp_comm, dp_comm, pp_comm };

@@ -274,3 +274,12 @@ TEST_CASE("IB SHARP halves a cross-node all-reduce's traffic when the network ha
   const auto ring = run(plain, f, single_collective(Collective::all_reduce, {group}, S), plain_profile());
   CHECK(ring.iteration.value() == doctest::Approx(1.75 * S / (50e9 * 0.9)).epsilon(0.001));
 }
+
+TEST_CASE("pairwise all-to-all over 8 GPUs of one island: (n-1)/n·S/B in n-1 steps") {
+  Fixture f;
+  const topology::Cluster cluster(test::dgx_cluster(1));
+  const double S = 1073741824.0;
+  const auto r = run(cluster, f, single_collective(Collective::all_to_all, {{0, 1, 2, 3, 4, 5, 6, 7}}, S), plain_profile());
+  // Each GPU sends 7/8·S out of its 450 GB/s NVLink (x 0.8) and receives as much; 7 steps.
+  CHECK(r.iteration.value() == doctest::Approx(10e-6 + 7 * (0.7e-6 + 1e-6) + 7.0 / 8 * S / (450e9 * 0.8)).epsilon(1e-9));
+}
