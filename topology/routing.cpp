@@ -89,13 +89,12 @@ void Router::add_link_hop(Vertex from, Vertex to, double share, std::vector<Hop>
   latency += share * info.latency.value();
 }
 
-// Walks the least-cost DAG from `from` to `to`, splitting the share evenly over next hops.
-void Router::route_in_node(Vertex from, Vertex to, double share, std::vector<Hop>& hops, double& latency) const {
-  if (from == to) return;
+// Walks the least-cost DAG from `from` to `to`, splitting the share evenly over the next hops w of v
+// that `allowed` admits and whose distance is v's less the link's cost.
+template <class Distance, class Allowed>
+void Router::ecmp_walk(Vertex from, Vertex to, double share, Distance dist, Allowed allowed, std::vector<Hop>& hops, double& latency) const {
   const Graph& g = cluster_->graph();
-  const Vertex base = from - from % node_size_;
-  const auto dist = [&](Vertex v) { return node_distance_[(to - base) * node_size_ + (v - base)]; };
-  if (dist(from) == kUnreachable) throw std::logic_error("no route inside the node");
+  if (dist(from) == kUnreachable) throw std::logic_error("no route");
   std::map<Vertex, double> level{{from, share}};
   while (!(level.size() == 1 && level.begin()->first == to)) {
     std::map<Vertex, double> next;
@@ -103,9 +102,7 @@ void Router::route_in_node(Vertex from, Vertex to, double share, std::vector<Hop
       std::vector<Vertex> choices;
       for (auto [e, e_end] = boost::out_edges(v, g); e != e_end; ++e) {
         const Vertex w = boost::target(*e, g);
-        if (w < base || w >= base + node_size_) continue;
-        if (w != to && !forwards_traffic(g[w].kind)) continue;
-        if (dist(w) != kUnreachable && dist(w) + cost_[g[*e].id] == dist(v)) choices.push_back(w);
+        if (allowed(w) && dist(w) != kUnreachable && dist(w) + cost_[g[*e].id] == dist(v)) choices.push_back(w);
       }
       for (Vertex w : choices) {
         add_link_hop(v, w, s / static_cast<double>(choices.size()), hops, latency);
@@ -114,6 +111,16 @@ void Router::route_in_node(Vertex from, Vertex to, double share, std::vector<Hop
     }
     level = std::move(next);
   }
+}
+
+// Inside a node: only its own vertices, and only switches and CPUs in transit.
+void Router::route_in_node(Vertex from, Vertex to, double share, std::vector<Hop>& hops, double& latency) const {
+  if (from == to) return;
+  const Graph& g = cluster_->graph();
+  const Vertex base = from - from % node_size_;
+  const auto dist = [&](Vertex v) { return node_distance_[(to - base) * node_size_ + (v - base)]; };
+  const auto allowed = [&](Vertex w) { return w >= base && w < base + node_size_ && (w == to || forwards_traffic(g[w].kind)); };
+  ecmp_walk(from, to, share, dist, allowed, hops, latency);
 }
 
 const Router::LeafRoute& Router::leaf_route(Vertex from_leaf, Vertex to_leaf) const {
@@ -130,28 +137,10 @@ const Router::LeafRoute& Router::leaf_route(Vertex from_leaf, Vertex to_leaf) co
 
 void Router::walk_network(Vertex from_leaf, Vertex to_leaf, std::vector<Hop>& hops, double& latency) const {
   if (from_leaf == to_leaf) return;
-  const Graph& g = cluster_->graph();
   const Vertex first = cluster_->first_switch();
-  const std::size_t switches = cluster_->switch_count();
-  const std::size_t row = static_cast<std::size_t>(g[to_leaf].index) * switches;
+  const std::size_t row = static_cast<std::size_t>(cluster_->graph()[to_leaf].index) * cluster_->switch_count();
   const auto dist = [&](Vertex v) { return network_distance_[row + (v - first)]; };
-  if (dist(from_leaf) == kUnreachable) throw std::logic_error("no route between leaves");
-  std::map<Vertex, double> level{{from_leaf, 1.0}};
-  while (!(level.size() == 1 && level.begin()->first == to_leaf)) {
-    std::map<Vertex, double> next;
-    for (const auto& [v, s] : level) {
-      std::vector<Vertex> choices;
-      for (auto [e, e_end] = boost::out_edges(v, g); e != e_end; ++e) {
-        const Vertex w = boost::target(*e, g);
-        if (w >= first && dist(w) != kUnreachable && dist(w) + cost_[g[*e].id] == dist(v)) choices.push_back(w);
-      }
-      for (Vertex w : choices) {
-        add_link_hop(v, w, s / static_cast<double>(choices.size()), hops, latency);
-        next[w] += s / static_cast<double>(choices.size());
-      }
-    }
-    level = std::move(next);
-  }
+  ecmp_walk(from_leaf, to_leaf, 1.0, dist, [&](Vertex w) { return w >= first; }, hops, latency);
 }
 
 void Router::node_parts(int src_gpu, int dst_gpu, std::vector<Hop>& hops, double& latency, Vertex& out_leaf, Vertex& in_leaf) const {

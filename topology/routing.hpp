@@ -66,6 +66,8 @@ class Router {
     std::vector<Hop> hops;
     double latency = 0;
   };
+  template <class Distance, class Allowed>
+  void ecmp_walk(Vertex from, Vertex to, double share, Distance dist, Allowed allowed, std::vector<Hop>& hops, double& latency) const;
   void route_in_node(Vertex from, Vertex to, double share, std::vector<Hop>& hops, double& latency) const;
   const LeafRoute& leaf_route(Vertex from_leaf, Vertex to_leaf) const;
   void walk_network(Vertex from_leaf, Vertex to_leaf, std::vector<Hop>& hops, double& latency) const;
