@@ -1,6 +1,7 @@
 // parasim: which hybrid parallel plan trains fastest on this cluster, and how fast.
 // main is the only place that prints errors and chooses exit codes:
-//   0 success, 2 bad input or usage (one line naming file, line and key), 1 internal error.
+//   0 success, 2 bad input or usage (one line naming file, line and key), 1 internal error,
+//   3 a check the user asked for failed (validate --max-mape).
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <map>
@@ -21,6 +22,7 @@ int main(int argc, char** argv) {
   add(parasim::cli::add_model_command);
   add(parasim::cli::add_tasks_command);
   add(parasim::cli::add_simulate_command);
+  add(parasim::cli::add_validate_command);
   add(parasim::cli::add_schema_command);
 
   try {

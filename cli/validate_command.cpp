@@ -1,0 +1,123 @@
+// parasim validate FILE...: published training runs simulated with one fill-in policy, and how far
+// the predictions are from the measurements.
+#include <fmt/format.h>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <unistd.h>
+
+#include "cli/commands.hpp"
+#include "cli/table.hpp"
+#include "core/error.hpp"
+#include "sim/validation.hpp"
+
+namespace parasim::cli {
+namespace {
+
+nlohmann::json summary_json(const sim::Summary& s) {
+  return {{"rows", s.rows},           {"simulated", s.simulated},        {"coverage", s.rows ? double(s.simulated) / s.rows : 0.0},
+          {"mape", s.mape},           {"median_error", s.median},        {"worst_error", s.worst},
+          {"spearman", s.spearman},   {"plan_order_pairs", s.pairs},     {"plan_order_right", s.ordered}};
+}
+
+std::string summary_line(const std::string& name, const sim::Summary& s) {
+  return fmt::format("{:<28} {:>4}/{:<4} MAPE {:>5.1f}%  median {:>5.1f}%  worst {:>5.1f}%  Spearman {:>5.2f}  plan order {}/{}\n", name,
+                     s.simulated, s.rows, 100 * s.mape, 100 * s.median, 100 * s.worst, s.spearman, s.ordered, s.pairs);
+}
+
+}  // namespace
+
+Action add_validate_command(CLI::App& app) {
+  struct Options {
+    std::vector<std::string> files;
+    bool json = false;
+    double max_mape = -1;
+    int threads = 0;
+    std::string hardware = std::string(PARASIM_SOURCE_DIR) + "/scenarios/hardware";
+  };
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("validate", "Simulate published training runs and compare with their measured step times");
+  cmd->add_option("files", o->files, "measured-run YAML files (../shared/validation/*.yaml)")->required();
+  cmd->add_flag("--json", o->json, "print JSON: one object per row with id and predicted_iteration_s, and the summary");
+  cmd->add_option("--max-mape", o->max_mape, "exit with code 3 when the overall MAPE (in %) is above this");
+  cmd->add_option("--threads", o->threads, "rows simulated at once (default: the machine's cores)");
+  cmd->add_option("--hardware", o->hardware, "directory of the bundled hardware files")->capture_default_str();
+  return [o]() {
+    std::vector<sim::MeasuredRun> runs;
+    std::vector<std::string> file_of;
+    for (const auto& f : o->files) {
+      for (auto& r : sim::load_measured_runs(f)) {
+        runs.push_back(std::move(r));
+        file_of.push_back(f);
+      }
+    }
+    sim::ValidateOptions options;
+    options.hardware_dir = o->hardware;
+    options.threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    if (isatty(STDERR_FILENO)) {
+      options.progress = [](std::size_t done, std::size_t total) {
+        const int width = 40;
+        const int filled = static_cast<int>(width * done / total);
+        std::cerr << fmt::format("\rvalidate [{}{}] {}/{}", std::string(static_cast<std::size_t>(filled), '#'),
+                                 std::string(static_cast<std::size_t>(width - filled), ' '), done, total)
+                  << (done == total ? "\n" : "") << std::flush;
+      };
+    }
+    const auto report = sim::validate(runs, file_of, options);
+
+    if (o->json) {
+      nlohmann::json rows = nlohmann::json::array(), skipped = nlohmann::json::array();
+      for (const auto& r : report.rows) {
+        if (r.skipped) {
+          skipped.push_back({{"id", r.run->id}, {"reason", *r.skipped}});
+          continue;
+        }
+        rows.push_back({{"id", r.run->id},
+                        {"family", r.run->family},
+                        {"measured_iteration_s", r.run->measured_iteration_s},
+                        {"predicted_iteration_s", r.predicted_s},
+                        {"error", r.error},
+                        {"fits", r.fits},
+                        {"plan", r.plan},
+                        {"filled", r.filled}});
+      }
+      nlohmann::json families = nlohmann::json::object(), files = nlohmann::json::object();
+      for (const auto& [k, v] : report.families) families[k] = summary_json(v);
+      for (const auto& [k, v] : report.files) files[k] = summary_json(v);
+      std::cout << nlohmann::json{{"policy", sim::kFillPolicy}, {"rows", rows}, {"skipped", skipped}, {"summary", summary_json(report.overall)},
+                                  {"files", files}, {"families", families}}
+                       .dump(2)
+                << "\n";
+    } else {
+      std::string out = std::string(sim::kFillPolicy) + "\n";
+      Table t({"id", "measured", "predicted", "error", "plan simulated", "filled"},
+              {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::left, Table::Align::left});
+      for (const auto& r : report.rows) {
+        if (r.skipped) continue;
+        std::string filled;
+        for (const auto& f : r.filled) filled += (filled.empty() ? "" : ", ") + f;
+        t.add({r.run->id, format_duration(Seconds(r.run->measured_iteration_s)), format_duration(Seconds(r.predicted_s)),
+               fmt::format("{:+.1f}%", 100 * r.error), r.plan + (r.fits ? "" : " (OOM in the model)"), filled});
+      }
+      out += t.render();
+      bool any_skipped = false;
+      for (const auto& r : report.rows) {
+        if (!r.skipped) continue;
+        if (!any_skipped) out += "\nNot simulated\n";
+        any_skipped = true;
+        out += fmt::format("  {}: {}\n", r.run->id, *r.skipped);
+      }
+      out += "\n" + summary_line("all rows", report.overall);
+      for (const auto& [k, v] : report.files) out += summary_line(k, v);
+      for (const auto& [k, v] : report.families) out += summary_line("  " + k, v);
+      std::cout << out;
+    }
+    if (o->max_mape >= 0 && 100 * report.overall.mape > o->max_mape) {
+      std::cerr << fmt::format("parasim: validate: MAPE {:.1f}% is above --max-mape {}\n", 100 * report.overall.mape, o->max_mape);
+      return 3;
+    }
+    return 0;
+  };
+}
+
+}  // namespace parasim::cli

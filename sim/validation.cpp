@@ -1,0 +1,338 @@
+#include "sim/validation.hpp"
+
+#include <algorithm>
+#include <atomic>
+#include <cmath>
+#include <fmt/format.h>
+#include <mutex>
+#include <numeric>
+#include <thread>
+#include <tuple>
+
+#include "calibrate/cost_model.hpp"
+#include "sim/simulator.hpp"
+#include "workload/memory.hpp"
+
+namespace parasim::sim {
+
+const char* const kFillPolicy =
+    "Fill-in policy (one for every row):\n"
+    "  cluster  nodes of gpus_per_node GPUs of the named bundled GPU on one NVSwitch; one NIC per GPU at\n"
+    "           nic_gbps_per_gpu (absent: 200 Gb/s on A100/A800, 400 Gb/s on H100/H800/H200); a rail-optimized,\n"
+    "           non-blocking two-tier network of 64-port switches; the bundled profile of the GPU.\n"
+    "  model    gpt: GELU MLP, LayerNorm, learned positions, linear biases; llama: SwiGLU, RMSNorm, RoPE, no\n"
+    "           biases, untied embeddings. ffn_hidden absent: 4 x hidden; kv_heads absent: heads; vocab absent:\n"
+    "           the common tokenizer (50257, 32000, 128256, 250880, 256000) whose parameter count is closest to\n"
+    "           params_b; gpt embeddings tied or untied, whichever is closer to params_b (tied without it);\n"
+    "           dropout 0.1 with eager attention (Megatron-LM's default before FlashAttention), else 0.\n"
+    "  plan     overlap flags absent: off (Megatron-LM's defaults). Absent micro_batch {1,2,4,8}, sp {on,off}\n"
+    "           (tp > 1), recompute {none,selective,full}, vpp {1,2,4} (pp > 1, interleaved), zero {0,1} are\n"
+    "           searched with the simulator, one field at a time from micro_batch 1, sp on, no recompute,\n"
+    "           vpp 1, zero 0: published runs were tuned and fit in memory, so the fastest plan that fits\n"
+    "           wins (the fastest at all if none fits).\n";
+
+namespace {
+
+using workload::ModelSpec;
+using workload::Plan;
+
+double default_nic_gbps(const std::string& gpu) {
+  return gpu.rfind("a100", 0) == 0 || gpu.rfind("a800", 0) == 0 ? 200.0 : 400.0;
+}
+
+topology::NodeSpec node_for(const topology::GpuSpec& gpu, int gpus, double nic_gbps) {
+  topology::NodeSpec n;
+  n.name = fmt::format("{}-node", gpu.name);
+  n.gpu = gpu;
+  n.gpus = gpus;
+  n.fabric = gpu.nvlink ? topology::IntraNodeFabric::nvswitch : topology::IntraNodeFabric::pcie;
+  n.fabric_latency = Seconds(0.7e-6);
+  n.pcie = {gpu.pcie_generation, 16, gpus >= 2 ? 2 : 1, std::max(1, std::min(4, gpus)), BytesPerSecond(64e9), Seconds(0.5e-6)};
+  n.pcie.sockets = std::min(n.pcie.sockets, n.pcie.switches);
+  n.nics.count = gpus;
+  n.nics.bandwidth = BytesPerSecond(nic_gbps * 1e9 / 8);
+  n.nics.latency = Seconds(2e-6);
+  for (int i = 0; i < gpus; ++i) n.nics.affinity.push_back(i);
+  return n;
+}
+
+ModelSpec base_model(const MeasuredRun& r, int vocab, bool tied) {
+  ModelSpec m;
+  m.name = r.id;
+  m.architecture = r.arch;
+  m.layers = r.layers;
+  m.hidden = r.hidden;
+  m.heads = r.heads;
+  m.kv_heads = r.kv_heads.value_or(r.heads);
+  m.head_dim = r.hidden / r.heads;
+  m.ffn_hidden = r.ffn_hidden.value_or(4 * r.hidden);
+  m.vocab = vocab;
+  m.max_position = r.seq_len;
+  if (r.arch == "llama") {
+    m.activation = workload::Activation::swiglu;
+    m.norm = workload::Norm::rmsnorm;
+    m.position = workload::PositionEmbedding::rope;
+    m.bias = false;
+    m.tied_embeddings = false;
+  } else {
+    m.tied_embeddings = tied;
+  }
+  m.dropout = r.attention == "eager" ? 0.1 : 0.0;
+  return m;
+}
+
+struct Candidate {
+  Plan plan;
+  bool fits = false;
+  double time = std::numeric_limits<double>::infinity();
+  bool better_than(const Candidate& o) const { return fits != o.fits ? fits : time < o.time; }
+};
+
+std::string plan_line(const Plan& p) {
+  return fmt::format("tp{} pp{}{} dp{} mb{} sp {} recompute {} zero {}", p.tp, p.pp, p.vpp > 1 ? fmt::format(" vpp{}", p.vpp) : "", p.dp,
+                     p.micro_batch, p.sp ? "on" : "off", workload::recompute_name(p.recompute), p.zero);
+}
+
+}  // namespace
+
+std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const std::filesystem::path& hardware_dir) {
+  RowScenario s;
+  if (r.arch == "moe") return std::string("mixture-of-experts models are not modelled yet (Workload II)");
+  if (r.cp > 1) return fmt::format("context parallelism (cp {}) is not modelled yet (Workload II)", r.cp);
+  if (r.ep > 1) return fmt::format("expert parallelism (ep {}) is not modelled yet (Workload II)", r.ep);
+  const long degrees = static_cast<long>(r.tp) * r.pp * r.dp * r.cp;
+  if (degrees != r.gpus) {
+    return fmt::format("tp {} x pp {} x dp {} x cp {} = {} does not match the {} GPUs", r.tp, r.pp, r.dp, r.cp, degrees, r.gpus);
+  }
+  const auto hw = hardware_dir / (r.gpu + ".yaml");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(hw, ec)) return fmt::format("no bundled hardware '{}' ({})", r.gpu, hw.string());
+  const auto gpu = topology::parse_gpu(yaml::Record(yaml::load_file(hw), topology::kGpuSchema));
+  if (r.gpus % r.gpus_per_node != 0 && r.gpus > r.gpus_per_node) {
+    return fmt::format("{} GPUs do not fill nodes of {}", r.gpus, r.gpus_per_node);
+  }
+  const int per_node = std::min(r.gpus, r.gpus_per_node);
+  const double nic = r.nic_gbps_per_gpu.value_or(default_nic_gbps(r.gpu));
+  if (!r.nic_gbps_per_gpu) s.filled.push_back(fmt::format("nic_gbps_per_gpu={}", nic));
+  s.cluster.name = r.id;
+  s.cluster.node = node_for(gpu, per_node, nic);
+  s.cluster.nodes = r.gpus / per_node;
+  s.cluster.network.kind = topology::NetworkKind::rail_optimized;
+  s.cluster.network.switch_radix = 64;
+  s.cluster.network.pod_nodes = s.cluster.nodes;
+  s.cluster.network.switch_latency = Seconds(0.3e-6);
+
+  // Model fields: vocabulary and tied embeddings by the parameter count where the source is silent.
+  const std::vector<int> vocabs = r.vocab ? std::vector<int>{*r.vocab} : std::vector<int>{50257, 32000, 128256, 250880, 256000};
+  const std::vector<bool> ties = r.arch == "gpt" ? std::vector<bool>{true, false} : std::vector<bool>{false};
+  double best = std::numeric_limits<double>::infinity();
+  for (int v : vocabs) {
+    for (bool tied : ties) {
+      const auto m = base_model(r, v, tied);
+      const double params = workload::count_parameters(m).total() / 1e9;
+      const double miss = r.params_b ? std::fabs(params - *r.params_b) : (tied ? 0.0 : 1.0) + (v == vocabs.front() ? 0.0 : 1.0);
+      if (miss < best) {
+        best = miss;
+        s.model = m;
+      }
+    }
+  }
+  if (!r.ffn_hidden) s.filled.push_back(fmt::format("ffn_hidden={}", s.model.ffn_hidden));
+  if (!r.kv_heads && r.arch != "gpt") s.filled.push_back(fmt::format("kv_heads={}", s.model.kv_heads));
+  if (!r.vocab) s.filled.push_back(fmt::format("vocab={}", s.model.vocab));
+  if (r.arch == "gpt") s.filled.push_back(s.model.tied_embeddings ? "embeddings tied" : "embeddings untied");
+  if (r.hidden % r.heads != 0) return fmt::format("{} heads do not divide hidden {}", r.heads, r.hidden);
+
+  s.training.precision = *precision_from_name(r.precision);
+  s.training.seq_len = r.seq_len;
+  s.training.attention = r.attention == "eager" ? workload::AttentionKernel::eager : workload::AttentionKernel::flash;
+  if (!gpu.peak_for(s.training.precision)) return fmt::format("{} has no {} peak", gpu.name, r.precision);
+
+  Plan p;
+  p.tp = r.tp;
+  p.pp = r.pp;
+  p.dp = r.dp;
+  p.global_batch = r.global_batch;
+  p.micro_batch = r.micro_batch.value_or(1);
+  p.sp = r.sp.value_or(true) && r.tp > 1;
+  p.recompute = r.recompute ? (*r.recompute == "full" ? workload::Recompute::full
+                                                      : *r.recompute == "selective" ? workload::Recompute::selective : workload::Recompute::none)
+                            : workload::Recompute::none;
+  p.vpp = r.vpp.value_or(1);
+  p.schedule = p.vpp > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b;
+  p.zero = r.zero.value_or(0);
+  p.zero_group = r.zero_group && *r.zero_group < r.dp ? *r.zero_group : 0;
+  p.overlap = {r.overlap_grad_reduce.value_or(false), r.overlap_param_gather.value_or(false), r.overlap_tp_comm.value_or(false)};
+  s.candidates.push_back(p);
+  return s;
+}
+
+namespace {
+
+// Simulates one row: the given plan, then a search over its unknown fields one at a time.
+RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_dir) {
+  RowResult out;
+  out.run = &r;
+  const auto built = row_scenario(r, hardware_dir);
+  if (std::holds_alternative<std::string>(built)) {
+    out.skipped = std::get<std::string>(built);
+    return out;
+  }
+  const auto& s = std::get<RowScenario>(built);
+  out.filled = s.filled;
+  const topology::Cluster cluster(s.cluster);
+  const auto& gpu = s.cluster.node.gpu;
+  const calibrate::CostModel cost(gpu, calibrate::default_profile(gpu.name));
+  auto evaluate = [&](const Plan& p) {
+    Candidate c;
+    c.plan = p;
+    if (workload::find_plan_problem(p, s.model, cluster.gpu_count())) return c;  // not a valid plan
+    c.fits = workload::memory_per_stage(s.model, s.training, p, gpu.hbm_capacity).fits();
+    const auto g = workload::build_tasks(s.model, s.training, p);
+    const SimInput in{&cluster, &s.model, &s.training, &p, &g, &cost};
+    c.time = simulate(in).iteration.value();
+    return c;
+  };
+  Candidate best = evaluate(s.candidates.front());
+  // Coordinate search over the fields the source did not print.
+  const int per_replica = r.global_batch / r.dp;
+  auto try_values = [&](const std::string& field, const auto& values, auto apply) {
+    for (const auto& v : values) {
+      Plan p = best.plan;
+      apply(p, v);
+      if (p == best.plan) continue;
+      const auto c = evaluate(p);
+      if (c.better_than(best)) best = c;
+    }
+    (void)field;
+  };
+  if (!r.micro_batch) {
+    try_values("micro_batch", std::vector<int>{1, 2, 4, 8}, [&](Plan& p, int v) {
+      if (per_replica % v == 0) p.micro_batch = v;
+    });
+  }
+  if (!r.sp && r.tp > 1) try_values("sp", std::vector<bool>{true, false}, [](Plan& p, bool v) { p.sp = v; });
+  if (!r.recompute) {
+    try_values("recompute", std::vector<workload::Recompute>{workload::Recompute::none, workload::Recompute::selective, workload::Recompute::full},
+               [](Plan& p, workload::Recompute v) { p.recompute = v; });
+  }
+  if (!r.vpp && r.pp > 1) {
+    try_values("vpp", std::vector<int>{1, 2, 4}, [](Plan& p, int v) {
+      p.vpp = v;
+      p.schedule = v > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b;
+    });
+  }
+  if (!r.zero) try_values("zero", std::vector<int>{0, 1}, [](Plan& p, int v) { p.zero = v; });
+  if (!std::isfinite(best.time)) {
+    out.skipped = fmt::format("no valid plan: {}", workload::find_plan_problem(best.plan, s.model, cluster.gpu_count())->message);
+    return out;
+  }
+  const auto& p = best.plan;
+  if (!r.micro_batch) out.filled.push_back(fmt::format("micro_batch={} (searched)", p.micro_batch));
+  if (!r.sp && r.tp > 1) out.filled.push_back(fmt::format("sp={} (searched)", p.sp ? "on" : "off"));
+  if (!r.recompute) out.filled.push_back(fmt::format("recompute={} (searched)", workload::recompute_name(p.recompute)));
+  if (!r.vpp && r.pp > 1) out.filled.push_back(fmt::format("vpp={} (searched)", p.vpp));
+  if (!r.zero) out.filled.push_back(fmt::format("zero={} (searched)", p.zero));
+  out.predicted_s = best.time;
+  out.fits = best.fits;
+  out.error = (best.time - r.measured_iteration_s) / r.measured_iteration_s;
+  out.plan = plan_line(p);
+  return out;
+}
+
+std::vector<int> ordinal_ranks(const std::vector<double>& v) {
+  std::vector<int> order(v.size());
+  std::iota(order.begin(), order.end(), 0);
+  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return v[static_cast<std::size_t>(a)] < v[static_cast<std::size_t>(b)]; });
+  std::vector<int> rank(v.size());
+  for (std::size_t pos = 0; pos < order.size(); ++pos) rank[static_cast<std::size_t>(order[pos])] = static_cast<int>(pos);
+  return rank;
+}
+
+// Rows that differ only in the plan: same model (but for params_b), GPU, GPU count, batch, format.
+std::string plan_group(const MeasuredRun& r) {
+  auto o = [](const auto& x) { return x ? fmt::format("{}", *x) : std::string("-"); };
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", r.arch, r.layers, r.hidden, r.heads, o(r.kv_heads), o(r.ffn_hidden), o(r.vocab),
+                     r.seq_len, o(r.experts), o(r.top_k), r.gpu, r.gpus, r.global_batch, r.precision);
+}
+
+}  // namespace
+
+Summary summarize(const std::vector<const RowResult*>& rows) {
+  Summary s;
+  s.rows = static_cast<int>(rows.size());
+  std::vector<double> errors, measured_tp, predicted_tp;
+  for (const auto* r : rows) {
+    if (r->skipped) continue;
+    ++s.simulated;
+    errors.push_back(std::fabs(r->error));
+    const double tokens = static_cast<double>(r->run->global_batch) * r->run->seq_len / r->run->gpus;
+    measured_tp.push_back(tokens / r->run->measured_iteration_s);
+    predicted_tp.push_back(tokens / r->predicted_s);
+  }
+  if (!errors.empty()) {
+    s.mape = std::accumulate(errors.begin(), errors.end(), 0.0) / static_cast<double>(errors.size());
+    s.worst = *std::max_element(errors.begin(), errors.end());
+    std::vector<double> sorted = errors;
+    std::sort(sorted.begin(), sorted.end());
+    const std::size_t n = sorted.size();
+    s.median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+  }
+  if (errors.size() > 2) {
+    const auto rm = ordinal_ranks(measured_tp), rp = ordinal_ranks(predicted_tp);
+    double d2 = 0;
+    for (std::size_t i = 0; i < rm.size(); ++i) d2 += std::pow(rm[i] - rp[i], 2);
+    const double n = static_cast<double>(rm.size());
+    s.spearman = 1 - 6 * d2 / (n * (n * n - 1));
+  }
+  std::map<std::string, std::vector<const RowResult*>> groups;
+  for (const auto* r : rows) groups[plan_group(*r->run)].push_back(r);
+  for (const auto& [key, members] : groups) {
+    for (std::size_t a = 0; a < members.size(); ++a) {
+      for (std::size_t b = a + 1; b < members.size(); ++b) {
+        const double ma = members[a]->run->measured_iteration_s, mb = members[b]->run->measured_iteration_s;
+        if (std::fabs(ma - mb) / std::min(ma, mb) < 0.05) continue;
+        ++s.pairs;
+        if (members[a]->skipped || members[b]->skipped) continue;
+        const double pa = members[a]->predicted_s, pb = members[b]->predicted_s;
+        if ((pa < pb) == (ma < mb) && pa != pb) ++s.ordered;
+      }
+    }
+  }
+  return s;
+}
+
+ValidationReport validate(const std::vector<MeasuredRun>& runs, const std::vector<std::string>& file_of, const ValidateOptions& options) {
+  ValidationReport report;
+  report.rows.resize(runs.size());
+  std::atomic<std::size_t> next{0}, done{0};
+  std::mutex progress_mutex;
+  auto worker = [&]() {
+    for (std::size_t i = next++; i < runs.size(); i = next++) {
+      report.rows[i] = run_row(runs[i], options.hardware_dir);
+      const std::size_t d = ++done;
+      if (options.progress) {
+        std::lock_guard<std::mutex> lock(progress_mutex);
+        options.progress(d, runs.size());
+      }
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < std::max(1, options.threads); ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+
+  std::vector<const RowResult*> all;
+  std::map<std::string, std::vector<const RowResult*>> by_family, by_file;
+  for (std::size_t i = 0; i < report.rows.size(); ++i) {
+    all.push_back(&report.rows[i]);
+    by_family[report.rows[i].run->family].push_back(&report.rows[i]);
+    by_file[file_of[i]].push_back(&report.rows[i]);
+  }
+  report.overall = summarize(all);
+  for (const auto& [k, v] : by_family) report.families[k] = summarize(v);
+  for (const auto& [k, v] : by_file) report.files[k] = summarize(v);
+  return report;
+}
+
+}  // namespace parasim::sim

@@ -1,0 +1,67 @@
+#pragma once
+// `parasim validate`: each published run rebuilt as a scenario and simulated, with one fill-in
+// policy for every row (kFillPolicy), and the statistics that say how far the simulator is from
+// reality: MAPE, median and worst error, Spearman of tokens/s per GPU, and the plan order (of rows
+// that differ only in the plan, the share of pairs whose faster plan is also predicted faster).
+#include <filesystem>
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "sim/measured_run.hpp"
+#include "sim/scenario.hpp"
+
+namespace parasim::sim {
+
+/// The policy, printed by `validate`.
+extern const char* const kFillPolicy;
+
+struct RowResult {
+  const MeasuredRun* run = nullptr;
+  std::optional<std::string> skipped;  ///< why the row could not be simulated
+  double predicted_s = 0;
+  double error = 0;  ///< (predicted − measured) / measured
+  std::vector<std::string> filled;  ///< "micro_batch=2 (searched)", "vocab=51200 (params)", …
+  bool fits = true;
+  std::string plan;  ///< the plan simulated, in a line
+};
+
+struct Summary {
+  int rows = 0, simulated = 0;
+  double mape = 0, median = 0, worst = 0, spearman = 0;
+  int pairs = 0, ordered = 0;  ///< plan-order pairs and how many are predicted in the right order
+};
+
+struct ValidationReport {
+  std::vector<RowResult> rows;
+  Summary overall;
+  std::map<std::string, Summary> families;
+  std::map<std::string, Summary> files;
+};
+
+struct ValidateOptions {
+  std::filesystem::path hardware_dir;  ///< bundled hardware files, <gpu>.yaml
+  int threads = 1;
+  std::function<void(std::size_t done, std::size_t total)> progress;
+};
+
+/// Rows from several files; `file_of[i]` names the file of row i (for the per-file summary).
+ValidationReport validate(const std::vector<MeasuredRun>& runs, const std::vector<std::string>& file_of, const ValidateOptions& options);
+
+/// The scenario a row stands for, with the given choices for its unknown plan fields.
+struct RowScenario {
+  topology::ClusterSpec cluster;
+  workload::ModelSpec model;
+  workload::TrainingSpec training;
+  std::vector<workload::Plan> candidates;  ///< the plan, once per combination of unknown fields
+  std::vector<std::string> filled;         ///< model and cluster fields the policy filled
+};
+/// Builds a row's scenario, or the reason it cannot be simulated.
+std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& run, const std::filesystem::path& hardware_dir);
+
+Summary summarize(const std::vector<const RowResult*>& rows);
+
+}  // namespace parasim::sim
