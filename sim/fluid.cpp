@@ -177,6 +177,8 @@ double FluidModel::next_completion() {
 }
 
 void FluidModel::advance(double dt, std::vector<ActivityId>& done, double tolerance) {
+  free_.insert(free_.end(), finished_last_.begin(), finished_last_.end());
+  finished_last_.clear();
   solve();
   std::vector<ActivityId> finished;
   for (ActivityId a : running_list_) {
@@ -200,7 +202,7 @@ void FluidModel::advance(double dt, std::vector<ActivityId>& done, double tolera
     act.usage.clear();
     done.push_back(a);
   }
-  for (ActivityId a : finished) free_.push_back(a);
+  for (ActivityId a : finished) finished_last_.push_back(a);
   running_list_.erase(std::remove_if(running_list_.begin(), running_list_.end(), [&](ActivityId a) { return !activities_[a].running; }),
                       running_list_.end());
 }

@@ -25,7 +25,7 @@ class FluidModel {
   double capacity(ResourceId r) const { return resources_[r].capacity; }
 
   /// Starts an activity with `amount` units of work. Without usage its rate is its cap. Ids of
-  /// finished activities are reused.
+  /// finished activities are reused, but not before the advance() after the one that reported them.
   ActivityId start(double amount, std::vector<Usage> usage, double cap = kUnlimited, double efficiency = 1.0);
   void set_cap(ActivityId a, double cap);
   void set_efficiency(ActivityId a, double efficiency);
@@ -66,6 +66,9 @@ class FluidModel {
   bool any_dirty_ = false;
   std::vector<ActivityId> dirty_;
   std::vector<ActivityId> free_;  // finished activities' ids, reused by start()
+  // Ids finished in the last advance(): reusable only from the next one, so the caller can still
+  // map the ids it was handed in `done` to its own tasks while it starts new activities.
+  std::vector<ActivityId> finished_last_;
   // Visit stamps for solve(): no per-call clearing, so a solve costs what its component costs.
   std::vector<std::uint32_t> activity_stamp_, resource_stamp_;
   std::vector<std::uint32_t> resource_slot_;  // position in the current solve's scratch arrays

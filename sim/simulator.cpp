@@ -70,16 +70,16 @@ class Replay {
       now_ = next;
       ++events_;
       ready.clear();
-      while (!timers_.empty() && timers_.top().time == now_) {
-        const auto task = timers_.top().task;
-        timers_.pop();
-        begin_transfer(task);
-      }
       for (auto a : done) {
         const auto task = owner_[a];
         if (task == UINT32_MAX) continue;  // a twin's shadow traffic in --full: no task waits on it
         activity_of_[task] = kNoActivity;
         on_activity_done(task, ready);
+      }
+      while (!timers_.empty() && timers_.top().time == now_) {
+        const auto task = timers_.top().task;
+        timers_.pop();
+        begin_transfer(task);
       }
       start_all(ready);
     }

@@ -72,3 +72,19 @@ TEST_CASE("independent components keep their rates") {
   CHECK(f.rate(b) == doctest::Approx(10));
   CHECK(f.rate(c) == doctest::Approx(10));
 }
+
+TEST_CASE("a finished activity's id is not reused before the next advance") {
+  FluidModel f;
+  const auto link = f.add_resource(10);
+  const auto a = f.start(1, {{link, 1}});
+  std::vector<FluidModel::ActivityId> done;
+  f.advance(0.1, done);
+  REQUIRE(done == std::vector<FluidModel::ActivityId>{a});
+  // The caller still maps `a` to its task while it starts new work: `a` must stay unique.
+  const auto b = f.start(1, {{link, 1}});
+  CHECK(b != a);
+  done.clear();
+  f.advance(0.1, done);
+  CHECK(done == std::vector<FluidModel::ActivityId>{b});
+  CHECK(f.start(1, {}, 1.0) == a);  // now it may be reused
+}
