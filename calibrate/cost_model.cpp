@@ -28,6 +28,12 @@ FlopsPerSecond CostModel::peak(Precision p) const {
   throw std::invalid_argument(fmt::format("{} has no {} peak", gpu_.name, precision_name(p)));
 }
 
+double CostModel::main_loop_efficiency(Precision p) const {
+  const auto& ref = profile_.gemm_reference;
+  const double k_fill = static_cast<double>(ref[2]) / (static_cast<double>(ref[2]) + profile_.gemm_k_half);
+  return profile_.gemm_efficiency[static_cast<std::size_t>(p)] / (wave_efficiency(ref[0], ref[1], 1) * k_fill);
+}
+
 double CostModel::wave_efficiency(std::int64_t m, std::int64_t n, int batch) const {
   if (gpu_.sms <= 0) return 1.0;
   const std::int64_t tile = profile_.gemm_tile;
@@ -42,7 +48,7 @@ Seconds CostModel::op_time(const workload::Op& op) const {
   double compute = 0.0;
   switch (op.kind) {
     case OpKind::gemm: {
-      const double eff = profile_.gemm_efficiency[static_cast<std::size_t>(op.precision)];
+      const double eff = main_loop_efficiency(op.precision);
       const double k_fill = static_cast<double>(op.k) / (static_cast<double>(op.k) + profile_.gemm_k_half);
       compute = op.flops / (peak(op.precision).value() * eff * wave_efficiency(op.m, op.n, op.batch) * k_fill);
       break;

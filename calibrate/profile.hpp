@@ -4,6 +4,7 @@
 // latency per fabric, and how much computation and communication slow each other when they overlap.
 // Every figure carries its source (public measurement, or a stated assumption).
 #include <array>
+#include <cstdint>
 #include <string>
 
 #include "core/precision.hpp"
@@ -28,16 +29,19 @@ struct FabricProfile {
 struct Profile {
   std::string name;
   std::string source;
-  /// Best large-GEMM throughput as a fraction of the dense peak, per format.
+  /// Best measured GEMM throughput as a fraction of the dense peak, per format, and the shape it was
+  /// measured at (M, N, K). The cost model turns it into a main-loop efficiency by dividing out
+  /// that shape's wave quantization and K fill, so every shape is priced by the same law.
   std::array<double, kAllPrecisions.size()> gemm_efficiency{};
-  int gemm_tile = 128;       ///< output tile edge for wave quantization
-  double gemm_k_half = 64;   ///< K at which the main loop's fill and drain halve the efficiency
+  std::array<std::int64_t, 3> gemm_reference{8192, 8192, 8192};
+  int gemm_tile = 128;        ///< output tile edge for wave quantization
+  double gemm_k_half = 128;   ///< K at which the main loop's fill and drain halve the efficiency
   double memory_efficiency = 0.85;  ///< streaming kernels, fraction of HBM bandwidth
   double attention_forward_efficiency = 0.6;   ///< flash attention forward, of the dense peak
   double attention_backward_efficiency = 0.5;
   /// Fraction of the full s² work a causal flash kernel does (masked blocks skipped).
   double causal_work_fraction = 0.5;
-  Seconds kernel_launch;      ///< gap per kernel
+  Seconds kernel_launch;      ///< fixed time per kernel (launch, prologue, epilogue)
   Seconds collective_launch;  ///< fixed cost of starting a collective
   FabricProfile nvlink, pcie, network;
   bool nvls = false;            ///< NVLink SHARP (NVSwitch gen3+) reduces in the switch

@@ -29,7 +29,9 @@ const char* const kFillPolicy =
     "           (tp > 1), recompute {none,selective,full}, vpp {1,2,4} (pp > 1, interleaved), zero {0,1} are\n"
     "           searched with the simulator, one field at a time from micro_batch 1, sp on, no recompute,\n"
     "           vpp 1, zero 0: published runs were tuned and fit in memory, so the fastest plan that fits\n"
-    "           wins (the fastest at all if none fits).\n";
+    "           wins (the fastest at all if none fits). Layers that do not divide into pp x vpp chunks are split\n"
+    "           as evenly as possible, the first and last chunks (which also hold the embedding and the head)\n"
+    "           taking the smaller share, as Megatron-DeepSpeed's parameter-balanced partition does.\n";
 
 namespace {
 
@@ -183,7 +185,16 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   const topology::Cluster cluster(s.cluster);
   const auto& gpu = s.cluster.node.gpu;
   const calibrate::CostModel cost(gpu, calibrate::default_profile(gpu.name));
-  auto evaluate = [&](const Plan& p) {
+  auto evaluate = [&](Plan p) {
+    // Uneven layer counts: balanced chunks, the remainder on the middle ones.
+    const int chunks = p.pp * p.vpp;
+    p.chunk_layers.clear();
+    if (s.model.layers % chunks != 0 && s.model.layers > chunks) {
+      const int base = s.model.layers / chunks, extra = s.model.layers % chunks;
+      p.chunk_layers.assign(static_cast<std::size_t>(chunks), base);
+      // Hand the extra layers to chunks 1, 2, … (never the first or the last while others remain).
+      for (int i = 0; i < extra; ++i) p.chunk_layers[static_cast<std::size_t>(chunks > 2 ? 1 + i % (chunks - 2) : i)] += 1;
+    }
     Candidate c;
     c.plan = p;
     if (workload::find_plan_problem(p, s.model, cluster.gpu_count())) return c;  // not a valid plan
@@ -309,7 +320,14 @@ ValidationReport validate(const std::vector<MeasuredRun>& runs, const std::vecto
   std::mutex progress_mutex;
   auto worker = [&]() {
     for (std::size_t i = next++; i < runs.size(); i = next++) {
-      report.rows[i] = run_row(runs[i], options.hardware_dir);
+      try {
+        report.rows[i] = run_row(runs[i], options.hardware_dir);
+      } catch (const std::exception& e) {
+        // One row's failure is that row's result, never the end of the run.
+        report.rows[i] = RowResult{};
+        report.rows[i].run = &runs[i];
+        report.rows[i].skipped = fmt::format("could not simulate: {}", e.what());
+      }
       const std::size_t d = ++done;
       if (options.progress) {
         std::lock_guard<std::mutex> lock(progress_mutex);

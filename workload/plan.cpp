@@ -140,6 +140,9 @@ std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, 
     if (static_cast<int>(p.chunk_layers.size()) != p.chunks()) {
       return problem("stage_layers", fmt::format("lists {} chunks, the plan has pp {} x vpp {} = {}", p.chunk_layers.size(), p.pp, p.vpp, p.chunks()));
     }
+    if (std::any_of(p.chunk_layers.begin(), p.chunk_layers.end(), [](int n) { return n < 1; })) {
+      return problem("stage_layers", "every pipeline chunk needs at least one layer");
+    }
     const int sum = std::accumulate(p.chunk_layers.begin(), p.chunk_layers.end(), 0);
     if (sum != m.layers) return problem("stage_layers", fmt::format("adds up to {} layers, the model has {}", sum, m.layers));
   }
