@@ -1,0 +1,14 @@
+# parasim validate end to end, on a fast sample of published rows (tests/data/validation/).
+parasim_cli_test(NAME validate_help ARGS validate --help STDOUT_REGEX "--max-mape" "--json")
+parasim_cli_test(NAME validate_table ARGS validate tests/data/validation/sample.yaml
+                 STDOUT_REGEX "Fill-in policy" "foundry-130-125m" "degrees-mismatch: tp 1 x pp 1 x dp 7 x cp 1 = 7 does not match the 8 GPUs"
+                              "all rows +4/5 +MAPE")
+# --json: one object per row with id and predicted_iteration_s; rejected rows with their reason.
+parasim_cli_test(NAME validate_json ARGS validate tests/data/validation/sample.yaml --json REPEAT
+                 JSON rows.0.id=foundry-130-125m-a100_80gb-8g-s65536-amp_bf16 skipped.0.id=degrees-mismatch
+                      summary.rows=5 summary.simulated=4)
+parasim_cli_test(NAME validate_max_mape ARGS validate tests/data/validation/sample.yaml --max-mape 1 RC 3)
+parasim_cli_test(NAME validate_bad_key ARGS validate tests/data/validation/bad_key.yaml RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_bad_key.expected)
+parasim_cli_test(NAME validate_missing_file ARGS validate tests/data/validation/nowhere.yaml RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_missing_file.expected)
