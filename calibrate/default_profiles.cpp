@@ -6,6 +6,7 @@
 //          H200 ring 367.2, NVLS 480.0 GB/s busbw of 450 per direction; small messages ~40 us.
 //  [FA2]   Dao, "FlashAttention-2" (2023), A100 causal head-dim 128: ~190 TFLOP/s forward,
 //          ~150 TFLOP/s backward of 312.
+//  [AWS]   aws-samples nccl-tests 2-node outputs (../shared/data/nccl/aws_p4de_p5_2node_all_reduce_perf.txt).
 //  [FA3]   Shah et al., "FlashAttention-3" (2024), H100 BF16 causal: 500-660 TFLOP/s forward.
 //  [XLA]   OpenXLA's sm_90 matmul table (../shared/data/gemm/xla_matmul_perf_table_sm90.csv, 375 bf16
 //          shapes on H100): fitted on 70% of its rows (every row i with i mod 10 < 7), the shape law
@@ -33,10 +34,16 @@ Profile generic() {
   p.gemm_k_half = 128;                       // [XLA]
   p.memory_efficiency = 0.85;                // [assumed] STREAM-like copy kernels reach 80-90% of HBM
   p.kernel_launch = Seconds(4e-6);           // [XLA] fixed time per kernel
-  p.collective_launch = Seconds(10e-6);      // [NCCL8] 32 KiB all-reduce on 8 GPUs takes ~40 us
-  p.nvlink = {0.78, Seconds(2e-6)};          // [NCCL8] A100 234.9 / 300 GB/s
-  p.pcie = {0.80, Seconds(3e-6)};            // [assumed]
-  p.network = {0.90, Seconds(5e-6)};         // [assumed] IB/RoCE busbw ~90% of the NIC line rate
+  // Collectives [NCCL8 A100 8-GPU all-reduce, fitted: with 0.7 us of NVLink wires per step, LL
+  // takes 10 + 14 x (0.7 + 1.8) = 45 us + traffic at 10% of the links (the flat ~45-100 us up to
+  // 8 MiB), Simple 10 + 14 x (0.7 + 5.7) = 100 us + traffic at 76% (234.9 GB/s at 16 GiB); mean
+  // |log error| 8.6% over 32 KiB-16 GiB].
+  p.collective_launch = Seconds(10e-6);
+  p.nvlink = {0.76, Seconds(5.7e-6), 0.10, Seconds(1.8e-6)};
+  p.pcie = {0.80, Seconds(3e-6), 0.10, Seconds(1.5e-6)};     // [assumed]
+  // [AWS] 2-node p4de all-reduce (EFA): ~160 us for small messages over 30 ring steps, ~5 us a step.
+  p.network = {0.90, Seconds(5e-6), 0.10, Seconds(4e-6)};
+  p.nvls_latency = Seconds(80e-6);
   // Overlap interference [assumed, the calibration issue measures it]: NCCL kernels take SMs and
   // HBM bandwidth from compute; memory-bound kernels suffer most, and NVLink traffic (driven by copy
   // engines and SMs at hundreds of GB/s) more than network traffic.
@@ -79,7 +86,7 @@ Profile default_profile(const std::string& gpu_name) {
     p.gemm_reference = {1024, 10240, 5120};                                                       // [MAMF] best shape
     p.attention_forward_efficiency = 0.61;   // [FA2] ~190 / 312
     p.attention_backward_efficiency = 0.48;  // [FA2] ~150 / 312
-    p.nvlink = {0.78, Seconds(2e-6)};        // [NCCL8] 234.9 / 300
+    p.nvlink = {0.76, Seconds(5.7e-6), 0.10, Seconds(1.8e-6)};  // [NCCL8] see generic()
   } else if (starts("H100") || starts("H800") || starts("H200") || starts("GH200")) {
     p.name = starts("H200") ? "h200" : "h100";
     p.source = "public: [MAMF] [NCCL8] [FA3]";
@@ -88,9 +95,10 @@ Profile default_profile(const std::string& gpu_name) {
     p.gemm_reference = {2048, 2048, 13312};                                                       // [MAMF] best BF16 shape
     p.attention_forward_efficiency = 0.55;   // [FA3] ~540 / 989 at moderate sequence lengths
     p.attention_backward_efficiency = 0.45;  // [FA3] backward runs ~20% below forward
-    p.nvlink = {0.816, Seconds(2e-6)};       // [NCCL8] H200 ring 367.2 / 450
+    p.nvlink = {0.816, Seconds(5.7e-6), 0.10, Seconds(1.8e-6)};  // [NCCL8] H200 ring 367.2 / 450
     p.nvls = true;
     p.nvls_efficiency = 0.61;                // [NCCL8] NVLS busbw 480 = 2·7/8 · 450 · 0.61
+    p.nvls_latency = Seconds(80e-6);         // [NCCL8] H200 NVLS: 16-64 MiB take 70-95 us beyond the bandwidth term
   } else if (starts("B200") || starts("GB200")) {
     p.name = starts("GB200") ? "gb200" : "b200";
     p.source = "public: [MAMF]; what-if for collectives and attention";
@@ -99,7 +107,7 @@ Profile default_profile(const std::string& gpu_name) {
     p.gemm_reference = starts("GB200") ? std::array<std::int64_t, 3>{4096, 9728, 2048} : std::array<std::int64_t, 3>{1792, 16128, 3072};  // [MAMF]
     p.attention_forward_efficiency = 0.55;   // [assumed] as H100
     p.attention_backward_efficiency = 0.45;  // [assumed] as H100
-    p.nvlink = {0.80, Seconds(2e-6)};        // [assumed]
+    p.nvlink = {0.80, Seconds(5.7e-6), 0.10, Seconds(1.8e-6)};  // [assumed] as A100/H100
     p.nvls = true;
     p.nvls_efficiency = 0.6;                 // [assumed] as H200
   } else if (starts("RTX")) {

@@ -21,9 +21,14 @@ std::string_view fabric_name(Fabric f);
 enum class ComputeKind { gemm, attention, memory_bound };
 std::string_view compute_kind_name(ComputeKind k);
 
+/// NCCL's two ends of the protocol range on a fabric: Simple (full bandwidth, a larger fixed cost per
+/// algorithm step) and LL (low latency, a fraction of the bandwidth). NCCL's tuner runs each
+/// collective with whichever is faster for its size; so does the simulator.
 struct FabricProfile {
-  double efficiency = 0.8;  ///< achieved / nominal bandwidth of a large collective on this fabric
-  Seconds step_latency;     ///< software and protocol latency per algorithm step (beyond the wires)
+  double efficiency = 0.8;  ///< Simple: achieved / nominal bandwidth of a large collective
+  Seconds step_latency;     ///< Simple: software and protocol latency per algorithm step (beyond the wires)
+  double ll_efficiency = 0.1;  ///< LL: achieved / nominal bandwidth
+  Seconds ll_step_latency;     ///< LL: latency per algorithm step (beyond the wires)
 };
 
 struct Profile {
@@ -46,6 +51,7 @@ struct Profile {
   FabricProfile nvlink, pcie, network;
   bool nvls = false;            ///< NVLink SHARP (NVSwitch gen3+) reduces in the switch
   double nvls_efficiency = 0.6; ///< of the in-switch bound S / link bandwidth
+  Seconds nvls_latency;         ///< fixed cost of an NVLS all-reduce beyond the launch
   /// Relative slowdown of compute while a transfer on a fabric overlaps it: [compute kind][fabric].
   std::array<std::array<double, 3>, 3> compute_slowdown{};
   /// Relative slowdown of a transfer on a fabric while compute overlaps it.

@@ -59,7 +59,7 @@ LinkUsage CollectiveLowering::finish(topology::LinkLoads& all, double factor, in
     slowest = std::max(slowest, static_cast<int>(fabric_of(info.kind)));  // nvlink < pcie < network
   }
   u.fabric = static_cast<Fabric>(slowest);
-  u.step_latency = Seconds(max_latency + profile_->fabric(u.fabric).step_latency.value());
+  u.step_latency = Seconds(max_latency);  // the wires; price() adds the protocol's latency
   u.alone_rate = rate;
   return u;
 }
@@ -180,10 +180,29 @@ std::vector<const LinkUsage*> CollectiveLowering::hierarchical(std::uint64_t gro
   return {a, b, a};
 }
 
-Seconds CollectiveLowering::estimate(const std::vector<const LinkUsage*>& phases, double bytes) const {
-  double t = profile_->collective_launch.value();
-  for (const auto* p : phases) t += p->steps * p->step_latency.value() + p->bytes_factor * bytes / p->alone_rate;
-  return Seconds(t);
+std::string_view protocol_name(Protocol p) { return p == Protocol::simple ? "simple" : "ll"; }
+
+void CollectiveLowering::price(Lowering& l, double bytes) const {
+  double total = profile_->collective_launch.value();
+  l.protocols.clear();
+  l.latencies.clear();
+  l.rate_scales.clear();
+  for (const auto* p : l.phases) {
+    const auto& f = profile_->fabric(p->fabric);
+    const double traffic = p->bytes_factor * bytes;
+    double simple_latency = p->steps * (p->step_latency.value() + f.step_latency.value());
+    double ll_latency = p->steps * (p->step_latency.value() + f.ll_step_latency.value());
+    if (l.algorithm == Algorithm::nvls) simple_latency = ll_latency = p->steps * p->step_latency.value() + profile_->nvls_latency.value();
+    const double ll_scale = f.ll_efficiency / f.efficiency;
+    const double simple = simple_latency + traffic / p->alone_rate;
+    const double ll = ll_latency + traffic / (p->alone_rate * ll_scale);
+    const bool use_ll = ll < simple && l.algorithm != Algorithm::nvls;
+    l.protocols.push_back(use_ll ? Protocol::ll : Protocol::simple);
+    l.latencies.push_back(Seconds(use_ll ? ll_latency : simple_latency));
+    l.rate_scales.push_back(use_ll ? ll_scale : 1.0);
+    total += use_ll ? ll : simple;
+  }
+  l.estimated = Seconds(total);
 }
 
 Lowering CollectiveLowering::lower(Collective kind, std::uint64_t group, const std::vector<std::vector<int>>& twins, double bytes) {
@@ -198,7 +217,13 @@ Lowering CollectiveLowering::choose(Collective kind, std::uint64_t group, const 
   const int n = static_cast<int>(twins.front().size());
   const auto& cluster = router_->cluster();
   std::vector<Lowering> options;
-  auto add = [&](Algorithm a, std::vector<const LinkUsage*> phases) { options.push_back({a, phases, estimate(phases, bytes)}); };
+  auto add = [&](Algorithm a, std::vector<const LinkUsage*> phases) {
+    Lowering l;
+    l.algorithm = a;
+    l.phases = std::move(phases);
+    price(l, bytes);
+    options.push_back(std::move(l));
+  };
   if (kind == Collective::send_recv) {
     add(Algorithm::direct, {&direct(group, twins)});
     return options.front();
@@ -215,11 +240,11 @@ Lowering CollectiveLowering::choose(Collective kind, std::uint64_t group, const 
   if (n > 2) add(Algorithm::tree, {&ring(group, twins, 2.0, 2 * static_cast<int>(std::ceil(std::log2(n))))});
   const bool nvswitch = cluster.spec().node.fabric == topology::IntraNodeFabric::nvswitch;
   if (cluster.spec().network.sharp && topology::ranks_by_island(cluster, twins.front()).size() > 1) add(Algorithm::sharp, {&sharp(group, twins)});
-  if (profile_->nvls && nvswitch) {
+  if (nvswitch) {
     const auto islands = topology::ranks_by_island(cluster, twins.front());
     const bool even = std::all_of(islands.begin(), islands.end(), [&](const auto& i) { return i.size() == islands.front().size(); });
-    if (islands.size() == 1) add(Algorithm::nvls, {&nvls(group, twins)});
-    else if (even && islands.front().size() > 1) add(Algorithm::hierarchical, hierarchical(group, twins));
+    if (islands.size() == 1 && profile_->nvls) add(Algorithm::nvls, {&nvls(group, twins)});
+    else if (islands.size() > 1 && even && islands.front().size() > 1) add(Algorithm::hierarchical, hierarchical(group, twins));
   }
   return *std::min_element(options.begin(), options.end(), [](const Lowering& a, const Lowering& b) { return a.estimated < b.estimated; });
 }

@@ -18,10 +18,11 @@
 //     leaf and receives the reduced S back; the switches combine it; 2 steps per switch tier;
 //   pairwise all-to-all: every rank sends S/n to each other rank, (n−1)/n·S in n−1 steps;
 //   send/recv: the message, one step.
-// The choice, as NCCL's tuner makes it: the eligible algorithm with the smallest estimated time
-// alone (launch + steps × step latency + traffic / bus bandwidth). NVLS and hierarchical need NVLS
-// hardware (the profile says so) and NVSwitch islands; SHARP needs `network.sharp` and a group that
-// spans nodes.
+// The choice, as NCCL's tuner makes it: the eligible algorithm and protocol with the smallest
+// estimated time alone (launch + steps × (wires + protocol latency) + traffic / bus bandwidth, with
+// LL trading bandwidth for latency). NVLS needs NVLS hardware (the profile says so) and an NVSwitch
+// island; the hierarchical (tree-like) all-reduce needs NVSwitch nodes and a group spanning them with
+// equal ranks per node; SHARP needs `network.sharp` and a group that spans nodes.
 #include <map>
 #include <vector>
 
@@ -47,9 +48,17 @@ struct LinkUsage {
   double alone_rate = 0;                 ///< bytes/s per rank with no other traffic
 };
 
+enum class Protocol { simple, ll };
+std::string_view protocol_name(Protocol p);
+
 struct Lowering {
   Algorithm algorithm = Algorithm::ring;
   std::vector<const LinkUsage*> phases;
+  /// Per phase, for the protocol chosen: the latency before data moves, and the rate relative to
+  /// the phase's Simple-protocol link usage.
+  std::vector<Protocol> protocols;
+  std::vector<Seconds> latencies;
+  std::vector<double> rate_scales;
   Seconds estimated;  ///< alone, for the choice
 };
 
@@ -70,7 +79,8 @@ class CollectiveLowering {
   const LinkUsage& pairwise(std::uint64_t group, const std::vector<std::vector<int>>& twins);
   std::vector<const LinkUsage*> hierarchical(std::uint64_t group, const std::vector<std::vector<int>>& twins);
   LinkUsage finish(topology::LinkLoads& all, double factor, int steps, topology::LinkLoads& own) const;
-  Seconds estimate(const std::vector<const LinkUsage*>& phases, double bytes) const;
+  /// Fills the protocols, latencies and estimate of a lowering for a buffer of `bytes`.
+  void price(Lowering& l, double bytes) const;
 
   const topology::Router* router_;
   const calibrate::Profile* profile_;

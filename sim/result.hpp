@@ -7,6 +7,7 @@
 
 #include "core/units.hpp"
 #include "workload/memory.hpp"
+#include "workload/task_graph.hpp"
 
 namespace parasim::sim {
 
@@ -15,9 +16,9 @@ namespace parasim::sim {
 struct StageBreakdown {
   int stage = 0;
   Seconds forward, backward, recompute, optimizer;  ///< compute stream busy, by phase
-  /// Communication while the compute stream idles, by dimension (tp, dp, pp); time where several
-  /// dimensions are exposed at once is split evenly among them.
-  std::array<Seconds, 3> exposed{};
+  /// Communication while the compute stream idles, by dimension (workload::CommDim: tp, dp, pp, cp,
+  /// ep); time where several dimensions are exposed at once is split evenly among them.
+  std::array<Seconds, workload::kCommDims> exposed{};
   Seconds bubble;  ///< idle with nothing in flight: waiting on other stages
   Seconds compute() const { return forward + backward + recompute + optimizer; }
 };

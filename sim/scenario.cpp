@@ -68,7 +68,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<std:
     if (r.has("training")) s.training = workload::parse_training(r.section("training"));
     if (r.has("plan")) {
       if (!s.model) r.fail("plan", "a plan needs a model section");
-      s.plan = workload::parse_plan(r.section("plan"), *s.model, s.cluster.gpus());
+      s.plan = workload::parse_plan(r.section("plan"), *s.model, s.cluster.gpus(), s.training ? s.training->seq_len : 0);
     }
   }
   o.check_all_used();

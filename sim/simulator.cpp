@@ -143,8 +143,7 @@ class Replay {
   }
 
   void wait_latency(std::uint32_t t, bool first) {
-    const auto* p = lowered_[t].phases[phase_[t]];
-    double latency = p->steps * p->step_latency.value();
+    double latency = lowered_[t].latencies[phase_[t]].value();
     if (first) latency += in_.cost->profile().collective_launch.value();
     timers_.push({now_ + to_ps(latency), timer_seq_++, t});
   }
@@ -152,7 +151,7 @@ class Replay {
   void begin_transfer(std::uint32_t t) {
     const Task& task = g_.tasks[t];
     const auto* p = lowered_[t].phases[phase_[t]];
-    const auto a = fluid_.start(task.bytes * p->bytes_factor, p->usage);
+    const auto a = fluid_.start(task.bytes * p->bytes_factor, p->usage, FluidModel::kUnlimited, lowered_[t].rate_scales[phase_[t]]);
     bind(a, t);
     auto& stage = stages_[static_cast<std::size_t>(task.stage)];
     stage.comms.push_back(t);
@@ -222,7 +221,8 @@ class Replay {
     for (auto c : stage.comms) {
       const auto* p = lowered_[c].phases[phase_[c]];
       if (activity_of_[c] != kNoActivity) {
-        fluid_.set_efficiency(activity_of_[c], computing ? 1.0 / (1.0 + profile.comm_slowdown[static_cast<std::size_t>(p->fabric)]) : 1.0);
+        const double scale = lowered_[c].rate_scales[phase_[c]];
+        fluid_.set_efficiency(activity_of_[c], scale * (computing ? 1.0 / (1.0 + profile.comm_slowdown[static_cast<std::size_t>(p->fabric)]) : 1.0));
       }
       if (computing) slowdown = std::max(slowdown, profile.compute_slowdown_for(kind_of(g_.tasks[static_cast<std::size_t>(stage.compute)]), p->fabric));
     }
@@ -294,7 +294,7 @@ StageBreakdown breakdown(int stage, const TaskGraph& g, const std::vector<std::i
   struct Edge {
     std::int64_t time;
     int delta;
-    int kind;  // 0 compute, 1..3 comm dims
+    int kind;  // 0 compute, 1 + CommDim for communication
   };
   std::vector<Edge> edges;
   for (std::uint32_t t = 0; t < g.tasks.size(); ++t) {
@@ -318,19 +318,20 @@ StageBreakdown breakdown(int stage, const TaskGraph& g, const std::vector<std::i
     }
   }
   std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& c) { return a.time != c.time ? a.time < c.time : a.delta < c.delta; });
-  std::array<int, 4> open{};
+  std::array<int, 1 + workload::kCommDims> open{};
   std::int64_t last = 0;
   double idle = 0;
   auto account = [&](std::int64_t until) {
     const double span = static_cast<double>(until - last) * 1e-12;
     if (span <= 0) return;
     if (open[0] > 0) return;
-    const int dims = (open[1] > 0) + (open[2] > 0) + (open[3] > 0);
+    int dims = 0;
+    for (int k = 1; k <= workload::kCommDims; ++k) dims += open[static_cast<std::size_t>(k)] > 0;
     if (dims == 0) {
       idle += span;
       return;
     }
-    for (int k = 1; k <= 3; ++k) {
+    for (int k = 1; k <= workload::kCommDims; ++k) {
       if (open[static_cast<std::size_t>(k)] > 0) b.exposed[static_cast<std::size_t>(k - 1)] += Seconds(span / dims);
     }
   };

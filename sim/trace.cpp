@@ -13,7 +13,7 @@ void write_chrome_trace(std::ostream& out, const workload::TaskGraph& g, const T
   auto us = [](std::int64_t ps) { return static_cast<double>(ps) * 1e-6; };
   for (int s = 0; s < g.stages; ++s) {
     events.push_back({{"ph", "M"}, {"name", "process_name"}, {"pid", s}, {"tid", 0}, {"args", {{"name", fmt::format("GPU stage {}", s)}}}});
-    for (int st = 0; st < 4; ++st) {
+    for (int st = 0; st < workload::kStreams; ++st) {
       events.push_back({{"ph", "M"}, {"name", "thread_name"}, {"pid", s}, {"tid", st},
                         {"args", {{"name", std::string(workload::stream_name(static_cast<workload::Stream>(st)))}}}});
     }

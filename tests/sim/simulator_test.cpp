@@ -24,9 +24,10 @@ calibrate::Profile plain_profile() {
   auto p = calibrate::default_profile("generic");
   p.kernel_launch = Seconds(0);
   p.collective_launch = Seconds(10e-6);
-  p.nvlink = {0.8, Seconds(1e-6)};
-  p.network = {0.9, Seconds(5e-6)};
+  p.nvlink = {0.8, Seconds(1e-6), 0.1, Seconds(0.5e-6)};
+  p.network = {0.9, Seconds(5e-6), 0.1, Seconds(2e-6)};
   p.nvls = false;
+  p.nvls_latency = Seconds(0);
   return p;
 }
 
@@ -35,6 +36,7 @@ calibrate::Profile free_comm_profile() {
   auto p = plain_profile();
   p.collective_launch = Seconds(0);
   p.nvlink.step_latency = p.pcie.step_latency = p.network.step_latency = Seconds(0);
+  p.nvlink.ll_step_latency = p.pcie.ll_step_latency = p.network.ll_step_latency = Seconds(0);
   p.compute_slowdown = {};
   p.comm_slowdown = {};
   return p;
@@ -123,9 +125,22 @@ TEST_CASE("NVLS is chosen in an NVSwitch island where the profile has it, and be
   p.nvls_efficiency = 0.6;
   const auto g = single_collective(Collective::all_reduce, {{0, 1, 2, 3, 4, 5, 6, 7}}, S);
   const auto r = run(cluster, f, g, p);
-  // Each GPU pushes S into the switch and pulls S back, at 450 GB/s x 0.6: 2 steps.
-  CHECK(r.iteration.value() == doctest::Approx(10e-6 + 2 * (0.7e-6 + 1e-6) + S / (450e9 * 0.6)).epsilon(1e-9));
+  // Each GPU pushes S into the switch and pulls S back, at 450 GB/s x 0.6: two steps over the wires
+  // (0.7 us each), no per-step protocol cost (nvls_latency 0 here).
+  CHECK(r.iteration.value() == doctest::Approx(10e-6 + 2 * 0.7e-6 + S / (450e9 * 0.6)).epsilon(1e-9));
   CHECK(r.iteration.value() < 2.0 * 7 / 8 * S / (450e9 * 0.8));
+}
+
+TEST_CASE("small messages take NCCL's LL protocol: less latency, a tenth of the bandwidth") {
+  Fixture f;
+  const topology::Cluster cluster(test::dgx_cluster(1));
+  const double S = 65536;  // 64 KiB
+  const auto r = run(cluster, f, single_collective(Collective::all_reduce, {{0, 1, 2, 3, 4, 5, 6, 7}}, S), plain_profile());
+  // LL: 10 + 14 x (0.7 + 0.5) us + 1.75 x 64 KiB at 450 GB/s x 0.1 = 26.8 + 2.55 us;
+  // Simple would be 10 + 14 x (0.7 + 1) + 0.32 = 34.1 us; tree: 10 + 6 x 1.2 + 2 x 64 KiB / 45 GB/s = 20.1 us.
+  const double ll_ring = 10e-6 + 14 * 1.2e-6 + 1.75 * S / 45e9;
+  const double ll_tree = 10e-6 + 6 * 1.2e-6 + 2 * S / 45e9;
+  CHECK(r.iteration.value() == doctest::Approx(std::min(ll_ring, ll_tree)).epsilon(1e-9));
 }
 
 TEST_CASE("a DP all-reduce of 8 ranks per node: eight NICs against one") {
