@@ -28,6 +28,8 @@ nlohmann::json to_json(const sim::Scenario& s, const sim::Result& r) {
                       {"exposed_tp_s", b.exposed[0].value()},
                       {"exposed_dp_s", b.exposed[1].value()},
                       {"exposed_pp_s", b.exposed[2].value()},
+                      {"exposed_cp_s", b.exposed[3].value()},
+                      {"exposed_ep_s", b.exposed[4].value()},
                       {"bubble_s", b.bubble.value()},
                       {"memory_bytes", m.total().value()},
                       {"fits", m.total() <= r.memory.capacity}});
@@ -55,20 +57,23 @@ std::string seconds(Seconds s) { return format_duration(s); }
 std::string to_text(const sim::Scenario& s, const sim::Result& r) {
   const auto& p = *s.plan;
   std::string out = fmt::format("Scenario    {}: {} on {} x {}\n", s.name, s.model->name, r.gpus, s.cluster.node.gpu.name);
-  out += fmt::format("Plan        tp {}{} x pp {}{} x dp {}, {}, micro-batch {}, global batch {}, recompute {}, zero {}\n", p.tp,
-                     p.sp ? " (sp)" : "", p.pp, p.vpp > 1 ? fmt::format(" (vpp {})", p.vpp) : "", p.dp, workload::schedule_name(p.schedule),
+  out += fmt::format("Plan        tp {}{} x pp {}{} x dp {}{}, {}, micro-batch {}, global batch {}, recompute {}, zero {}\n", p.tp,
+                     p.sp ? " (sp)" : "", p.pp, p.vpp > 1 ? fmt::format(" (vpp {})", p.vpp) : "", p.dp,
+                     p.cp > 1 ? fmt::format(" x cp {} ({})", p.cp, workload::cp_kind_name(p.cp_kind)) : "", workload::schedule_name(p.schedule),
                      p.micro_batch, p.global_batch, workload::recompute_name(p.recompute), p.zero);
   out += fmt::format("Iteration   {}   {} tokens/s   {} samples/s\n", seconds(r.iteration), format_number(r.tokens_per_s, 6),
                      format_number(r.samples_per_s));
   out += fmt::format("Per GPU     {} model TFLOP/s   MFU {}%   HFU {}%\n\n", format_number(r.model_tflops_per_gpu),
                      format_number(100 * r.mfu, 3), format_number(100 * r.hfu, 3));
-  cli::Table t({"stage", "forward", "backward", "recompute", "optimizer", "exposed tp", "exposed dp", "exposed pp", "bubble", "memory", "verdict"},
-               std::vector<cli::Table::Align>(11, cli::Table::Align::right));
+  cli::Table t({"stage", "forward", "backward", "recompute", "optimizer", "exposed tp", "exposed dp", "exposed pp", "exposed cp", "exposed ep", "bubble",
+                "memory", "verdict"},
+               std::vector<cli::Table::Align>(13, cli::Table::Align::right));
   for (std::size_t i = 0; i < r.stages.size(); ++i) {
     const auto& b = r.stages[i];
     const auto& m = r.memory.stages[i];
     t.add({fmt::format("{}", b.stage), seconds(b.forward), seconds(b.backward), seconds(b.recompute), seconds(b.optimizer),
-           seconds(b.exposed[0]), seconds(b.exposed[1]), seconds(b.exposed[2]), seconds(b.bubble), format_bytes(m.total()),
+           seconds(b.exposed[0]), seconds(b.exposed[1]), seconds(b.exposed[2]), seconds(b.exposed[3]), seconds(b.exposed[4]), seconds(b.bubble),
+           format_bytes(m.total()),
            m.total() <= r.memory.capacity ? "fits" : "OOM"});
   }
   out += t.render() + "\n";

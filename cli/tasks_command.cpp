@@ -147,9 +147,10 @@ Action add_tasks_command(CLI::App& app) {
     }
 
     std::string out = fmt::format("Scenario  {}: {} on {} x {}\n", s.name, m.name, s.cluster.gpus(), s.cluster.node.gpu.name);
-    out += fmt::format("Plan      tp {}{} x pp {}{} x dp {}, {}, {} micro-batches of {} per replica (global batch {}), recompute {}, zero {}\n\n",
-                       p.tp, p.sp ? " (sp)" : "", p.pp, p.vpp > 1 ? fmt::format(" (vpp {})", p.vpp) : "", p.dp, schedule_name(p.schedule),
-                       g.micro_batches, p.micro_batch, p.global_batch, recompute_name(p.recompute), p.zero);
+    out += fmt::format("Plan      tp {}{} x pp {}{} x dp {}{}, {}, {} micro-batches of {} per replica (global batch {}), recompute {}, zero {}\n\n",
+                       p.tp, p.sp ? " (sp)" : "", p.pp, p.vpp > 1 ? fmt::format(" (vpp {})", p.vpp) : "", p.dp,
+                       p.cp > 1 ? fmt::format(" x cp {} ({})", p.cp, cp_kind_name(p.cp_kind)) : "", schedule_name(p.schedule), g.micro_batches,
+                       p.micro_batch, p.global_batch, recompute_name(p.recompute), p.zero);
     Table tk({"task", "count"}, {Table::Align::left, Table::Align::right});
     for (const auto& [k, n] : kinds) tk.add({k, fmt::format("{}", n)});
     tk.add({"total", fmt::format("{}", g.tasks.size())});

@@ -68,7 +68,7 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
   const int micro = plan.micro_batches();
 
   // Activation bytes of one micro-batch of each layer, by recompute setting.
-  BlockShape shape{plan.micro_batch, tr.seq_len, plan.tp, plan.sp, Recompute::none};
+  BlockShape shape{plan.micro_batch, tr.seq_len, plan.tp, plan.sp, Recompute::none, plan.cp, plan.cp_kind};
   auto layer_bytes = [&](Recompute r) {
     shape.recompute = r;
     return layer_activation_bytes(m, tr, shape);
@@ -132,10 +132,10 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
     s.recompute_working = Bytes(working);
     s.activations = Bytes(peak + working);
 
-    // Pipeline: the activation received and the gradient to send, e·s·b·h/t each with SP or
+    // Pipeline: the activation received and the gradient to send, e·s·b·h/(t·cp) each with SP or
     // Megatron's scatter-gather. ZeRO-3: the layer in use and the one prefetched, gathered.
     const double e = tr.element_bytes();
-    double buffers = plan.pp > 1 ? 2 * e * plan.micro_batch * tr.seq_len * m.hidden / plan.tp : 0.0;
+    double buffers = plan.pp > 1 ? 2 * e * plan.micro_batch * tr.seq_len * m.hidden / (plan.tp * plan.cp) : 0.0;
     if (plan.zero >= 3) {
       buffers += 2 * layer_parameters(m, plan.tp) * tr.weight_bytes();
     }

@@ -13,6 +13,7 @@ struct Dims {
   double t;        // tensor-parallel degree
   double h, q, kv, f, hd;
   double b, s, heads_local, kv_local;
+  double sq, skv;  // attention core: queries and keys per sequence on this GPU (context parallelism)
   double mask;     // bytes of a dropout mask element, 0 without dropout
   Precision gemm, core;
 };
@@ -22,7 +23,8 @@ Dims dims_of(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
   d.e = tr.element_bytes();
   d.b = sh.micro_batch;
   d.s = sh.seq_len;
-  d.T = d.b * d.s;
+  const double cp = sh.cp;
+  d.T = d.b * d.s / cp;  // tokens on this GPU: its share of the sequence under context parallelism
   d.t = sh.tp;
   d.Tr = sh.sp ? d.T / d.t : d.T;
   d.h = m.hidden;
@@ -32,6 +34,14 @@ Dims dims_of(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
   d.hd = m.head_dim;
   d.heads_local = static_cast<double>(m.heads) / sh.tp;
   d.kv_local = static_cast<double>(m.kv_heads) / sh.tp;
+  // See the header: ring keeps the heads and sees s/c queries against s keys; Ulysses trades heads
+  // for the whole sequence.
+  d.sq = d.skv = d.s;
+  if (sh.cp > 1 && sh.cp_kind == CpKind::ring) d.sq = d.s / cp;
+  if (sh.cp > 1 && sh.cp_kind == CpKind::ulysses) {
+    d.heads_local /= cp;
+    d.kv_local /= cp;
+  }
   d.mask = m.dropout > 0 ? 1.0 : 0.0;
   d.gemm = tr.precision;
   // Transformer Engine runs the attention core in bf16 even in fp8 training.
@@ -71,13 +81,16 @@ Op attention_core(const Dims& d, bool flash, bool backward) {
   op.batch = static_cast<int>(d.b);
   op.heads = static_cast<int>(d.heads_local);
   op.kv_heads = static_cast<int>(d.kv_local);
-  op.seq_q = op.seq_kv = static_cast<int>(d.s);
+  op.seq_q = static_cast<int>(d.sq);
+  op.seq_kv = static_cast<int>(d.skv);
   op.head_dim = static_cast<int>(d.hd);
   op.causal = true;
   op.flash = flash;
-  // QK^T and AV: 2 x 2·b·s²·(a/t)·hd forward; backward computes four such products.
-  op.flops = (backward ? 8.0 : 4.0) * d.b * d.s * d.s * d.heads_local * d.hd;
-  const double qo = d.e * d.T * d.q / d.t, kv = d.e * d.T * d.kv / d.t;
+  // QK^T and AV: 2 x 2·b·s²·(a/t)·hd forward; backward computes four such products. Under context
+  // parallelism s² becomes the rank's queries × keys (see the header).
+  op.flops = (backward ? 8.0 : 4.0) * d.b * d.sq * d.skv * d.heads_local * d.hd;
+  // Q and O of the rank's queries; K and V of every key it meets (ring: all of them, chunk by chunk).
+  const double qo = d.e * d.b * d.sq * d.heads_local * d.hd, kv = d.e * d.b * d.skv * d.kv_local * d.hd;
   // Forward reads Q, K, V and writes O; backward reads Q, K, V, O, dO and writes dQ, dK, dV.
   op.bytes = backward ? (3 * qo + 2 * kv) + (qo + 2 * kv) : (qo + 2 * kv) + qo;
   return op;
@@ -87,15 +100,15 @@ Op attention_core(const Dims& d, bool flash, bool backward) {
 // output (and dropout mask and output) is materialized.
 void eager_core(const Dims& d, std::vector<Op>& fwd, std::vector<Op>& bwd) {
   const double heads = d.b * d.heads_local;
-  const double scores = d.b * d.heads_local * d.s * d.s;  // elements
-  fwd.push_back(gemm("scores", d.s, d.s, d.hd, d, d.core, heads));
+  const double scores = d.b * d.heads_local * d.sq * d.skv;  // elements
+  fwd.push_back(gemm("scores", d.sq, d.skv, d.hd, d, d.core, heads));
   fwd.push_back(memory("softmax", scores * (2 * d.e + d.mask * (1 + d.e)), d.core));
-  fwd.push_back(gemm("context", d.s, d.hd, d.s, d, d.core, heads));
-  bwd.push_back(gemm("context_grad_v", d.s, d.hd, d.s, d, d.core, heads));
-  bwd.push_back(gemm("context_grad_p", d.s, d.s, d.hd, d, d.core, heads));
+  fwd.push_back(gemm("context", d.sq, d.hd, d.skv, d, d.core, heads));
+  bwd.push_back(gemm("context_grad_v", d.skv, d.hd, d.sq, d, d.core, heads));
+  bwd.push_back(gemm("context_grad_p", d.sq, d.skv, d.hd, d, d.core, heads));
   bwd.push_back(memory("softmax_grad", scores * (3 * d.e + d.mask), d.core));
-  bwd.push_back(gemm("scores_grad_q", d.s, d.hd, d.s, d, d.core, heads));
-  bwd.push_back(gemm("scores_grad_k", d.s, d.hd, d.s, d, d.core, heads));
+  bwd.push_back(gemm("scores_grad_q", d.sq, d.hd, d.skv, d, d.core, heads));
+  bwd.push_back(gemm("scores_grad_k", d.skv, d.hd, d.sq, d, d.core, heads));
 }
 
 }  // namespace
@@ -165,8 +178,8 @@ Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
   // Stored for backward (see the header for the term-by-term account).
   const double replicated = d.Tr * d.h * (2 * d.e + d.mask);  // norm input, QKV input, dropout mask
   const double split = d.e * d.T * ((d.q + d.kv) + d.kv + d.q) / d.t;  // Q and K, V, projection input
-  const double score_elems = d.b * d.heads_local * d.s * d.s;
-  const double scores = flash ? 4.0 * d.b * d.heads_local * d.s  // softmax statistics (fp32)
+  const double score_elems = d.b * d.heads_local * d.sq * d.skv;
+  const double scores = flash ? 4.0 * d.b * d.heads_local * d.sq  // softmax statistics (fp32)
                               : score_elems * (d.e + d.mask * (1 + d.e));
   blk.full_activation_bytes = replicated + split + scores;
   switch (sh.recompute) {

@@ -13,6 +13,13 @@
 //     GELU output 8sbh;
 //   attention scores (the "5as/h"): softmax output 2as²b, dropout mask as²b, dropout output 2as²b.
 // FlashAttention keeps no scores, only the softmax statistics (fp32, 4·a·s·b/t).
+//
+// Context parallelism (cp = c) gives each rank s/c tokens of every sample: every token-proportional
+// count (GEMMs, memory-bound ops, stored activations) is divided by c. The attention core differs by
+// kind. Ring: the rank's s/c queries meet all s keys as the KV chunks come round; with Megatron-LM's
+// causal load balancing (rank i holds chunks i and 2c−1−i of 2c) each rank does 1/c of the causal
+// s² work: the core is s/c queries × s keys, causal, a/t heads. Ulysses: after the all-to-all the rank
+// holds the whole sequence for a/(t·c) heads: s × s, causal. Both give the core 1/c of its FLOPs.
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -78,6 +85,8 @@ struct BlockShape {
   int tp = 1;
   bool sp = false;
   Recompute recompute = Recompute::none;
+  int cp = 1;  ///< context-parallel degree: the block sees seq_len / cp tokens of each sample
+  CpKind cp_kind = CpKind::ring;
 };
 
 Block attention_block(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape);

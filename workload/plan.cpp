@@ -13,6 +13,7 @@ using yaml::FieldType;
 constexpr std::string_view kSchedules[] = {"1f1b", "interleaved-1f1b", "gpipe"};
 constexpr std::string_view kRecompute[] = {"none", "selective", "full"};
 constexpr std::string_view kRecomputeMethods[] = {"uniform", "block"};
+constexpr std::string_view kCpKinds[] = {"ring", "ulysses"};
 
 constexpr Field kOverlapFields[] = {
     {.name = "grad_reduce", .type = FieldType::boolean, .description = "DP gradient reduction overlapped with backward, bucket by bucket", .default_text = "false"},
@@ -32,7 +33,9 @@ constexpr Field kPlanFields[] = {
     {.name = "sp", .type = FieldType::boolean, .description = "sequence parallelism (Megatron-LM, with tp)", .default_text = "false"},
     {.name = "pp", .type = FieldType::integer, .description = "pipeline-parallel degree", .default_text = "1", .min = 1},
     {.name = "vpp", .type = FieldType::integer, .description = "model chunks per pipeline stage (interleaved 1F1B)", .default_text = "1", .min = 1},
-    {.name = "dp", .type = FieldType::integer, .description = "data-parallel degree; default: GPUs / (tp x pp)", .min = 1},
+    {.name = "dp", .type = FieldType::integer, .description = "data-parallel degree; default: GPUs / (tp x pp x cp)", .min = 1},
+    {.name = "cp", .type = FieldType::integer, .description = "context-parallel degree: each rank holds seq_len / cp tokens of every sample", .default_text = "1", .min = 1},
+    {.name = "cp_kind", .type = FieldType::choice, .description = "ring (KV chunks passed around the CP ring, Megatron-LM's default) or ulysses (all-to-all of heads)", .default_text = "ring", .choices = kCpKinds},
     {.name = "schedule", .type = FieldType::choice, .description = "pipeline schedule; default 1f1b, or interleaved-1f1b with vpp > 1", .choices = kSchedules},
     {.name = "zero", .type = FieldType::integer, .description = "0 replicated; 1 optimizer state sharded (distributed optimizer); 2 +gradients; 3 +weights (FSDP FULL_SHARD)", .default_text = "0", .min = 0, .max = 3},
     {.name = "zero_group", .type = FieldType::integer, .description = "ranks a ZeRO shard spans when smaller than dp (hybrid sharding, HSDP)", .min = 1},
@@ -44,7 +47,7 @@ constexpr Field kPlanFields[] = {
     {.name = "recompute_layers", .type = FieldType::integer, .description = "Megatron's --recompute-num-layers", .default_text = "1", .min = 1},
     {.name = "overrides", .type = FieldType::section_list, .description = "per-layer recompute: [{layers: [first, last], recompute: full}]", .schema = &kOverrideSchema},
     {.name = "overlap", .type = FieldType::section, .description = "communication overlapped with computation", .default_text = "{}", .schema = &kOverlapSchema},
-    {.name = "order", .type = FieldType::string_list, .description = "dimensions on the device axis, innermost first", .default_text = "[tp, dp, pp]"},
+    {.name = "order", .type = FieldType::string_list, .description = "dimensions on the device axis, innermost first; cp, when left out, goes after tp", .default_text = "[tp, cp, dp, pp]"},
     {.name = "stage_layers", .type = FieldType::integer_list, .description = "layers per model chunk in pipeline order (pp x vpp entries); default even", .min = 1},
     {.name = "bucket_params", .type = FieldType::number, .description = "DP gradient bucket in parameters; default Megatron's max(40M, 1M x dp)", .min = 1},
 };
@@ -74,12 +77,24 @@ std::string_view dim_name(ParallelDim d) {
     case ParallelDim::tp: return "tp";
     case ParallelDim::dp: return "dp";
     case ParallelDim::pp: return "pp";
+    case ParallelDim::cp: return "cp";
   }
   return "";
 }
+std::string_view cp_kind_name(CpKind k) { return k == CpKind::ulysses ? "ulysses" : "ring"; }
+
+std::vector<ParallelDim> full_order(const std::vector<ParallelDim>& order) {
+  std::vector<ParallelDim> out = order;
+  if (std::find(out.begin(), out.end(), ParallelDim::cp) == out.end()) {
+    const auto tp = std::find(out.begin(), out.end(), ParallelDim::tp);
+    out.insert(tp == out.end() ? out.begin() : tp + 1, ParallelDim::cp);
+  }
+  return out;
+}
 
 double Plan::gradient_bucket_params() const {
-  return bucket_params > 0 ? bucket_params : std::max(40e6, 1e6 * dp);
+  // Megatron-LM sizes buckets by its data-parallel group with context parallelism.
+  return bucket_params > 0 ? bucket_params : std::max(40e6, 1e6 * data_ranks());
 }
 
 int padded_vocab(const ModelSpec& model, int tp) {
@@ -115,9 +130,12 @@ std::vector<Recompute> layer_recompute(const Plan& plan, const ModelSpec& model)
   return out;
 }
 
-std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, int gpus) {
+std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, int gpus, int seq_len) {
   auto problem = [](std::string key, std::string message) { return PlanProblem{std::move(key), std::move(message)}; };
   if (p.gpus() != gpus) {
+    if (p.cp > 1) {
+      return problem("dp", fmt::format("dp {} x tp {} x pp {} x cp {} = {} GPUs, but the cluster has {}", p.dp, p.tp, p.pp, p.cp, p.gpus(), gpus));
+    }
     return problem("dp", fmt::format("dp {} x tp {} x pp {} = {} GPUs, but the cluster has {}", p.dp, p.tp, p.pp, p.gpus(), gpus));
   }
   if (m.heads % p.tp != 0) return problem("tp", fmt::format("tp {} does not divide the {} attention heads", p.tp, m.heads));
@@ -125,6 +143,21 @@ std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, 
     return problem("tp", fmt::format("tp {} does not divide the {} key/value heads (Megatron-LM needs whole query groups per rank)", p.tp, m.kv_heads));
   }
   if (m.ffn_hidden % p.tp != 0) return problem("tp", fmt::format("tp {} does not divide ffn_hidden {}", p.tp, m.ffn_hidden));
+  if (p.cp > 1 && p.cp_kind == CpKind::ulysses) {
+    // Each Ulysses rank takes whole heads (and whole key/value heads) of its TP rank's share.
+    if ((m.heads / p.tp) % p.cp != 0) {
+      return problem("cp", fmt::format("ulysses cp {} does not divide the {} attention heads of a TP rank ({} / tp {})", p.cp, m.heads / p.tp, m.heads, p.tp));
+    }
+    if ((m.kv_heads / p.tp) % p.cp != 0) {
+      return problem("cp", fmt::format("ulysses cp {} does not divide the {} key/value heads of a TP rank ({} / tp {})", p.cp, m.kv_heads / p.tp,
+                                        m.kv_heads, p.tp));
+    }
+  }
+  if (p.cp > 1 && p.cp_kind == CpKind::ring && seq_len > 0 && seq_len % (2 * p.cp) != 0) {
+    // Causal load balancing gives each rank chunks i and 2·cp − 1 − i of the sequence.
+    return problem("cp", fmt::format("ring cp {} needs the sequence ({}) to split into 2 x cp = {} equal chunks (causal load balancing)", p.cp,
+                                     seq_len, 2 * p.cp));
+  }
   if (p.vpp > 1 && p.pp == 1) return problem("vpp", "vpp > 1 needs pipeline parallelism (pp > 1)");
   if (p.vpp > 1 && p.schedule != Schedule::interleaved_1f1b) {
     return problem("schedule", fmt::format("vpp {} needs schedule interleaved-1f1b, not {}", p.vpp, schedule_name(p.schedule)));
@@ -160,7 +193,8 @@ std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, 
   if (p.schedule == Schedule::interleaved_1f1b && p.micro_batches() % p.pp != 0) {
     return problem("global_batch", fmt::format("interleaved-1f1b needs the {} micro-batches to be a multiple of pp {} (Megatron-LM)", p.micro_batches(), p.pp));
   }
-  if (p.zero_group > 0 && p.dp % p.zero_group != 0) {
+  if (p.zero_group > 0 && p.data_ranks() % p.zero_group != 0) {
+    if (p.cp > 1) return problem("zero_group", fmt::format("zero_group {} does not divide dp {} x cp {}", p.zero_group, p.dp, p.cp));
     return problem("zero_group", fmt::format("zero_group {} does not divide dp {}", p.zero_group, p.dp));
   }
   if (p.zero_group > 0 && p.zero == 0) return problem("zero_group", "a sharding group needs zero >= 1");
@@ -172,19 +206,23 @@ std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, 
   return std::nullopt;
 }
 
-Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus) {
+Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus, int seq_len) {
   Plan p;
   p.tp = static_cast<int>(r.integer("tp"));
   p.sp = r.boolean("sp") && p.tp > 1;
   p.pp = static_cast<int>(r.integer("pp"));
   p.vpp = static_cast<int>(r.integer("vpp"));
+  p.cp = static_cast<int>(r.integer("cp"));
+  p.cp_kind = r.string("cp_kind") == "ulysses" ? CpKind::ulysses : CpKind::ring;
   if (r.has("dp")) {
     p.dp = static_cast<int>(r.integer("dp"));
   } else {
-    if (gpus % (p.tp * p.pp) != 0) {
-      r.fail("tp", fmt::format("tp {} x pp {} = {} does not divide the {} GPUs", p.tp, p.pp, p.tp * p.pp, gpus));
+    const int others = p.tp * p.pp * p.cp;
+    if (gpus % others != 0) {
+      if (p.cp > 1) r.fail("tp", fmt::format("tp {} x pp {} x cp {} = {} does not divide the {} GPUs", p.tp, p.pp, p.cp, others, gpus));
+      r.fail("tp", fmt::format("tp {} x pp {} = {} does not divide the {} GPUs", p.tp, p.pp, others, gpus));
     }
-    p.dp = gpus / (p.tp * p.pp);
+    p.dp = gpus / others;
   }
   if (r.has("schedule")) {
     const auto& s = r.string("schedule");
@@ -217,12 +255,20 @@ Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus) {
   p.overlap = {ov.boolean("grad_reduce"), ov.boolean("param_gather"), ov.boolean("tp_comm")};
   p.order.clear();
   for (const auto& name : r.strings("order")) {
-    const auto dim = name == "tp" ? ParallelDim::tp : name == "dp" ? ParallelDim::dp : name == "pp" ? ParallelDim::pp : static_cast<ParallelDim>(-1);
-    if (static_cast<int>(dim) < 0) r.fail("order", fmt::format("'{}' is not a dimension; use tp, dp and pp", name));
+    const auto dim = name == "tp"   ? ParallelDim::tp
+                     : name == "dp" ? ParallelDim::dp
+                     : name == "pp" ? ParallelDim::pp
+                     : name == "cp" ? ParallelDim::cp
+                                    : static_cast<ParallelDim>(-1);
+    if (static_cast<int>(dim) < 0) {
+      r.fail("order", fmt::format("'{}' is not a dimension; use tp, cp, dp and pp{}", name,
+                                  name == "ep" ? " (expert-parallel groups are carved out of dp x cp)" : ""));
+    }
     if (std::find(p.order.begin(), p.order.end(), dim) != p.order.end()) r.fail("order", fmt::format("'{}' appears twice", name));
     p.order.push_back(dim);
   }
-  if (p.order.size() != 3) r.fail("order", "must name tp, dp and pp, each once");
+  p.order = full_order(p.order);
+  if (p.order.size() != 4) r.fail("order", "must name tp, dp and pp, each once (and cp, or it goes after tp)");
   if (r.has("stage_layers")) {
     for (auto x : r.integers("stage_layers")) p.chunk_layers.push_back(static_cast<int>(x));
   }
@@ -230,7 +276,7 @@ Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus) {
   if (p.recompute_layers > 1 && p.recompute != Recompute::full) {
     r.fail("recompute_layers", "only full recompute takes recompute_layers");
   }
-  if (auto problem = find_plan_problem(p, model, gpus)) r.fail(problem->key, problem->message);
+  if (auto problem = find_plan_problem(p, model, gpus, seq_len)) r.fail(problem->key, problem->message);
   return p;
 }
 

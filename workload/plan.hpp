@@ -17,11 +17,18 @@ enum class RecomputeMethod {
   uniform,  ///< every layer recomputed; only the input of each group of `recompute_layers` kept
   block,    ///< the first `recompute_layers` layers of each chunk fully recomputed, the rest not
 };
-enum class ParallelDim { tp, dp, pp };
+/// Dimensions on the device axis. Expert parallelism has none of its own: its groups are carved out
+/// of the dp·cp ranks of a stage, as Megatron-LM carves them.
+enum class ParallelDim { tp, dp, pp, cp };
+/// Context parallelism: ring attention passes key/value chunks around the CP ring while computing
+/// (Megatron-LM and Transformer Engine's default, "p2p"); Ulysses (DeepSpeed) exchanges heads for
+/// sequence with all-to-alls before and after the attention core.
+enum class CpKind { ring, ulysses };
 
 std::string_view schedule_name(Schedule s);
 std::string_view recompute_name(Recompute r);
 std::string_view dim_name(ParallelDim d);
+std::string_view cp_kind_name(CpKind k);
 
 struct Overlap {
   bool grad_reduce = false;   ///< DP gradient reduction overlapped with backward (bucket by bucket)
@@ -44,6 +51,8 @@ struct Plan {
   int pp = 1;
   int vpp = 1;      ///< model chunks per pipeline stage (interleaved 1F1B)
   int dp = 1;
+  int cp = 1;  ///< context-parallel degree: each rank holds seq_len / cp tokens of every sample
+  CpKind cp_kind = CpKind::ring;
   Schedule schedule = Schedule::one_f_one_b;
   int zero = 0;        ///< 0: replicated; 1: optimizer sharded (distributed optimizer); 2: +gradients; 3: +weights (FSDP)
   int zero_group = 0;  ///< ranks a ZeRO shard spans; 0 = all of dp; smaller = hybrid sharding (HSDP)
@@ -54,13 +63,17 @@ struct Plan {
   int recompute_layers = 1;  ///< Megatron's --recompute-num-layers
   std::vector<RecomputeOverride> recompute_overrides;
   Overlap overlap;
-  std::vector<ParallelDim> order{ParallelDim::tp, ParallelDim::dp, ParallelDim::pp};  ///< innermost first
+  /// Innermost first; Megatron-LM's default tp, cp, dp, pp. An order without cp gets it right after tp.
+  std::vector<ParallelDim> order{ParallelDim::tp, ParallelDim::cp, ParallelDim::dp, ParallelDim::pp};
   std::vector<int> chunk_layers;  ///< layers per model chunk, pp·vpp entries in pipeline order; empty = even
-  double bucket_params = 0;       ///< DP gradient bucket in parameters; 0 = Megatron's max(40M, 1M·dp)
+  double bucket_params = 0;       ///< DP gradient bucket in parameters; 0 = Megatron's max(40M, 1M·dp·cp)
   bool operator==(const Plan&) const = default;
 
-  int gpus() const { return tp * pp * dp; }
-  int sharding_group() const { return zero_group > 0 ? zero_group : dp; }
+  int gpus() const { return tp * pp * dp * cp; }
+  /// Ranks that hold the same weights and reduce their gradients together: the data-parallel ranks
+  /// and, within each, the context-parallel ones (Megatron-LM reduces over dp·cp).
+  int data_ranks() const { return dp * cp; }
+  int sharding_group() const { return zero_group > 0 ? zero_group : data_ranks(); }
   /// Micro-batches per iteration per data-parallel replica (the last one may be smaller for FSDP).
   int micro_batches() const { return (global_batch + micro_batch * dp - 1) / (micro_batch * dp); }
   /// Samples in the last micro-batch of a replica.
@@ -77,8 +90,13 @@ struct PlanProblem {
 
 /// The checks Megatron-LM and FSDP apply: degrees multiply to the GPUs, tp divides heads, kv_heads
 /// and ffn_hidden, pp·vpp divides the layers unless a split is given, the global batch divides into
-/// micro-batches (FSDP plans may end with a smaller one), ... nullopt when the plan can run.
-std::optional<PlanProblem> find_plan_problem(const Plan& plan, const ModelSpec& model, int gpus);
+/// micro-batches (FSDP plans may end with a smaller one), Ulysses' degree divides the heads of a TP
+/// rank, ring attention's causal load balancing splits the sequence into 2·cp chunks (checked when
+/// seq_len > 0), ... nullopt when the plan can run.
+std::optional<PlanProblem> find_plan_problem(const Plan& plan, const ModelSpec& model, int gpus, int seq_len = 0);
+
+/// The plan's order with every dimension in it: cp goes right after tp when the order leaves it out.
+std::vector<ParallelDim> full_order(const std::vector<ParallelDim>& order);
 
 /// Vocabulary padded as Megatron-LM pads it: to a multiple of 128 · tp.
 int padded_vocab(const ModelSpec& model, int tp);
@@ -91,7 +109,8 @@ std::vector<int> first_layer_of_chunk(const Plan& plan, const ModelSpec& model);
 std::vector<Recompute> layer_recompute(const Plan& plan, const ModelSpec& model);
 
 extern const yaml::Schema kPlanSchema;
-/// Reads a plan and checks it against the model and the GPU count; a problem fails at its key.
-Plan parse_plan(const yaml::Record& record, const ModelSpec& model, int gpus);
+/// Reads a plan and checks it against the model, the GPU count and (when > 0) the sequence length;
+/// a problem fails at its key.
+Plan parse_plan(const yaml::Record& record, const ModelSpec& model, int gpus, int seq_len = 0);
 
 }  // namespace parasim::workload

@@ -4,6 +4,7 @@
 #include <map>
 #include <numeric>
 #include <tuple>
+#include <unordered_map>
 
 #include "workload/memory.hpp"
 #include "workload/schedule.hpp"
@@ -36,6 +37,8 @@ std::string_view comm_dim_name(CommDim d) {
     case CommDim::tp: return "tp";
     case CommDim::dp: return "dp";
     case CommDim::pp: return "pp";
+    case CommDim::cp: return "cp";
+    case CommDim::ep: return "ep";
   }
   return "";
 }
@@ -45,6 +48,8 @@ std::string_view stream_name(Stream s) {
     case Stream::tp_comm: return "tp_comm";
     case Stream::dp_comm: return "dp_comm";
     case Stream::pp_comm: return "pp_comm";
+    case Stream::cp_comm: return "cp_comm";
+    case Stream::ep_comm: return "ep_comm";
   }
   return "";
 }
@@ -66,7 +71,7 @@ double TaskGraph::total_flops() const {
   for (const auto& t : tasks) {
     if (t.kind == TaskKind::compute) sum += workload::total_flops(ops(t));
   }
-  return sum * tp * dp;
+  return sum * tp * dp * cp;
 }
 
 namespace {
@@ -82,7 +87,8 @@ class Builder {
     g_.micro_batches = micro_;
     g_.tp = p.tp;
     g_.dp = p.dp;
-    last_on_stream_.assign(static_cast<std::size_t>(p.pp) * 4, kNone);
+    g_.cp = p.cp;
+    last_on_stream_.assign(static_cast<std::size_t>(p.pp) * kStreams, kNone);
     const int chunks = p.chunks();
     fwd_in_.assign(static_cast<std::size_t>(chunks * micro_), kNone);
     fwd_out_ = bwd_in_ = bwd_out_ = fwd_in_;
@@ -102,9 +108,14 @@ class Builder {
   std::uint32_t add(Task t, std::initializer_list<std::int64_t> deps, bool stream_order = true) {
     const auto id = static_cast<std::uint32_t>(g_.tasks.size());
     for (auto d : deps) {
-      if (d != kNone) edges_.emplace_back(id, static_cast<std::uint32_t>(d));
+      if (d == kNone) continue;
+      edges_.emplace_back(id, static_cast<std::uint32_t>(d));
+      // A block whose output also needs trailing transfers (ring CP): its users wait for them too.
+      if (auto it = output_also_needs_.find(d); it != output_also_needs_.end()) {
+        for (auto extra : it->second) edges_.emplace_back(id, static_cast<std::uint32_t>(extra));
+      }
     }
-    auto& last = last_on_stream_[static_cast<std::size_t>(t.stage * 4 + static_cast<int>(t.stream))];
+    auto& last = last_on_stream_[static_cast<std::size_t>(t.stage * kStreams + static_cast<int>(t.stream))];
     if (stream_order) {
       if (last != kNone) edges_.emplace_back(id, static_cast<std::uint32_t>(last));
       last = id;
@@ -113,7 +124,8 @@ class Builder {
     return id;
   }
 
-  // A group and its twins: `twin(t, d)` gives the group of TP rank t and data-parallel rank d.
+  // A group and its twins: `twin(t, d)` gives the group of TP rank t and position d of the other
+  // dimension the group repeats over (a data rank, a data-parallel rank, ...).
   template <class Twin>
   std::uint32_t group(std::vector<int> ranks, int tp_ranks, int dp_ranks, Twin twin) {
     auto [it, fresh] = group_index_.emplace(ranks, static_cast<std::uint32_t>(g_.groups.size()));
@@ -130,17 +142,17 @@ class Builder {
     }
     return it->second;
   }
-  // Point-to-point between two stages, for every (tp, dp) position.
+  // Point-to-point between two stages, for every (tp, data rank) position.
   std::uint32_t pair_group(int from, int to) {
-    return group({layout_.rank(0, 0, from), layout_.rank(0, 0, to)}, p_.tp, p_.dp,
-                 [&](int t, int d) { return std::vector<int>{layout_.rank(t, d, from), layout_.rank(t, d, to)}; });
+    return group({layout_.rank(0, 0, from), layout_.rank(0, 0, to)}, p_.tp, p_.data_ranks(),
+                 [&](int t, int j) { return std::vector<int>{layout_.rank(t, j, from), layout_.rank(t, j, to)}; });
   }
 
   std::uint32_t block(BlockKind kind, Recompute r, int micro_batch) {
     const auto key = std::make_tuple(static_cast<int>(kind), static_cast<int>(r), micro_batch);
     auto it = block_index_.find(key);
     if (it != block_index_.end()) return it->second;
-    const BlockShape shape{micro_batch, tr_.seq_len, p_.tp, p_.sp, r};
+    const BlockShape shape{micro_batch, tr_.seq_len, p_.tp, p_.sp, r, p_.cp, p_.cp_kind};
     Block b;
     switch (kind) {
       case BlockKind::embedding: b = embedding_block(m_, tr_, shape); break;
@@ -186,7 +198,8 @@ class Builder {
   }
 
   int micro_size(int mb) const { return mb == micro_ - 1 ? p_.last_micro_batch() : p_.micro_batch; }
-  double activation_tensor(int mb) const { return tr_.element_bytes() * micro_size(mb) * tr_.seq_len * m_.hidden; }
+  /// The b·s·h activation of a micro-batch on this rank (its s/cp tokens under context parallelism).
+  double activation_tensor(int mb) const { return tr_.element_bytes() * micro_size(mb) * tr_.seq_len * m_.hidden / p_.cp; }
   std::size_t slot(int chunk, int mb) const { return static_cast<std::size_t>(chunk * micro_ + mb); }
 
   // --- tensor parallelism around a block ---------------------------------------------------------
@@ -206,11 +219,71 @@ class Builder {
     return add(t, {prev});
   }
 
-  // One block forward (or recompute): TP in, compute, TP out.
+  // One block forward (or recompute): TP in, compute (with CP around attention), TP out.
   std::int64_t block_forward(int stage, Phase phase, BlockKind kind, Recompute r, int mb, int chunk, int layer, std::int64_t prev) {
     prev = tp_before(stage, phase, mb, chunk, layer, prev);
-    prev = add(compute(stage, phase, block(kind, r, micro_size(mb)), mb, chunk, layer), {prev});
+    const Task t = compute(stage, phase, block(kind, r, micro_size(mb)), mb, chunk, layer);
+    prev = kind == BlockKind::attention ? attention_compute(t, prev) : add(t, {prev});
     return tp_after(stage, phase, mb, chunk, layer, prev);
+  }
+
+  // --- context parallelism around an attention block (see the header) -------------------------
+  // Adds the attention compute task `t` after `prev` with its CP communication; returns the task
+  // whose completion (with its output_also_needs_) makes the block's output ready.
+  std::int64_t attention_compute(const Task& t, std::int64_t prev) {
+    if (p_.cp == 1) return add(t, {prev});
+    const bool backward = t.phase == Phase::backward_input;
+    const int mb = t.microbatch;
+    const double e = tr_.element_bytes(), tokens = static_cast<double>(micro_size(mb)) * tr_.seq_len / p_.cp;
+    const double q = e * tokens * m_.q_width() / p_.tp, kv = e * tokens * m_.kv_width() / p_.tp;
+    auto transfer = [&](Collective c, double bytes, std::uint32_t grp, std::initializer_list<std::int64_t> deps, bool stream_order = true) {
+      return static_cast<std::int64_t>(
+          add(collective(t.stage, t.phase, c, CommDim::cp, Stream::cp_comm, bytes, grp, mb, t.chunk, t.layer), deps, stream_order));
+    };
+    if (p_.cp_kind == CpKind::ulysses) {
+      const auto grp = cp_a2a_group_[static_cast<std::size_t>(t.stage)];
+      // Forward: q, k, v in, the output out. Backward: dO in; dq, dk, dv out.
+      std::int64_t in = transfer(Collective::all_to_all, q, grp, {prev});
+      if (!backward) {
+        in = transfer(Collective::all_to_all, kv, grp, {in});
+        in = transfer(Collective::all_to_all, kv, grp, {in});
+      }
+      const auto id = static_cast<std::int64_t>(add(t, {prev, in}));
+      std::int64_t out = transfer(Collective::all_to_all, q, grp, {id});
+      if (backward) {
+        out = transfer(Collective::all_to_all, kv, grp, {out});
+        out = transfer(Collective::all_to_all, kv, grp, {out});
+      }
+      return out;
+    }
+    // Ring: per step the rank's two chunks of tokens/2 each travel, K and V of a chunk being
+    // 2·e·(tokens/2)·(kv width/t) = `kv` bytes (in backward the same for dK and dV).
+    const auto grp = cp_ring_group_[static_cast<std::size_t>(t.stage)];
+    using Step = std::pair<std::int64_t, std::int64_t>;
+    auto step = [&](Step after, Step also) {
+      // The chunk pair travels together: the second is not ordered behind the first on the stream.
+      const auto a = transfer(Collective::send_recv, kv, grp, {after.first, after.second, also.first, also.second});
+      const auto b = transfer(Collective::send_recv, kv, grp, {after.first, after.second, also.first, also.second}, false);
+      return Step{a, b};
+    };
+    const Step none{kNone, kNone};
+    Step kv_step = step({prev, kNone}, none);
+    const auto id = static_cast<std::int64_t>(add(t, {prev, kv_step.first, kv_step.second}));
+    // Steps 2 .. cp − 1 overlap the compute. In backward the dK+dV of step k's chunks follow once
+    // that step's K+V arrived (the partial compute between is folded into the block's one task).
+    Step grad_step = none;
+    for (int k = 2; k <= p_.cp; ++k) {
+      const Step arrived = kv_step;
+      if (k < p_.cp) kv_step = step(kv_step, none);
+      if (backward) grad_step = step(arrived, grad_step);
+    }
+    auto& also = output_also_needs_[id];
+    also = {kv_step.first, kv_step.second};
+    if (backward) {
+      also.push_back(grad_step.first);
+      also.push_back(grad_step.second);
+    }
+    return id;
   }
 
   // One block backward: input gradients, their TP reduction, weight gradients. With SP the
@@ -229,15 +302,20 @@ class Builder {
                            {prev});
     }
     std::int64_t out = prev;
+    // The QKV weight gradient needs dQ, dK and dV back in the rank's sequence layout: after the
+    // context-parallel exchange of the attention backward.
+    std::int64_t cp_grads = kNone;
     if (!g_.blocks[blk].backward_input.empty()) {
-      out = add(compute(stage, Phase::backward_input, blk, mb, chunk, layer), {prev});
+      const Task t = compute(stage, Phase::backward_input, blk, mb, chunk, layer);
+      out = kind == BlockKind::attention ? attention_compute(t, prev) : add(t, {prev});
+      if (kind == BlockKind::attention && p_.cp > 1) cp_grads = out;
       if (p_.tp > 1 && kind != BlockKind::head) {
         out = add(collective(stage, Phase::backward_input, p_.sp ? Collective::reduce_scatter : Collective::all_reduce, CommDim::tp,
                              Stream::tp_comm, activation_tensor(mb), tp_group_[stage], mb, chunk, layer),
                   {out});
       }
     }
-    const auto w = add(compute(stage, Phase::backward_weight, blk, mb, chunk, layer), {prev, gathered_input});
+    const auto w = add(compute(stage, Phase::backward_weight, blk, mb, chunk, layer), {prev, gathered_input, cp_grads});
     if (weight_task) *weight_task = w;
     return kind == BlockKind::embedding ? w : out;
   }
@@ -287,10 +365,11 @@ class Builder {
     if (last_chunk) {
       prev = tp_before(stage, Phase::forward, mb, chunk, -1, prev);
       prev = add(compute(stage, Phase::forward, block(BlockKind::head, Recompute::none, micro_size(mb)), mb, chunk, -1), {prev});
-      // Vocabulary-parallel cross-entropy: all-reduces of the max and the sum of exponentials (fp32).
+      // Vocabulary-parallel cross-entropy: all-reduces of the max and the sum of exponentials (fp32)
+      // of this rank's tokens.
       if (p_.tp > 1) {
         prev = add(collective(stage, Phase::forward, Collective::all_reduce, CommDim::tp, Stream::tp_comm,
-                              2.0 * 4.0 * micro_size(mb) * tr_.seq_len, tp_group_[stage], mb, chunk, -1),
+                              2.0 * 4.0 * micro_size(mb) * tr_.seq_len / p_.cp, tp_group_[stage], mb, chunk, -1),
                    {prev});
       }
     }
@@ -325,7 +404,8 @@ class Builder {
         prev = block_forward(stage, Phase::recompute, BlockKind::attention, r, mb, chunk, l, prev);
         prev = block_forward(stage, Phase::recompute, BlockKind::mlp, r, mb, chunk, l, prev);
       } else if (r == Recompute::selective) {
-        prev = add(compute(stage, Phase::recompute, block(BlockKind::attention, r, micro_size(mb)), mb, chunk, l), {prev});
+        // The core attention reruns, and with it its context-parallel exchange.
+        prev = attention_compute(compute(stage, Phase::recompute, block(BlockKind::attention, r, micro_size(mb)), mb, chunk, l), prev);
       }
       std::int64_t w_mlp = kNone, w_attn = kNone;
       prev = block_backward(stage, BlockKind::mlp, r, mb, chunk, l, prev, &w_mlp);
@@ -375,9 +455,9 @@ class Builder {
     const int zg = p_.sharding_group();
     const bool sharded = p_.zero >= 1;
     std::vector<std::uint32_t> done;  // what the optimizer waits for
-    const std::int64_t stage_end = last_on_stream_[static_cast<std::size_t>(stage * 4)];
+    const std::int64_t stage_end = last_on_stream_[static_cast<std::size_t>(stage * kStreams)];
 
-    if (p_.dp > 1 && p_.zero < 3) {
+    if (p_.data_ranks() > 1 && p_.zero < 3) {
       // Buckets fill in the order gradients become ready; a bucket goes when its last gradient is
       // ready (overlap.grad_reduce) or when the stage's backward is done.
       std::vector<Ready> mine;
@@ -409,13 +489,13 @@ class Builder {
         if (filled >= bucket || (p_.zero == 2 && end_of_mb)) flush(i + 1 == mine.size());
       }
       flush(true);
-      if (p_.zero_group > 0 && p_.zero_group < p_.dp) {
+      if (p_.zero_group > 0 && p_.zero_group < p_.data_ranks()) {
         done.push_back(add(collective(stage, Phase::backward_weight, Collective::all_reduce, CommDim::dp, Stream::dp_comm,
                                       params / zg * tr_.gradient_bytes(), replica_group_[stage], -1, -1, -1),
                            {}));
       }
     }
-    if (p_.zero == 3 && p_.zero_group > 0 && p_.zero_group < p_.dp) {
+    if (p_.zero == 3 && p_.zero_group > 0 && p_.zero_group < p_.data_ranks()) {
       done.push_back(add(collective(stage, Phase::backward_weight, Collective::all_reduce, CommDim::dp, Stream::dp_comm,
                                     params / zg * tr_.gradient_bytes(), replica_group_[stage], -1, -1, -1),
                          {stage_end}));
@@ -438,7 +518,7 @@ class Builder {
     // Sharded optimizer state: every rank gathers the updated parameters back, bucket by bucket in
     // forward order. Overlapped with the next forward (overlap.param_gather), which in the steady
     // state is this iteration's start: each layer's first forward waits for its bucket instead.
-    if (sharded && p_.zero < 3 && p_.dp > 1) {
+    if (sharded && p_.zero < 3 && p_.data_ranks() > 1) {
       if (!p_.overlap.param_gather) {
         add(collective(stage, Phase::optimizer, Collective::all_gather, CommDim::dp, Stream::dp_comm, params * tr_.weight_bytes(),
                        sharding_group_[stage], -1, -1, -1),
@@ -492,15 +572,28 @@ class Builder {
     dp_group_.assign(static_cast<std::size_t>(p_.pp), 0);
     sharding_group_.assign(static_cast<std::size_t>(p_.pp), 0);
     replica_group_.assign(static_cast<std::size_t>(p_.pp), 0);
+    cp_ring_group_.assign(static_cast<std::size_t>(p_.pp), 0);
+    cp_a2a_group_.assign(static_cast<std::size_t>(p_.pp), 0);
     const int zg = p_.sharding_group();
+    const int data = p_.data_ranks();
     for (int s = 0; s < p_.pp; ++s) {
-      // TP groups repeat in every replica; DP groups for every TP rank; sharding groups for every
-      // TP rank and every shard group; replica groups for every TP rank and position in a shard.
-      tp_group_[s] = group(layout_.tp_group(0, s), 1, p_.dp, [&](int, int d) { return layout_.tp_group(d, s); });
+      // TP groups repeat at every data rank; DP groups (over dp·cp) for every TP rank; sharding
+      // groups for every TP rank and every shard group; replica groups for every TP rank and
+      // position in a shard.
+      tp_group_[s] = group(layout_.tp_group(0, s), 1, data, [&](int, int j) { return layout_.tp_group(j, s); });
       dp_group_[s] = group(layout_.dp_group(0, s), p_.tp, 1, [&](int t, int) { return layout_.dp_group(t, s); });
-      sharding_group_[s] = group(layout_.sharding_group(0, 0, s), p_.tp, p_.dp / zg,
+      sharding_group_[s] = group(layout_.sharding_group(0, 0, s), p_.tp, data / zg,
                                  [&](int t, int j) { return layout_.sharding_group(t, j * zg, s); });
       replica_group_[s] = group(layout_.replica_group(0, 0, s), p_.tp, zg, [&](int t, int d) { return layout_.replica_group(t, d, s); });
+      if (p_.cp > 1) {
+        // Ring: one hop, rank c to c + 1, stands for every hop of every ring (both directions when
+        // cp = 2). Ulysses: the CP group of every (tp, dp) position.
+        const int cp = p_.cp;
+        cp_ring_group_[s] = group({layout_.rank(0, 0, 0, s), layout_.rank(0, 1, 0, s)}, p_.tp, data, [&](int t, int j) {
+          return std::vector<int>{layout_.rank(t, j % cp, j / cp, s), layout_.rank(t, (j % cp + 1) % cp, j / cp, s)};
+        });
+        cp_a2a_group_[s] = group(layout_.cp_group(0, 0, s), p_.tp, p_.dp, [&](int t, int d) { return layout_.cp_group(t, d, s); });
+      }
     }
     layer_params_ = single_layer_parameters();
   }
@@ -540,7 +633,9 @@ class Builder {
   std::vector<std::int64_t> last_on_stream_;
   std::vector<std::int64_t> fwd_in_, fwd_out_, bwd_in_, bwd_out_;
   std::vector<std::int64_t> layer_first_forward_;
-  std::vector<std::uint32_t> tp_group_, dp_group_, sharding_group_, replica_group_;
+  std::vector<std::uint32_t> tp_group_, dp_group_, sharding_group_, replica_group_, cp_ring_group_, cp_a2a_group_;
+  /// Ring CP: the transfers an attention task's output also waits for (its last ring steps).
+  std::unordered_map<std::int64_t, std::vector<std::int64_t>> output_also_needs_;
   std::vector<Ready> ready_;
   double layer_params_ = 0;
 };

@@ -9,6 +9,20 @@
 // gradient all-reduce or ZeRO reduce-scatter in buckets as gradients become ready; ZeRO-3 parameter
 // all-gather per layer; the optimizer step. Compute tasks of a stage run in Megatron-LM's schedule
 // order; each task also waits for the task before it on its stream.
+//
+// Context parallelism (cp > 1): the graph stands for one CP rank too (every rank does the same work
+// on its s/cp tokens); gradients are reduced over the dp·cp ranks. Around each attention block's
+// compute (forward, recompute and input-gradient passes):
+//   ring — the sequence is split into 2·cp chunks, two per rank (causal load balancing); each of the
+//     cp − 1 ring steps passes the rank's two K+V chunks to its ring neighbour: 2·(cp − 1) send/recv
+//     tasks on the CP stream per forward. Transformer Engine computes step i while step i + 1's chunks
+//     travel, so the compute task waits only for the first step's two chunks (which stands in for the
+//     QKV GEMM that must precede the first send: our block is one task); the later steps overlap it,
+//     and whatever uses the block's output waits for the last step too. Backward passes the K+V chunks
+//     round again and the dK+dV chunks back the same way: 2·(cp − 1) of each, overlapped alike.
+//   ulysses — all-to-alls over the CP group: q, k and v before the core, the output after (4 per
+//     forward); dO before and dq, dk, dv after in backward (4). Nothing overlaps them, so they sit in
+//     the chain before and after the block's single compute task, which costs the same as inside it.
 #include <cstdint>
 #include <string_view>
 #include <vector>
@@ -21,9 +35,11 @@ namespace parasim::workload {
 enum class TaskKind : std::uint8_t { compute, collective };
 enum class Phase : std::uint8_t { forward, backward_input, backward_weight, recompute, optimizer };
 enum class Collective : std::uint8_t { all_reduce, reduce_scatter, all_gather, send_recv, all_to_all };
-enum class CommDim : std::uint8_t { tp, dp, pp };
+enum class CommDim : std::uint8_t { tp, dp, pp, cp, ep };
+inline constexpr int kCommDims = 5;
 /// Streams of a stage: compute runs in order; each kind of communication has its own stream.
-enum class Stream : std::uint8_t { compute, tp_comm, dp_comm, pp_comm };
+enum class Stream : std::uint8_t { compute, tp_comm, dp_comm, pp_comm, cp_comm, ep_comm };
+inline constexpr int kStreams = 6;
 
 std::string_view task_kind_name(TaskKind k);
 std::string_view phase_name(Phase p);
@@ -63,6 +79,7 @@ struct TaskGraph {
   int micro_batches = 1;
   int tp = 1;  ///< GPUs that run each stage's tasks together
   int dp = 1;  ///< replicas the graph stands for
+  int cp = 1;  ///< context-parallel ranks of each replica, each running the same tasks on its tokens
 
   std::span<const std::uint32_t> dependencies(std::uint32_t task) const {
     return {deps.data() + tasks[task].deps_begin, deps.data() + tasks[task].deps_end};

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <optional>
+#include <set>
 #include <sstream>
 
 #include "calibrate/cost_model.hpp"
@@ -297,4 +299,70 @@ TEST_CASE("pairwise all-to-all over 8 GPUs of one island: (n-1)/n·S/B in n-1 st
   const auto r = run(cluster, f, single_collective(Collective::all_to_all, {{0, 1, 2, 3, 4, 5, 6, 7}}, S), plain_profile());
   // Each GPU sends 7/8·S out of its 450 GB/s NVLink (x 0.8) and receives as much; 7 steps.
   CHECK(r.iteration.value() == doctest::Approx(10e-6 + 7 * (0.7e-6 + 1e-6) + 7.0 / 8 * S / (450e9 * 0.8)).epsilon(1e-9));
+}
+
+TEST_CASE("context parallelism is reported as exposed CP: Ulysses' forward all-to-alls, ring's first step") {
+  // Four GPUs of one island, cp = 4, nothing else parallel: the only other communication is the
+  // gradient all-reduce over dp·cp = 4 ranks at the end (exposed DP).
+  Fixture f;
+  f.model = test::small_gpt(4);
+  f.training = test::training(4096);
+  auto c = test::dgx_cluster(1);
+  c.node.gpus = 4;
+  c.node.nics.count = 4;
+  c.node.nics.affinity = {0, 1, 2, 3};
+  c.node.pcie.switches = 2;
+  c.node.pcie.sockets = 1;
+  const topology::Cluster cluster(c);
+  for (auto kind : {workload::CpKind::ulysses, workload::CpKind::ring}) {
+    CAPTURE(static_cast<int>(kind));
+    f.plan = test::plan(1, 1, 1, 1, 2);
+    f.plan.cp = 4;
+    f.plan.cp_kind = kind;
+    const auto g = workload::build_tasks(f.model, f.training, f.plan);
+    Timeline tl;
+    const auto r = run(cluster, f, g, plain_profile(), {false, true}, &tl);
+    // Seconds of task t during which a compute task of block kind `block` (any, when nullopt) ran.
+    auto overlap = [&](std::uint32_t t, std::optional<workload::BlockKind> block) {
+      double o = 0;
+      for (std::uint32_t u = 0; u < g.tasks.size(); ++u) {
+        if (g.tasks[u].kind != TaskKind::compute || (block && g.blocks[g.tasks[u].block].kind != *block)) continue;
+        const auto lo = std::max(tl.start_ps[t], tl.start_ps[u]), hi = std::min(tl.finish_ps[t], tl.finish_ps[u]);
+        if (hi > lo) o += static_cast<double>(hi - lo) * 1e-12;
+      }
+      return o;
+    };
+    // Transfers an attention compute task waits for: ring's first step.
+    std::set<std::uint32_t> awaited;
+    for (std::uint32_t u = 0; u < g.tasks.size(); ++u) {
+      if (g.tasks[u].kind != TaskKind::compute || g.blocks[g.tasks[u].block].kind != workload::BlockKind::attention) continue;
+      for (auto d : g.dependencies(u)) awaited.insert(d);
+    }
+    double all = 0, forward_alone = 0, hidden_in_attention = 0;
+    for (std::uint32_t t = 0; t < g.tasks.size(); ++t) {
+      const auto& task = g.tasks[t];
+      if (task.kind != TaskKind::collective || task.dim != CommDim::cp) continue;
+      const double d = static_cast<double>(tl.finish_ps[t] - tl.start_ps[t]) * 1e-12;
+      all += d;
+      const bool first_step = kind == workload::CpKind::ring && awaited.count(t);
+      if (task.phase == Phase::forward && (kind == workload::CpKind::ulysses || first_step)) {
+        // Ulysses' all-to-alls and ring's first step: the compute stream waits for them.
+        CHECK(overlap(t, std::nullopt) == 0);
+        forward_alone += d;
+      }
+      hidden_in_attention += overlap(t, workload::BlockKind::attention);
+    }
+    const auto& b = r.stages[0];
+    const double exposed = b.exposed[static_cast<std::size_t>(CommDim::cp)].value();
+    CHECK(forward_alone > 0);
+    CHECK(exposed >= forward_alone * (1 - 1e-9));
+    CHECK(exposed <= all * (1 + 1e-9));
+    // Ring's later steps run while the attention computes; Ulysses never runs beside attention.
+    if (kind == workload::CpKind::ring) CHECK(hidden_in_attention > 0);
+    else CHECK(hidden_in_attention == 0);
+    // The breakdown still adds up to the iteration.
+    double total = b.compute().value() + b.bubble.value();
+    for (const auto& e : b.exposed) total += e.value();
+    CHECK(total == doctest::Approx(r.iteration.value()).epsilon(1e-9));
+  }
 }

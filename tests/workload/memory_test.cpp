@@ -107,3 +107,19 @@ TEST_CASE("GPT-3 175B with TP8 PP8 on A100-80GB fits with full recompute, not wi
   CHECK_FALSE(none.fits());
   CHECK(none.problem()->rfind("OOM on stage 0 by", 0) == 0);
 }
+
+TEST_CASE("context parallelism divides a layer's activations by cp, ring or Ulysses") {
+  const auto m = test::gpt175b();
+  for (auto kernel : {AttentionKernel::flash, AttentionKernel::eager}) {
+    const auto tr = test::training(4096, kernel);
+    const double one = layer_activation_bytes(m, tr, {1, 4096, 8, true, Recompute::none});
+    for (auto kind : {CpKind::ring, CpKind::ulysses}) {
+      CAPTURE(static_cast<int>(kind));
+      // Eager scores shrink too: ring keeps s/cp x s of them, Ulysses s x s for a/(t·cp) heads.
+      CHECK(layer_activation_bytes(m, tr, {1, 4096, 8, true, Recompute::none, 4, kind}) == doctest::Approx(one / 4));
+    }
+  }
+  // Full recompute keeps the layer input of the rank's tokens: 2·(s/cp)·b·h/t.
+  CHECK(layer_activation_bytes(m, test::training(4096), {1, 4096, 8, true, Recompute::full, 4, CpKind::ring}) ==
+        doctest::Approx(2.0 * 1024 * 12288 / 8));
+}

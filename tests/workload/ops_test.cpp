@@ -92,3 +92,33 @@ TEST_CASE("memory-bound ops move the bytes they touch") {
   // Adam: 2 x 12 (state read and written) + 4 (fp32 gradient) + 2 (bf16 weight) = 30 bytes/param.
   CHECK(total_bytes(optimizer_block(1e9, test::training(2048)).forward) == doctest::Approx(30e9));
 }
+
+TEST_CASE("context parallelism: each rank does 1/cp of the attention and its tokens' GEMMs") {
+  // Llama-3-8B, s = 8192, b = 1, t = 2, cp = 4: a rank holds 2048 tokens.
+  const auto m = test::llama3_8b();
+  const auto tr = test::training(8192);
+  BlockShape ring{1, 8192, 2, false, Recompute::none, 4, CpKind::ring};
+  const auto a = attention_block(m, tr, ring);
+  CHECK(find(a.forward, "qkv").m == 2048);
+  // Ring: 2048 queries against all 8192 keys, 16 heads per TP rank, causal (the cost model halves
+  // it): 4·b·(s/cp)·s·(a/t)·hd = 4 x 2048 x 8192 x 16 x 128 = 1/4 of the rank's share without CP.
+  const Op& core = find(a.forward, "attention");
+  CHECK(core.seq_q == 2048);
+  CHECK(core.seq_kv == 8192);
+  CHECK(core.heads == 16);
+  CHECK(core.causal);
+  CHECK(core.flops == doctest::Approx(4.0 * 2048 * 8192 * 16 * 128));
+  const auto plain = attention_block(m, tr, {1, 8192, 2, false, Recompute::none});
+  CHECK(core.flops * 4 == doctest::Approx(find(plain.forward, "attention").flops));
+  // Ulysses: the whole sequence for 16 / 4 = 4 heads (and 4 / 4 = 1 key/value head).
+  BlockShape ulysses = ring;
+  ulysses.cp_kind = CpKind::ulysses;
+  const Op& u = find(attention_block(m, tr, ulysses).forward, "attention");
+  CHECK(u.seq_q == 8192);
+  CHECK(u.seq_kv == 8192);
+  CHECK(u.heads == 4);
+  CHECK(u.kv_heads == 1);
+  CHECK(u.flops == doctest::Approx(core.flops));
+  // The MLP's GEMMs see the rank's 2048 tokens: fc1 2 x 2048 x 4096 x 14336 / 2 x 2.
+  CHECK(find(mlp_block(m, tr, ring).forward, "fc1").flops == doctest::Approx(2.0 * 2048 * 4096 * 14336));
+}

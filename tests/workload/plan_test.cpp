@@ -19,3 +19,35 @@ TEST_CASE("plans a pipeline cannot run are problems, as values") {
   p = test::plan(2, 1, 2, 1, 8);
   CHECK(find_plan_problem(p, m, 8)->message == "dp 2 x tp 2 x pp 1 = 4 GPUs, but the cluster has 8");
 }
+
+TEST_CASE("context parallelism: degrees, Ulysses heads and ring's sequence chunks") {
+  const auto m = test::llama3_8b();  // 32 heads, 8 key/value heads
+  auto p = test::plan(2, 1, 2, 1, 8);
+  p.cp = 4;
+  // 2 x 1 x 2 x 4 = 16 GPUs.
+  CHECK_FALSE(find_plan_problem(p, m, 16, 8192).has_value());
+  CHECK(find_plan_problem(p, m, 8)->message == "dp 2 x tp 2 x pp 1 x cp 4 = 16 GPUs, but the cluster has 8");
+  // Ring balances the causal work over 2·cp = 8 chunks: 8190 tokens do not split.
+  CHECK(find_plan_problem(p, m, 16, 8190)->message ==
+        "ring cp 4 needs the sequence (8190) to split into 2 x cp = 8 equal chunks (causal load balancing)");
+  // Ulysses: a TP rank holds 16 heads and 4 key/value heads; cp 4 divides both, cp 8 not the latter.
+  p.cp_kind = CpKind::ulysses;
+  CHECK_FALSE(find_plan_problem(p, m, 16, 8190).has_value());
+  p.cp = 8;
+  CHECK(find_plan_problem(p, m, 32)->message == "ulysses cp 8 does not divide the 4 key/value heads of a TP rank (8 / tp 2)");
+  // The gradient group is dp·cp: ZeRO sharding groups divide it.
+  p = test::plan(1, 1, 2, 1, 8);
+  p.cp = 2;
+  p.zero = 1;
+  p.zero_group = 4;
+  CHECK_FALSE(find_plan_problem(p, m, 4).has_value());
+  p.zero_group = 3;
+  CHECK(find_plan_problem(p, m, 4)->message == "zero_group 3 does not divide dp 2 x cp 2");
+}
+
+TEST_CASE("an order without cp places it right after tp") {
+  using D = ParallelDim;
+  CHECK(full_order({D::tp, D::dp, D::pp}) == std::vector<D>{D::tp, D::cp, D::dp, D::pp});
+  CHECK(full_order({D::dp, D::tp, D::pp}) == std::vector<D>{D::dp, D::tp, D::cp, D::pp});
+  CHECK(full_order({D::pp, D::cp, D::tp, D::dp}) == std::vector<D>{D::pp, D::cp, D::tp, D::dp});
+}

@@ -197,3 +197,77 @@ TEST_CASE("conservation over every bundled model: task FLOPs = model FLOPs x (1 
   }
   CHECK(graphs >= 60);
 }
+
+namespace {
+// Collective tasks of a dimension and kind, by phase.
+std::map<Phase, int> collectives_by_phase(const TaskGraph& g, CommDim dim, Collective kind, std::set<double>* bytes = nullptr) {
+  std::map<Phase, int> c;
+  for (const auto& t : g.tasks) {
+    if (t.kind != TaskKind::collective || t.dim != dim || t.collective != kind) continue;
+    ++c[t.phase];
+    if (bytes) bytes->insert(t.bytes);
+  }
+  return c;
+}
+}  // namespace
+
+TEST_CASE("ring context parallelism: 2·(cp-1) KV chunk transfers per attention layer forward, twice that backward") {
+  // Small GPT, 4 layers, h = 1024 (16 heads of 64), s = 1024, cp = 4, two micro-batches of 1.
+  const auto m = test::small_gpt(4);
+  auto p = test::plan(1, 1, 1, 1, 2);
+  p.cp = 4;
+  const auto g = build_tasks(m, test::training(1024), p);
+  CHECK(acyclic(g));
+  std::set<double> bytes;
+  const auto c = collectives_by_phase(g, CommDim::cp, Collective::send_recv, &bytes);
+  // Forward: 2 x 3 per layer x 4 layers x 2 micro-batches; backward: K+V and dK+dV, 2 x 2 x 3 each.
+  CHECK(c.at(Phase::forward) == 2 * 3 * 4 * 2);
+  CHECK(c.at(Phase::backward_input) == 4 * 3 * 4 * 2);
+  // A chunk is s/(2·cp) = 128 tokens of K and V: 2 x 128 x 1024 x 2 bytes.
+  CHECK(bytes == std::set<double>{2.0 * 128 * 1024 * 2});
+  // Every hop of the ring: the group is a neighbour pair; its twins are the other three hops.
+  for (const auto& t : g.tasks) {
+    if (t.kind != TaskKind::collective || t.dim != CommDim::cp) continue;
+    CHECK(g.groups[t.group] == std::vector<int>{0, 1});
+    CHECK(g.twins[t.group] == std::vector<std::vector<int>>{{0, 1}, {1, 2}, {2, 3}, {3, 0}});
+    break;
+  }
+  // The attention forward waits only for the first step (two chunks); the block after it (the MLP)
+  // also waits for the last step.
+  for (std::uint32_t i = 0; i < g.tasks.size(); ++i) {
+    const auto& t = g.tasks[i];
+    if (t.kind != TaskKind::compute || t.phase != Phase::forward || g.blocks[t.block].kind != BlockKind::mlp || t.layer != 0 || t.microbatch != 0) {
+      continue;
+    }
+    int cp_deps = 0;
+    for (auto d : g.dependencies(i)) cp_deps += g.tasks[d].kind == TaskKind::collective && g.tasks[d].dim == CommDim::cp;
+    CHECK(cp_deps == 2);
+  }
+  // Gradients are reduced over dp·cp = 4 ranks; FLOPs are conserved.
+  for (const auto& t : g.tasks) {
+    if (t.kind == TaskKind::collective && t.dim == CommDim::dp) CHECK(g.groups[t.group].size() == 4u);
+  }
+  CHECK(g.total_flops() == doctest::Approx(training_flops_per_token(m, 1024) * 2 * 1024).epsilon(1e-9));
+}
+
+TEST_CASE("Ulysses: 4 all-to-alls per attention layer forward (q, k, v, out) and 4 backward") {
+  // Llama-3-8B shapes on 2 layers' worth: s = 8192, cp = 4, one micro-batch; a rank holds 2048 tokens.
+  auto m = test::llama3_8b();
+  m.layers = 2;
+  auto p = test::plan(1, 1, 1, 1, 1);
+  p.cp = 4;
+  p.cp_kind = CpKind::ulysses;
+  const auto g = build_tasks(m, test::training(8192), p);
+  CHECK(acyclic(g));
+  std::set<double> bytes;
+  const auto c = collectives_by_phase(g, CommDim::cp, Collective::all_to_all, &bytes);
+  CHECK(c.at(Phase::forward) == 4 * 2);
+  CHECK(c.at(Phase::backward_input) == 4 * 2);
+  // q and out: 2048 x 4096 x 2 bytes = 16 MiB; k and v: 2048 x 1024 x 2 = 4 MiB.
+  CHECK(bytes == std::set<double>{2048.0 * 4096 * 2, 2048.0 * 1024 * 2});
+  CHECK(g.total_flops() == doctest::Approx(training_flops_per_token(m, 8192) * 8192).epsilon(1e-9));
+  // Selective recompute reruns the core attention and its exchange.
+  p.recompute = Recompute::selective;
+  const auto r = collectives_by_phase(build_tasks(m, test::training(8192), p), CommDim::cp, Collective::all_to_all);
+  CHECK(r.at(Phase::recompute) == 4 * 2);
+}
