@@ -43,7 +43,8 @@ Action add_model_command(CLI::App& app) {
     const int seq = o->seq > 0 ? o->seq : (m.max_position > 0 ? m.max_position : 2048);
     const auto p = workload::count_parameters(m);
     const double flops = workload::training_flops_per_token(m, seq, 1);
-    const double palm = 6 * p.in_matmuls() + 12.0 * m.layers * seq * m.q_width();
+    // PaLM's 6N + 12·l·s·h, N the parameters a token uses (all of them in a dense model).
+    const double palm = 6 * p.active_in_matmuls() + 12.0 * m.layers * seq * m.q_width();
     const workload::BlockShape shape{1, seq, 1, false, workload::Recompute::none};
     workload::TrainingSpec flash, eager;
     flash.seq_len = eager.seq_len = seq;
@@ -68,6 +69,9 @@ Action add_model_command(CLI::App& app) {
           {"qkv_bias", m.qkv_bias},
           {"tied_embeddings", m.tied_embeddings},
           {"dropout", m.dropout},
+          {"experts", m.experts},
+          {"top_k", m.top_k},
+          {"moe_layers", p.moe_layers},
           {"parameters",
            {{"total", p.total()},
             {"embedding", p.embedding},
@@ -78,7 +82,12 @@ Action add_model_command(CLI::App& app) {
             {"norms_per_layer", p.layer_norms},
             {"final_norm", p.final_norm},
             {"lm_head", p.lm_head},
-            {"in_matmuls", p.in_matmuls()}}},
+            {"in_matmuls", p.in_matmuls()},
+            {"active", p.active()},
+            {"active_in_matmuls", p.active_in_matmuls()},
+            {"router_per_moe_layer", p.router},
+            {"expert", p.expert},
+            {"shared_experts_per_moe_layer", p.shared}}},
           {"seq_len", seq},
           {"training_flops_per_token", flops},
           {"palm_flops_per_token", palm},
@@ -90,20 +99,35 @@ Action add_model_command(CLI::App& app) {
     std::string out = fmt::format("Model         {} ({})\n", m.name, m.architecture);
     out += fmt::format("Shape         {} layers, hidden {}, {} heads ({} key/value, head_dim {}), ffn {} ({})\n", m.layers, m.hidden, m.heads,
                        m.kv_heads, m.head_dim, m.ffn_hidden, activation_name(m.activation));
-    out += fmt::format("              vocabulary {}, {}, {} positions, bias {}, tied embeddings {}, dropout {}\n\n", m.vocab,
+    out += fmt::format("              vocabulary {}, {}, {} positions, bias {}, tied embeddings {}, dropout {}\n", m.vocab,
                        norm_name(m.norm), position_name(m.position), m.bias ? "yes" : (m.qkv_bias ? "qkv only" : "no"),
                        m.tied_embeddings ? "yes" : "no", format_number(m.dropout));
+    if (m.is_moe()) {
+      out += fmt::format("Experts       {} of ffn {}, top-{}, {} shared{}, in {} of {} layers; capacity {}, load imbalance {}\n", m.experts,
+                         m.expert_ffn_hidden, m.top_k, m.shared_experts,
+                         m.shared_experts > 0 ? fmt::format(" of ffn {}", m.shared_expert_ffn_hidden) : "", p.moe_layers, m.layers,
+                         m.capacity_factor > 0 ? format_number(m.capacity_factor) : "dropless", format_number(m.expert_load_imbalance));
+    }
+    out += "\n";
     Table t({"parameters", "count"}, {Table::Align::left, Table::Align::right});
     t.add({"total", count(p.total())});
+    if (m.is_moe()) t.add({"active (per token)", count(p.active())});
     t.add({"embedding", count(p.embedding)});
     if (p.position > 0) t.add({"position embedding", count(p.position)});
-    t.add({"per layer", count(p.per_layer())});
+    if (p.moe_layers < p.layers) t.add({m.is_moe() ? "per dense layer" : "per layer", count(p.per_layer())});
+    if (m.is_moe()) t.add({"per MoE layer", count(p.attention + p.layer_norms + p.moe_mlp())});
     t.add({"  attention", count(p.attention)});
-    t.add({"  mlp", count(p.mlp)});
+    if (p.moe_layers < p.layers) t.add({"  mlp", count(p.mlp)});
+    if (m.is_moe()) {
+      t.add({"  router (MoE layer)", count(p.router)});
+      t.add({"  expert (each)", count(p.expert)});
+      if (p.shared > 0) t.add({"  shared experts", count(p.shared)});
+    }
     t.add({"  norms", count(p.layer_norms)});
     t.add({"final norm", count(p.final_norm)});
     t.add({"lm head", p.lm_head > 0 ? count(p.lm_head) : "tied"});
     t.add({"in matrix multiplies (N)", count(p.in_matmuls())});
+    if (m.is_moe()) t.add({"  active (N_active)", count(p.active_in_matmuls())});
     out += t.render() + "\n";
     out += fmt::format("Training FLOPs per token at seq {}: {} (6N + 12·l·s·h = {})\n", seq, format_number(flops), format_number(palm));
     out += fmt::format("Activations per token per layer (16-bit, micro-batch 1, no TP): {} with flash attention, {} eager\n",

@@ -25,20 +25,20 @@ struct FlopsCheck {
 };
 
 // GPT shapes (MHA, 4h GELU MLP) are checked against Megatron-LM's formula, everything else against
-// PaLM's 6N + 12·l·s·h per token.
+// PaLM's 6N + 12·l·s·h per token (N the parameters a token uses, for a mixture of experts).
 FlopsCheck flops_check(const ModelSpec& m, const TrainingSpec& tr, const Plan& p, const TaskGraph& g) {
   FlopsCheck f;
   f.tasks = g.total_flops();
   const double tokens = static_cast<double>(p.global_batch) * tr.seq_len;
   f.model = training_flops_per_token(m, tr.seq_len, p.tp) * tokens;
-  const bool gpt = m.activation == Activation::gelu && m.kv_heads == m.heads && m.ffn_hidden == 4 * m.hidden && m.q_width() == m.hidden;
+  const bool gpt = !m.is_moe() && m.activation == Activation::gelu && m.kv_heads == m.heads && m.ffn_hidden == 4 * m.hidden && m.q_width() == m.hidden;
   if (gpt) {
     const bool full = p.recompute == Recompute::full && p.recompute_overrides.empty() && p.recompute_method == RecomputeMethod::uniform;
     f.formula = megatron_flops(m, p.global_batch, tr.seq_len, padded_vocab(m, p.tp), full);
     f.formula_name = full ? "Megatron 96·B·s·l·h²·(1 + s/6h + V/16lh)" : "Megatron 72·B·s·l·h²·(1 + s/6h + V/12lh)";
   } else {
-    f.formula = (6 * count_parameters(m).in_matmuls() + 12.0 * m.layers * tr.seq_len * m.q_width()) * tokens;
-    f.formula_name = "6N + 12·l·s·h per token";
+    f.formula = (6 * count_parameters(m).active_in_matmuls() + 12.0 * m.layers * tr.seq_len * m.q_width()) * tokens;
+    f.formula_name = m.is_moe() ? "6N_active + 12·l·s·h per token" : "6N + 12·l·s·h per token";
   }
   return f;
 }
@@ -116,6 +116,7 @@ Action add_tasks_command(CLI::App& app) {
       for (const auto& st : mem.stages) {
         stages.push_back({{"stage", st.stage},
                           {"parameters", st.parameters},
+                          {"expert_parameters", st.expert_parameters},
                           {"weights_bytes", st.weights.value()},
                           {"gradients_bytes", st.gradients.value()},
                           {"optimizer_bytes", st.optimizer.value()},
@@ -147,9 +148,10 @@ Action add_tasks_command(CLI::App& app) {
     }
 
     std::string out = fmt::format("Scenario  {}: {} on {} x {}\n", s.name, m.name, s.cluster.gpus(), s.cluster.node.gpu.name);
-    out += fmt::format("Plan      tp {}{} x pp {}{} x dp {}{}, {}, {} micro-batches of {} per replica (global batch {}), recompute {}, zero {}\n\n",
+    out += fmt::format("Plan      tp {}{} x pp {}{} x dp {}{}{}, {}, {} micro-batches of {} per replica (global batch {}), recompute {}, zero {}\n\n",
                        p.tp, p.sp ? " (sp)" : "", p.pp, p.vpp > 1 ? fmt::format(" (vpp {})", p.vpp) : "", p.dp,
-                       p.cp > 1 ? fmt::format(" x cp {} ({})", p.cp, cp_kind_name(p.cp_kind)) : "", schedule_name(p.schedule), g.micro_batches,
+                       p.cp > 1 ? fmt::format(" x cp {} ({})", p.cp, cp_kind_name(p.cp_kind)) : "",
+                       m.is_moe() ? fmt::format(", ep {} etp {}", p.ep, p.expert_tp()) : "", schedule_name(p.schedule), g.micro_batches,
                        p.micro_batch, p.global_batch, recompute_name(p.recompute), p.zero);
     Table tk({"task", "count"}, {Table::Align::left, Table::Align::right});
     for (const auto& [k, n] : kinds) tk.add({k, fmt::format("{}", n)});

@@ -214,6 +214,49 @@ void read_qwen2(const Config& c, ModelSpec& m) {
   m.qkv_bias = true;  // Qwen2 always has biases on q, k and v (and none on o or the MLP)
 }
 
+/// MixtralForCausalLM: Mistral's shapes with every MLP a mixture of num_local_experts experts of
+/// intermediate_size, num_experts_per_tok of them per token. router_aux_loss_coef,
+/// router_jitter_noise and output_router_logits change no cost we model.
+void read_mixtral(const Config& c, ModelSpec& m) {
+  read_llama_family(c, m, false);
+  m.experts = c.count("num_local_experts");
+  m.top_k = c.count("num_experts_per_tok");
+  m.expert_ffn_hidden = m.ffn_hidden;
+  if (m.top_k > m.experts) c.fail("num_experts_per_tok", fmt::format("{} experts per token exceed the {} experts", m.top_k, m.experts));
+}
+
+/// Qwen2MoeForCausalLM: Qwen2's attention (biases on q, k, v); MoE layers of num_experts experts of
+/// moe_intermediate_size, num_experts_per_tok per token, and one shared expert of
+/// shared_expert_intermediate_size behind a sigmoid gate (shared_expert_gate, hidden weights).
+/// decoder_sparse_step n makes layers i with (i + 1) % n == 0 MoE layers: first_dense_layers n − 1,
+/// moe_layer_frequency n. Layers in mlp_only_layers keep the dense MLP of intermediate_size, which
+/// ModelSpec cannot place at arbitrary layers: a non-empty list is an error. norm_topk_prob and the
+/// router's auxiliary loss change no cost we model.
+void read_qwen2_moe(const Config& c, ModelSpec& m) {
+  read_qwen2(c, m);
+  m.experts = c.count("num_experts");
+  m.top_k = c.count("num_experts_per_tok");
+  m.expert_ffn_hidden = c.count("moe_intermediate_size");
+  m.shared_experts = 1;
+  m.shared_expert_ffn_hidden = c.count("shared_expert_intermediate_size");
+  m.shared_expert_gate = true;
+  const int step = c.count_or("decoder_sparse_step", 1);
+  m.moe_layer_frequency = step;
+  m.first_dense_layers = step - 1;
+  if (m.first_dense_layers >= m.layers) {
+    c.fail("decoder_sparse_step", fmt::format("{} leaves no MoE layer among {} layers", step, m.layers));
+  }
+  if (c.has("mlp_only_layers")) {
+    const Json& v = c.at("mlp_only_layers");
+    if (!v.is_array()) c.fail("mlp_only_layers", fmt::format("expected a list of layer indices, found {}", describe(v)));
+    if (!v.empty()) {
+      c.fail("mlp_only_layers", "dense layers at chosen positions are not supported (parasim places dense layers by first_dense_layers and "
+                                "moe_layer_frequency); write a model YAML instead");
+    }
+  }
+  if (m.top_k > m.experts) c.fail("num_experts_per_tok", fmt::format("{} experts per token exceed the {} experts", m.top_k, m.experts));
+}
+
 /// GPT2LMHeadModel: learned positions, LayerNorm, GELU MLP of n_inner (null: 4 x n_embd), biases
 /// everywhere, LM head tied to the token embedding.
 void read_gpt2(const Config& c, ModelSpec& m) {
@@ -260,6 +303,8 @@ constexpr Mapping kMappings[] = {
     {"Qwen2ForCausalLM", "qwen2", read_qwen2},
     {"GPT2LMHeadModel", "gpt2", read_gpt2},
     {"GPTNeoXForCausalLM", "gpt-neox", read_gpt_neox},
+    {"MixtralForCausalLM", "mixtral", read_mixtral},
+    {"Qwen2MoeForCausalLM", "qwen2-moe", read_qwen2_moe},
 };
 
 std::vector<std::string> supported_classes() {

@@ -59,9 +59,18 @@ std::vector<int> RankLayout::ep_group(int tp_rank, int data_rank, int stage, int
   return g;
 }
 
-std::vector<int> RankLayout::expert_dp_group(int tp_rank, int data_rank, int stage, int ep) const {
+std::vector<int> RankLayout::expert_dp_group(int tp_rank, int data_rank, int stage, int ep, int etp) const {
   std::vector<int> g;
-  for (int j = data_rank % ep; j < data_ranks(); j += ep) g.push_back(rank(tp_rank, j, stage));
+  for (int j = data_rank % ep; j < data_ranks(); j += ep) {
+    for (int t = tp_rank % etp; t < extent_[static_cast<int>(ParallelDim::tp)]; t += etp) g.push_back(rank(t, j, stage));
+  }
+  return g;
+}
+
+std::vector<int> RankLayout::etp_group(int tp_rank, int data_rank, int stage, int etp) const {
+  std::vector<int> g;
+  const int first = tp_rank / etp * etp;
+  for (int t = first; t < first + etp; ++t) g.push_back(rank(t, data_rank, stage));
   return g;
 }
 

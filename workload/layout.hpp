@@ -7,7 +7,10 @@
 // Gradients are reduced over the dp·cp ranks of a stage (Megatron-LM's data-parallel group with
 // context parallelism), so the groups that concern weights (data, sharding, replica, expert) index
 // that combined axis by a *data rank* j = cp_rank + cp·dp_rank. Expert-parallel groups are ep
-// consecutive data ranks (Megatron-LM's expert rank generator puts ep right inside dp).
+// consecutive data ranks of equal TP rank (Megatron-LM's expert rank generator puts ep right inside
+// dp). Expert tensor parallelism splits each expert over etp consecutive TP ranks; with etp < tp
+// Megatron-LM would fold the TP ranks etp leaves out into the EP group first, where we keep them in
+// the expert-data-parallel group (the same bytes, over TP-rank links rather than data-rank ones).
 #include <array>
 #include <vector>
 
@@ -36,8 +39,11 @@ class RankLayout {
   std::vector<int> replica_group(int tp_rank, int data_rank, int stage) const;
   /// Expert parallelism: the ep consecutive data ranks that hold data_rank.
   std::vector<int> ep_group(int tp_rank, int data_rank, int stage, int ep) const;
-  /// Ranks that hold the same experts: data ranks equal modulo ep (the expert-data-parallel group).
-  std::vector<int> expert_dp_group(int tp_rank, int data_rank, int stage, int ep) const;
+  /// Ranks that hold the same expert shard (the expert-data-parallel group): data ranks equal
+  /// modulo ep, and TP ranks equal modulo etp.
+  std::vector<int> expert_dp_group(int tp_rank, int data_rank, int stage, int ep, int etp) const;
+  /// The etp consecutive TP ranks that split the same experts (and gather their tokens).
+  std::vector<int> etp_group(int tp_rank, int data_rank, int stage, int etp) const;
   /// The pipeline stages of one (tp, data rank) position.
   std::vector<int> pp_group(int tp_rank, int data_rank) const;
 

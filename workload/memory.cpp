@@ -3,30 +3,55 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "workload/moe_ops.hpp"
 #include "workload/schedule.hpp"
 
 namespace parasim::workload {
-namespace {
 
-// Parameters of one layer on one GPU: TP splits the weight matrices and the biases of
-// column-parallel layers; norms and the biases of row-parallel layers are replicated.
-double layer_parameters(const ModelSpec& m, int tp) {
-  const double h = m.hidden, q = m.q_width(), kv = m.kv_width(), f = m.ffn_hidden, t = tp;
+LayerParameters layer_parameters(const ModelSpec& m, const Plan& plan, int layer) {
+  // TP splits the weight matrices and the biases of column-parallel layers; norms and the biases of
+  // row-parallel layers are replicated.
+  const double h = m.hidden, q = m.q_width(), kv = m.kv_width(), t = plan.tp;
   const bool swiglu = m.activation == Activation::swiglu;
-  double p = (h * (q + 2 * kv) + q * h + (swiglu ? 3 : 2) * h * f) / t;
-  if (m.bias || m.qkv_bias) p += (q + 2 * kv) / t;
-  if (m.bias) p += h + (swiglu ? 2 : 1) * f / t + h;
-  p += 2 * (m.norm == Norm::layernorm ? 2 * h : h);
+  auto mlp = [&](double width, double split) {
+    double p = (swiglu ? 3 : 2) * h * width / split;
+    if (m.bias) p += (swiglu ? 2 : 1) * width / split + h;
+    return p;
+  };
+  LayerParameters p;
+  p.dense = (h * (q + 2 * kv) + q * h) / t;
+  if (m.bias || m.qkv_bias) p.dense += (q + 2 * kv) / t;
+  if (m.bias) p.dense += h;
+  p.dense += 2 * (m.norm == Norm::layernorm ? 2 * h : h);
+  if (!m.moe_layer(layer)) {
+    p.dense += mlp(m.ffn_hidden, t);
+    return p;
+  }
+  // The router is replicated; the shared experts split like a dense MLP; the routed experts
+  // spread over ep ranks, each split over etp.
+  p.dense += h * m.experts + m.shared_experts * mlp(m.shared_expert_ffn_hidden, t) + (m.shared_expert_gate ? h : 0.0);
+  p.expert = static_cast<double>(m.experts) / plan.ep * mlp(m.expert_ffn_hidden, plan.expert_tp());
   return p;
 }
 
-}  // namespace
+double stage_expert_parameters(const ModelSpec& m, const Plan& plan, int stage) {
+  const auto sizes = layers_per_chunk(plan, m);
+  const auto first = first_layer_of_chunk(plan, m);
+  double p = 0;
+  for (std::size_t c = 0; c < sizes.size(); ++c) {
+    if (static_cast<int>(c) % plan.pp != stage) continue;
+    for (int l = first[c]; l < first[c] + sizes[c]; ++l) p += layer_parameters(m, plan, l).expert;
+  }
+  return p;
+}
 
 double stage_parameters(const ModelSpec& m, const Plan& plan, int stage) {
   const auto sizes = layers_per_chunk(plan, m);
+  const auto first = first_layer_of_chunk(plan, m);
   double p = 0;
   for (std::size_t c = 0; c < sizes.size(); ++c) {
-    if (static_cast<int>(c) % plan.pp == stage) p += sizes[c] * layer_parameters(m, plan.tp);
+    if (static_cast<int>(c) % plan.pp != stage) continue;
+    for (int l = first[c]; l < first[c] + sizes[c]; ++l) p += layer_parameters(m, plan, l).total();
   }
   const double h = m.hidden;
   const double vocab_shard = static_cast<double>(padded_vocab(m, plan.tp)) * h / plan.tp;
@@ -43,8 +68,16 @@ double stage_parameters(const ModelSpec& m, const Plan& plan, int stage) {
   return p;
 }
 
+double layer_activation_bytes(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh, int layer) {
+  const double attention = attention_block(m, tr, sh).stored_activation_bytes;
+  if (!m.moe_layer(layer)) return attention + mlp_block(m, tr, sh).stored_activation_bytes;
+  double moe = router_block(m, tr, sh).stored_activation_bytes + experts_block(m, tr, sh).stored_activation_bytes;
+  if (m.shared_experts > 0) moe += shared_experts_block(m, tr, sh).stored_activation_bytes;
+  return attention + moe;
+}
+
 double layer_activation_bytes(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
-  return attention_block(m, tr, sh).stored_activation_bytes + mlp_block(m, tr, sh).stored_activation_bytes;
+  return layer_activation_bytes(m, tr, sh, m.is_moe() ? m.first_dense_layers : 0);
 }
 
 bool MemoryReport::fits() const {
@@ -62,19 +95,24 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
   MemoryReport report;
   report.capacity = capacity;
   const int zg = plan.sharding_group();
+  const int ezg = plan.expert_data_ranks();  // expert state is sharded over its own data-parallel group
   const auto sizes = layers_per_chunk(plan, m);
   const auto first = first_layer_of_chunk(plan, m);
   const auto recompute = layer_recompute(plan, m);
   const int micro = plan.micro_batches();
 
-  // Activation bytes of one micro-batch of each layer, by recompute setting.
-  BlockShape shape{plan.micro_batch, tr.seq_len, plan.tp, plan.sp, Recompute::none, plan.cp, plan.cp_kind};
-  auto layer_bytes = [&](Recompute r) {
+  // Activation bytes of one micro-batch of each kind of layer (dense, MoE), by recompute setting.
+  BlockShape shape{plan.micro_batch, tr.seq_len, plan.tp, plan.sp, Recompute::none, plan.cp, plan.cp_kind, plan.ep, plan.expert_tp()};
+  auto layer_bytes = [&](Recompute r, bool moe) {
     shape.recompute = r;
-    return layer_activation_bytes(m, tr, shape);
+    int layer = 0;
+    while (layer + 1 < m.layers && m.moe_layer(layer) != moe) ++layer;
+    return layer_activation_bytes(m, tr, shape, layer);
   };
-  const double kept[] = {layer_bytes(Recompute::none), layer_bytes(Recompute::selective), layer_bytes(Recompute::full)};
-  const double full_working = kept[0];
+  double kept_by_kind[2][3];
+  for (int moe = 0; moe < 2; ++moe) {
+    for (auto r : {Recompute::none, Recompute::selective, Recompute::full}) kept_by_kind[moe][static_cast<int>(r)] = layer_bytes(r, moe == 1);
+  }
   shape.recompute = Recompute::none;
   const double embedding = embedding_block(m, tr, shape).stored_activation_bytes;
   const double head = head_block(m, tr, shape).stored_activation_bytes;
@@ -83,9 +121,14 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
     StageMemory s;
     s.stage = stage;
     s.parameters = stage_parameters(m, plan, stage);
-    s.weights = Bytes(s.parameters * tr.weight_bytes() / (plan.zero >= 3 ? zg : 1));
-    s.gradients = Bytes(s.parameters * tr.gradient_bytes() / (plan.zero >= 2 ? zg : 1));
-    s.optimizer = Bytes(s.parameters * tr.optimizer_bytes_per_param / (plan.zero >= 1 ? zg : 1));
+    s.expert_parameters = stage_expert_parameters(m, plan, stage);
+    const double dense = s.parameters - s.expert_parameters, expert = s.expert_parameters;
+    auto sharded = [&](double bytes_per_param, int from_zero) {
+      return Bytes(dense * bytes_per_param / (plan.zero >= from_zero ? zg : 1) + expert * bytes_per_param / (plan.zero >= from_zero ? ezg : 1));
+    };
+    s.weights = sharded(tr.weight_bytes(), 3);
+    s.gradients = sharded(tr.gradient_bytes(), 2);
+    s.optimizer = sharded(tr.optimizer_bytes_per_param, 1);
 
     // Bytes of one micro-batch of each local chunk; the peak over the schedule of the chunks alive.
     std::vector<double> chunk_bytes(static_cast<std::size_t>(plan.vpp), 0.0);
@@ -94,10 +137,14 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
       const int c = local * plan.pp + stage;
       double bytes = 0;
       int full_in_chunk = 0;
+      double full_working = 0;  // the largest layer recomputed in this chunk
       for (int i = 0; i < sizes[static_cast<std::size_t>(c)]; ++i) {
-        const Recompute r = recompute[static_cast<std::size_t>(first[static_cast<std::size_t>(c)] + i)];
+        const int layer = first[static_cast<std::size_t>(c)] + i;
+        const Recompute r = recompute[static_cast<std::size_t>(layer)];
+        const double* kept = kept_by_kind[m.moe_layer(layer) ? 1 : 0];
         if (r == Recompute::full) {
           ++full_in_chunk;
+          full_working = std::max(full_working, kept[0]);
           // Uniform method: only the first layer of each group of recompute_layers keeps its input.
           const bool group_start = plan.recompute_method == RecomputeMethod::block || (full_in_chunk - 1) % plan.recompute_layers == 0;
           if (group_start) bytes += kept[2];
@@ -137,7 +184,9 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
     const double e = tr.element_bytes();
     double buffers = plan.pp > 1 ? 2 * e * plan.micro_batch * tr.seq_len * m.hidden / (plan.tp * plan.cp) : 0.0;
     if (plan.zero >= 3) {
-      buffers += 2 * layer_parameters(m, plan.tp) * tr.weight_bytes();
+      double largest = 0;
+      for (int l = 0; l < m.layers; ++l) largest = std::max(largest, layer_parameters(m, plan, l).total());
+      buffers += 2 * largest * tr.weight_bytes();
     }
     s.buffers = Bytes(buffers);
     const double tensors = (s.weights + s.gradients + s.optimizer + s.activations + s.buffers).value();

@@ -10,10 +10,25 @@
 
 namespace parasim::workload {
 
-/// Parameters one GPU of a stage holds after tensor parallelism (before any ZeRO sharding).
-double stage_parameters(const ModelSpec& model, const Plan& plan, int stage);
+/// Parameters of one layer on one GPU, by the group that reduces their gradients: dense ones over
+/// the dp·cp ranks, a MoE layer's routed experts (E/ep of them, each split over etp) over the
+/// expert-data-parallel ranks.
+struct LayerParameters {
+  double dense = 0;
+  double expert = 0;
+  double total() const { return dense + expert; }
+};
+LayerParameters layer_parameters(const ModelSpec& model, const Plan& plan, int layer);
 
-/// Activation bytes one Transformer layer keeps for one micro-batch (attention and MLP blocks).
+/// Parameters one GPU of a stage holds after tensor and expert parallelism (before any ZeRO sharding).
+double stage_parameters(const ModelSpec& model, const Plan& plan, int stage);
+/// The routed experts' part of it.
+double stage_expert_parameters(const ModelSpec& model, const Plan& plan, int stage);
+
+/// Activation bytes one Transformer layer keeps for one micro-batch (attention and MLP blocks, or
+/// attention, router, experts and shared experts in a MoE layer).
+double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape, int layer);
+/// The same for the model's first layer of its main kind (the first MoE layer of a MoE model).
 double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape);
 
 /// What besides tensors occupies a GPU: the CUDA context, NCCL and cuBLAS workspaces (a fixed
@@ -23,7 +38,8 @@ inline constexpr double kFragmentation = 0.05;
 
 struct StageMemory {
   int stage = 0;
-  double parameters = 0;  ///< held by one GPU after TP, before ZeRO
+  double parameters = 0;  ///< held by one GPU after TP and EP, before ZeRO
+  double expert_parameters = 0;  ///< the routed experts' part (ZeRO shards it over the expert-data-parallel group)
   Bytes weights, gradients, optimizer;
   Bytes activations;       ///< at the schedule's peak, including the recompute working set
   Bytes recompute_working; ///< part of activations: one recomputed layer (group) materialized

@@ -15,7 +15,7 @@ constexpr std::string_view kPositions[] = {"learned", "rope", "alibi"};
 constexpr Field kModelFields[] = {
     {.name = "name", .type = FieldType::string, .description = "model name", .required = true},
     {.name = "description", .type = FieldType::string, .description = "free text"},
-    {.name = "architecture", .type = FieldType::string, .description = "family: gpt, llama, mistral, qwen2, gpt-neox", .default_text = "gpt"},
+    {.name = "architecture", .type = FieldType::string, .description = "family: gpt, llama, mistral, qwen2, gpt-neox, mixtral, qwen2-moe, bert", .default_text = "gpt"},
     {.name = "layers", .type = FieldType::integer, .description = "Transformer blocks", .required = true, .min = 1},
     {.name = "hidden", .type = FieldType::integer, .description = "model width h", .required = true, .min = 1},
     {.name = "heads", .type = FieldType::integer, .description = "attention (query) heads a", .required = true, .min = 1},
@@ -31,11 +31,31 @@ constexpr Field kModelFields[] = {
     {.name = "qkv_bias", .type = FieldType::boolean, .description = "biases on the QKV projection only (Qwen2)", .default_text = "false"},
     {.name = "tied_embeddings", .type = FieldType::boolean, .description = "the LM head reuses the token embedding", .default_text = "false"},
     {.name = "dropout", .type = FieldType::number, .description = "attention and hidden dropout probability", .default_text = "0", .min = 0, .max = 1},
+    {.name = "experts", .type = FieldType::integer, .description = "routed experts per MoE layer; 0 = a dense model", .default_text = "0", .min = 0},
+    {.name = "top_k", .type = FieldType::integer, .description = "routed experts each token goes to (required with experts)", .min = 1},
+    {.name = "capacity_factor", .type = FieldType::number, .description = "tokens an expert takes as a multiple of its balanced share, the rest dropped; 0 = dropless", .default_text = "0", .min = 0},
+    {.name = "shared_experts", .type = FieldType::integer, .description = "experts every token goes through (DeepSeekMoE, Qwen2-MoE)", .default_text = "0", .min = 0},
+    {.name = "expert_ffn_hidden", .type = FieldType::integer, .description = "MLP width of a routed expert; default ffn_hidden", .min = 1},
+    {.name = "shared_expert_ffn_hidden", .type = FieldType::integer, .description = "MLP width of each shared expert; default expert_ffn_hidden", .min = 1},
+    {.name = "shared_expert_gate", .type = FieldType::boolean, .description = "a sigmoid gate of hidden weights scales the shared experts (Qwen2-MoE)", .default_text = "false"},
+    {.name = "moe_layer_frequency", .type = FieldType::integer, .description = "every n-th layer (after first_dense_layers) is a MoE layer (Megatron-LM's --moe-layer-freq)", .default_text = "1", .min = 1},
+    {.name = "first_dense_layers", .type = FieldType::integer, .description = "leading layers that keep the dense MLP (DeepSeek's first_k_dense_replace)", .default_text = "0", .min = 0},
+    {.name = "expert_load_imbalance", .type = FieldType::number, .description = "tokens of the busiest expert over its balanced share; 1 = balanced", .default_text = "1", .min = 1},
 };
+
+// Keys that only mean something for a mixture of experts.
+constexpr std::string_view kMoeKeys[] = {"top_k", "capacity_factor", "shared_experts", "expert_ffn_hidden", "shared_expert_ffn_hidden",
+                                         "shared_expert_gate", "moe_layer_frequency", "first_dense_layers", "expert_load_imbalance"};
 
 }  // namespace
 
-const yaml::Schema kModelSchema{"model", "A dense decoder-only Transformer.", kModelFields};
+const yaml::Schema kModelSchema{"model", "A decoder-only Transformer, dense or mixture of experts.", kModelFields};
+
+int ModelSpec::moe_layers() const {
+  int n = 0;
+  for (int l = 0; l < layers; ++l) n += moe_layer(l);
+  return n;
+}
 
 ParameterCount count_parameters(const ModelSpec& m) {
   ParameterCount p;
@@ -48,8 +68,20 @@ ParameterCount count_parameters(const ModelSpec& m) {
   if (m.bias || m.qkv_bias) p.attention += q + 2 * kv;
   if (m.bias) p.attention += h;
   // GELU: h x f up, f x h down. SwiGLU: gate and up h x f, down f x h.
-  p.mlp = (m.activation == Activation::swiglu ? 3.0 : 2.0) * h * f;
-  if (m.bias) p.mlp += (m.activation == Activation::swiglu ? 2.0 : 1.0) * f + h;
+  auto mlp = [&](double width) {
+    double n = (m.activation == Activation::swiglu ? 3.0 : 2.0) * h * width;
+    if (m.bias) n += (m.activation == Activation::swiglu ? 2.0 : 1.0) * width + h;
+    return n;
+  };
+  p.mlp = mlp(f);
+  if (m.is_moe()) {
+    p.moe_layers = m.moe_layers();
+    p.experts = m.experts;
+    p.top_k = m.top_k;
+    p.router = h * m.experts;
+    p.expert = mlp(m.expert_ffn_hidden);
+    p.shared = m.shared_experts * mlp(m.shared_expert_ffn_hidden) + (m.shared_expert_gate ? h : 0.0);
+  }
   const double per_norm = m.norm == Norm::layernorm ? 2 * h : h;
   p.layer_norms = 2 * per_norm;
   p.final_norm = per_norm;
@@ -66,6 +98,13 @@ void check_model(const ModelSpec& m, const SourceLocation& where, const std::str
   }
   if (m.position == PositionEmbedding::learned && m.max_position <= 0) {
     fail("max_position", "a learned position embedding needs max_position");
+  }
+  if (m.is_moe()) {
+    if (m.top_k < 1) fail("top_k", fmt::format("missing: a mixture of {} experts needs top_k", m.experts));
+    if (m.top_k > m.experts) fail("top_k", fmt::format("top_k {} exceeds the {} experts", m.top_k, m.experts));
+    if (m.first_dense_layers >= m.layers) {
+      fail("first_dense_layers", fmt::format("{} dense layers leave no MoE layer among {}", m.first_dense_layers, m.layers));
+    }
   }
 }
 
@@ -100,9 +139,33 @@ ModelSpec parse_model(const yaml::Record& r) {
   m.qkv_bias = r.boolean("qkv_bias");
   m.tied_embeddings = r.boolean("tied_embeddings");
   m.dropout = r.number("dropout");
+  m.experts = static_cast<int>(r.integer("experts"));
+  if (m.experts == 0) {
+    for (auto key : kMoeKeys) {
+      if (r.node().raw()[std::string(key)]) {  // written (or set), not defaulted
+        r.fail(key, "only a mixture of experts takes this (set experts)");
+      }
+    }
+  } else {
+    if (!r.has("top_k")) r.fail("experts", fmt::format("a mixture of {} experts needs top_k", m.experts));
+    m.top_k = static_cast<int>(r.integer("top_k"));
+    m.capacity_factor = r.number("capacity_factor");
+    m.shared_experts = static_cast<int>(r.integer("shared_experts"));
+    m.expert_ffn_hidden = r.has("expert_ffn_hidden") ? static_cast<int>(r.integer("expert_ffn_hidden")) : m.ffn_hidden;
+    m.shared_expert_ffn_hidden = r.has("shared_expert_ffn_hidden") ? static_cast<int>(r.integer("shared_expert_ffn_hidden")) : m.expert_ffn_hidden;
+    m.shared_expert_gate = r.boolean("shared_expert_gate");
+    if (m.shared_expert_gate && m.shared_experts == 0) r.fail("shared_expert_gate", "a gate needs shared_experts");
+    m.moe_layer_frequency = static_cast<int>(r.integer("moe_layer_frequency"));
+    m.first_dense_layers = static_cast<int>(r.integer("first_dense_layers"));
+    m.expert_load_imbalance = r.number("expert_load_imbalance");
+  }
   if (m.kv_heads > m.heads) r.fail("kv_heads", fmt::format("{} key/value heads exceed {} query heads", m.kv_heads, m.heads));
   if (m.position == PositionEmbedding::learned && m.max_position <= 0) {
     r.fail("max_position", "missing: a learned position embedding needs max_position (or set position: rope)");
+  }
+  if (m.is_moe() && m.top_k > m.experts) r.fail("top_k", fmt::format("top_k {} exceeds the {} experts", m.top_k, m.experts));
+  if (m.is_moe() && m.first_dense_layers >= m.layers) {
+    r.fail("first_dense_layers", fmt::format("{} dense layers leave no MoE layer among {}", m.first_dense_layers, m.layers));
   }
   check_model(m, r.location("kv_heads"), r.node().key_path());
   return m;

@@ -1,6 +1,15 @@
 #pragma once
-// A dense decoder-only Transformer as its config describes it: shapes, attention (MHA or GQA),
-// MLP (GELU or SwiGLU), norms, embeddings, dropout. Parameter counts follow from the shapes.
+// A decoder-only Transformer as its config describes it: shapes, attention (MHA or GQA), MLP (GELU
+// or SwiGLU) or mixture of experts, norms, embeddings, dropout. Parameter counts follow from the
+// shapes.
+//
+// Mixture of experts (experts > 0): MoE layers replace the MLP by a router (a linear layer of
+// hidden x experts, no bias, replicated), `experts` routed experts of width expert_ffn_hidden (the
+// MLP's activation and biases), of which each token goes to top_k, and `shared_experts` experts
+// every token goes through (DeepSeekMoE's shared-expert isolation; Qwen2-MoE scales their output by
+// a sigmoid gate of hidden weights). Layer i is a MoE layer when i >= first_dense_layers and
+// (i − first_dense_layers) is a multiple of moe_layer_frequency (Megatron-LM's --moe-layer-freq;
+// DeepSeek's first_k_dense_replace); the others keep the dense MLP of ffn_hidden.
 #include <string>
 
 #include "core/schema.hpp"
@@ -13,7 +22,7 @@ enum class PositionEmbedding { learned, rope, alibi };
 
 struct ModelSpec {
   std::string name;
-  std::string architecture;  ///< family as written or imported: gpt, llama, mistral, qwen2, gpt-neox
+  std::string architecture;  ///< family as written or imported: gpt, llama, mistral, qwen2, gpt-neox, mixtral, qwen2-moe
   int layers = 0;
   int hidden = 0;
   int heads = 0;
@@ -29,10 +38,30 @@ struct ModelSpec {
   bool qkv_bias = false; ///< biases on the QKV projection only (Qwen2); implied by bias
   bool tied_embeddings = false;
   double dropout = 0.0;  ///< attention and hidden dropout probability; > 0 keeps dropout masks
+  // Mixture of experts (see above); experts = 0 is a dense model.
+  int experts = 0;
+  int top_k = 0;
+  /// Tokens an expert takes, as a multiple of its balanced share, beyond which tokens are dropped
+  /// (GShard, Switch); 0 = dropless (Megatron-LM's default).
+  double capacity_factor = 0;
+  int shared_experts = 0;
+  int expert_ffn_hidden = 0;         ///< width of a routed expert's MLP
+  int shared_expert_ffn_hidden = 0;  ///< width of each shared expert; usually expert_ffn_hidden
+  bool shared_expert_gate = false;   ///< Qwen2-MoE's sigmoid gate (hidden weights) on the shared experts
+  int moe_layer_frequency = 1;
+  int first_dense_layers = 0;
+  /// Tokens the busiest expert gets over its balanced share: the load imbalance the router leaves.
+  /// 1 = balanced, as auxiliary-loss training approaches and as NVIDIA's MoE benchmarks force.
+  double expert_load_imbalance = 1.0;
   bool operator==(const ModelSpec&) const = default;
 
   int q_width() const { return heads * head_dim; }
   int kv_width() const { return kv_heads * head_dim; }
+  bool is_moe() const { return experts > 0; }
+  bool moe_layer(int layer) const {
+    return experts > 0 && layer >= first_dense_layers && (layer - first_dense_layers) % moe_layer_frequency == 0;
+  }
+  int moe_layers() const;
 };
 
 /// Parameters by where they sit. Every count is exact for the configured (unpadded) vocabulary.
@@ -40,17 +69,35 @@ struct ParameterCount {
   double embedding = 0;      ///< token embedding
   double position = 0;       ///< learned position embedding
   double attention = 0;      ///< per layer: QKV and output projections with biases
-  double mlp = 0;            ///< per layer
+  double mlp = 0;            ///< per dense layer
   double layer_norms = 0;    ///< per layer: both norms
   double final_norm = 0;
   double lm_head = 0;        ///< 0 when tied to the embedding
   int layers = 0;
+  // Mixture of experts, per MoE layer (in place of mlp).
+  int moe_layers = 0;
+  double router = 0;          ///< hidden x experts
+  double expert = 0;          ///< one routed expert
+  int experts = 0, top_k = 0;
+  double shared = 0;          ///< all shared experts and their gate
 
-  double per_layer() const { return attention + mlp + layer_norms; }
-  double total() const { return embedding + position + per_layer() * layers + final_norm + lm_head; }
+  double per_layer() const { return attention + mlp + layer_norms; }  ///< a dense layer
+  double moe_mlp() const { return router + expert * experts + shared; }
+  /// What one token goes through in a MoE layer: the router, top_k experts and the shared ones.
+  double moe_mlp_active() const { return router + expert * top_k + shared; }
+  double total() const { return blocks(moe_mlp()) + embedding + position + final_norm + lm_head; }
+  /// Parameters one token uses: all but the experts it is not routed to.
+  double active() const { return blocks(moe_mlp_active()) + embedding + position + final_norm + lm_head; }
   /// Parameters that take part in matrix multiplies: all but the embedding lookups (a tied
   /// embedding is counted once, as the LM head). The N of 6·N FLOPs per token.
-  double in_matmuls() const { return per_layer() * layers + final_norm + (lm_head > 0 ? lm_head : embedding); }
+  double in_matmuls() const { return blocks(moe_mlp()) + final_norm + (lm_head > 0 ? lm_head : embedding); }
+  /// The same for the parameters a token uses: N_active of 6·N_active FLOPs per token.
+  double active_in_matmuls() const { return blocks(moe_mlp_active()) + final_norm + (lm_head > 0 ? lm_head : embedding); }
+
+ private:
+  double blocks(double moe_mlp_params) const {
+    return per_layer() * (layers - moe_layers) + (attention + layer_norms + moe_mlp_params) * moe_layers;
+  }
 };
 
 ParameterCount count_parameters(const ModelSpec& model);

@@ -2,6 +2,8 @@
 
 #include <numeric>
 
+#include "workload/moe_ops.hpp"
+
 namespace parasim::workload {
 namespace {
 
@@ -130,6 +132,9 @@ std::string_view block_kind_name(BlockKind k) {
     case BlockKind::mlp: return "mlp";
     case BlockKind::head: return "head";
     case BlockKind::optimizer: return "optimizer";
+    case BlockKind::router: return "router";
+    case BlockKind::experts: return "experts";
+    case BlockKind::shared_experts: return "shared_experts";
   }
   return "";
 }
@@ -278,10 +283,12 @@ Block optimizer_block(double params, const TrainingSpec& tr) {
 }
 
 double training_flops_per_token(const ModelSpec& m, int seq_len, int tp) {
-  const double h = m.hidden, q = m.q_width(), kv = m.kv_width(), f = m.ffn_hidden;
-  const double layer_weights = h * (q + 2 * kv) + q * h + (m.activation == Activation::swiglu ? 3 : 2) * h * f;
-  const double head = h * padded_vocab(m, tp);
-  return 6.0 * (m.layers * layer_weights + head) + 12.0 * m.layers * seq_len * q;
+  // Per layer the weights a token meets: the dense MLP's, or in a MoE layer the router, its top_k
+  // experts and the shared experts (workload/moe_ops.hpp).
+  double layer_weights = 0;
+  for (int l = 0; l < m.layers; ++l) layer_weights += layer_active_matmul_weights(m, l);
+  const double head = static_cast<double>(m.hidden) * padded_vocab(m, tp);
+  return 6.0 * (layer_weights + head) + 12.0 * m.layers * seq_len * m.q_width();
 }
 
 double megatron_flops(const ModelSpec& m, double samples, int seq_len, int vocab, bool full_recompute) {

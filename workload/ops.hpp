@@ -54,8 +54,9 @@ struct Op {
   bool operator==(const Op&) const = default;
 };
 
-/// Which part of the model a block is.
-enum class BlockKind { embedding, attention, mlp, head, optimizer };
+/// Which part of the model a block is. A MoE layer has three in place of the MLP (workload/moe_ops.hpp):
+/// the router, the routed experts and the shared experts.
+enum class BlockKind { embedding, attention, mlp, head, optimizer, router, experts, shared_experts };
 std::string_view block_kind_name(BlockKind kind);
 
 /// One block's work for one micro-batch on one GPU, per pass.
@@ -87,6 +88,8 @@ struct BlockShape {
   Recompute recompute = Recompute::none;
   int cp = 1;  ///< context-parallel degree: the block sees seq_len / cp tokens of each sample
   CpKind cp_kind = CpKind::ring;
+  int ep = 1;   ///< expert parallelism: a MoE layer's experts spread over ep ranks
+  int etp = 1;  ///< expert tensor parallelism: each expert split over etp ranks
 };
 
 Block attention_block(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape);
@@ -99,8 +102,9 @@ Block head_block(const ModelSpec& model, const TrainingSpec& training, const Blo
 Block optimizer_block(double params, const TrainingSpec& training);
 
 /// Training FLOPs per token of the whole model, as the task graph counts them (forward + backward,
-/// no recompute): GEMMs 6 per matmul parameter (the LM head over the *padded* vocabulary for `tp`)
-/// plus attention 12·l·s·(heads·head_dim).
+/// no recompute): GEMMs 6 per matmul parameter a token uses (MoE layers: router, top_k experts,
+/// shared experts; the LM head over the *padded* vocabulary for `tp`) plus attention
+/// 12·l·s·(heads·head_dim).
 double training_flops_per_token(const ModelSpec& model, int seq_len, int tp = 1);
 
 /// Megatron-LM's model-FLOPs formula for a GPT iteration of B samples:

@@ -35,6 +35,8 @@ constexpr Field kPlanFields[] = {
     {.name = "vpp", .type = FieldType::integer, .description = "model chunks per pipeline stage (interleaved 1F1B)", .default_text = "1", .min = 1},
     {.name = "dp", .type = FieldType::integer, .description = "data-parallel degree; default: GPUs / (tp x pp x cp)", .min = 1},
     {.name = "cp", .type = FieldType::integer, .description = "context-parallel degree: each rank holds seq_len / cp tokens of every sample", .default_text = "1", .min = 1},
+    {.name = "ep", .type = FieldType::integer, .description = "expert-parallel degree (MoE): experts spread over ep of the dp x cp ranks", .default_text = "1", .min = 1},
+    {.name = "etp", .type = FieldType::integer, .description = "expert tensor-parallel degree (MoE); default tp, as Megatron-LM", .min = 1},
     {.name = "cp_kind", .type = FieldType::choice, .description = "ring (KV chunks passed around the CP ring, Megatron-LM's default) or ulysses (all-to-all of heads)", .default_text = "ring", .choices = kCpKinds},
     {.name = "schedule", .type = FieldType::choice, .description = "pipeline schedule; default 1f1b, or interleaved-1f1b with vpp > 1", .choices = kSchedules},
     {.name = "zero", .type = FieldType::integer, .description = "0 replicated; 1 optimizer state sharded (distributed optimizer); 2 +gradients; 3 +weights (FSDP FULL_SHARD)", .default_text = "0", .min = 0, .max = 3},
@@ -130,6 +132,35 @@ std::vector<Recompute> layer_recompute(const Plan& plan, const ModelSpec& model)
   return out;
 }
 
+namespace {
+
+// Expert parallelism as Megatron-LM allows it.
+std::optional<PlanProblem> find_moe_problem(const Plan& p, const ModelSpec& m) {
+  auto problem = [](std::string key, std::string message) { return PlanProblem{std::move(key), std::move(message)}; };
+  if (!m.is_moe()) {
+    if (p.ep > 1) return problem("ep", fmt::format("ep {} needs a mixture-of-experts model; {} has no experts", p.ep, m.name));
+    if (p.etp > 0) return problem("etp", fmt::format("etp needs a mixture-of-experts model; {} has no experts", m.name));
+    return std::nullopt;
+  }
+  if (p.ep > m.experts) return problem("ep", fmt::format("ep {} exceeds the {} experts", p.ep, m.experts));
+  if (m.experts % p.ep != 0) return problem("ep", fmt::format("ep {} does not divide the {} experts", p.ep, m.experts));
+  if (p.data_ranks() % p.ep != 0) {
+    return problem("ep", fmt::format("ep {} does not divide dp {} x cp {} = {} (expert-parallel groups are carved out of the data-parallel ranks)", p.ep,
+                                     p.dp, p.cp, p.data_ranks()));
+  }
+  if (p.tp % p.expert_tp() != 0) return problem("etp", fmt::format("etp {} does not divide tp {}", p.expert_tp(), p.tp));
+  if (m.expert_ffn_hidden % p.expert_tp() != 0) {
+    return problem("etp", fmt::format("etp {} does not divide expert_ffn_hidden {}", p.expert_tp(), m.expert_ffn_hidden));
+  }
+  if (m.shared_experts > 0 && m.shared_experts * m.shared_expert_ffn_hidden % p.tp != 0) {
+    return problem("tp", fmt::format("tp {} does not divide the shared experts' width {} x {}", p.tp, m.shared_experts, m.shared_expert_ffn_hidden));
+  }
+  if (p.tp > 1 && !p.sp) return problem("sp", "a mixture of experts with tp > 1 needs sp (Megatron-LM's token dispatcher works on sequence-parallel tokens)");
+  return std::nullopt;
+}
+
+}  // namespace
+
 std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, int gpus, int seq_len) {
   auto problem = [](std::string key, std::string message) { return PlanProblem{std::move(key), std::move(message)}; };
   if (p.gpus() != gpus) {
@@ -153,6 +184,7 @@ std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, 
                                         m.kv_heads, p.tp));
     }
   }
+  if (auto moe = find_moe_problem(p, m)) return moe;
   if (p.cp > 1 && p.cp_kind == CpKind::ring && seq_len > 0 && seq_len % (2 * p.cp) != 0) {
     // Causal load balancing gives each rank chunks i and 2·cp − 1 − i of the sequence.
     return problem("cp", fmt::format("ring cp {} needs the sequence ({}) to split into 2 x cp = {} equal chunks (causal load balancing)", p.cp,
@@ -213,6 +245,8 @@ Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus, int seq
   p.pp = static_cast<int>(r.integer("pp"));
   p.vpp = static_cast<int>(r.integer("vpp"));
   p.cp = static_cast<int>(r.integer("cp"));
+  p.ep = static_cast<int>(r.integer("ep"));
+  p.etp = r.has("etp") ? static_cast<int>(r.integer("etp")) : 0;
   p.cp_kind = r.string("cp_kind") == "ulysses" ? CpKind::ulysses : CpKind::ring;
   if (r.has("dp")) {
     p.dp = static_cast<int>(r.integer("dp"));

@@ -53,6 +53,12 @@ struct Plan {
   int dp = 1;
   int cp = 1;  ///< context-parallel degree: each rank holds seq_len / cp tokens of every sample
   CpKind cp_kind = CpKind::ring;
+  /// Expert parallelism: each MoE layer's experts spread over ep consecutive data ranks (within
+  /// dp·cp, as Megatron-LM carves them); tokens reach them by all-to-all.
+  int ep = 1;
+  /// Expert tensor parallelism: each expert split over etp of the tp ranks; 0 = tp, Megatron-LM's
+  /// default (--expert-tensor-parallel-size unset).
+  int etp = 0;
   Schedule schedule = Schedule::one_f_one_b;
   int zero = 0;        ///< 0: replicated; 1: optimizer sharded (distributed optimizer); 2: +gradients; 3: +weights (FSDP)
   int zero_group = 0;  ///< ranks a ZeRO shard spans; 0 = all of dp; smaller = hybrid sharding (HSDP)
@@ -74,6 +80,10 @@ struct Plan {
   /// and, within each, the context-parallel ones (Megatron-LM reduces over dp·cp).
   int data_ranks() const { return dp * cp; }
   int sharding_group() const { return zero_group > 0 ? zero_group : data_ranks(); }
+  int expert_tp() const { return etp > 0 ? etp : tp; }
+  /// Ranks that hold the same expert shard and reduce its gradients together (Megatron-LM's expert
+  /// data-parallel group): the data ranks outside the EP group, times the TP ranks etp leaves out.
+  int expert_data_ranks() const { return tp / expert_tp() * data_ranks() / ep; }
   /// Micro-batches per iteration per data-parallel replica (the last one may be smaller for FSDP).
   int micro_batches() const { return (global_batch + micro_batch * dp - 1) / (micro_batch * dp); }
   /// Samples in the last micro-batch of a replica.

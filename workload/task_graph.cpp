@@ -7,6 +7,7 @@
 #include <unordered_map>
 
 #include "workload/memory.hpp"
+#include "workload/moe_ops.hpp"
 #include "workload/schedule.hpp"
 
 namespace parasim::workload {
@@ -152,19 +153,26 @@ class Builder {
     const auto key = std::make_tuple(static_cast<int>(kind), static_cast<int>(r), micro_batch);
     auto it = block_index_.find(key);
     if (it != block_index_.end()) return it->second;
-    const BlockShape shape{micro_batch, tr_.seq_len, p_.tp, p_.sp, r, p_.cp, p_.cp_kind};
+    const BlockShape shape = shape_of(micro_batch, r);
     Block b;
     switch (kind) {
       case BlockKind::embedding: b = embedding_block(m_, tr_, shape); break;
       case BlockKind::attention: b = attention_block(m_, tr_, shape); break;
       case BlockKind::mlp: b = mlp_block(m_, tr_, shape); break;
       case BlockKind::head: b = head_block(m_, tr_, shape); break;
+      case BlockKind::router: b = router_block(m_, tr_, shape); break;
+      case BlockKind::experts: b = experts_block(m_, tr_, shape); break;
+      case BlockKind::shared_experts: b = shared_experts_block(m_, tr_, shape); break;
       case BlockKind::optimizer: break;
     }
     const auto id = static_cast<std::uint32_t>(g_.blocks.size());
     g_.blocks.push_back(std::move(b));
     block_index_.emplace(key, id);
     return id;
+  }
+
+  BlockShape shape_of(int micro_batch, Recompute r) const {
+    return {micro_batch, tr_.seq_len, p_.tp, p_.sp, r, p_.cp, p_.cp_kind, p_.ep, p_.expert_tp()};
   }
 
   Task compute(int stage, Phase phase, std::uint32_t blk, int mb, int chunk, int layer) const {
@@ -331,10 +339,79 @@ class Builder {
 
   // FSDP gathers a layer's parameters before its forward and again before its backward, every
   // micro-batch, on its own stream ahead of the compute (prefetch).
+  // A MoE layer's experts are gathered over their own (expert-data-parallel) group, after the rest.
   std::int64_t zero3_gather(int stage, Phase phase, int mb, int chunk, int layer) {
     if (p_.zero < 3) return kNone;
-    const double bytes = layer_params_ * tr_.weight_bytes();
-    return add(collective(stage, phase, Collective::all_gather, CommDim::dp, Stream::dp_comm, bytes, sharding_group_[stage], mb, chunk, layer), {});
+    const auto& params = layer_params_[static_cast<std::size_t>(layer)];
+    std::int64_t id = add(collective(stage, phase, Collective::all_gather, CommDim::dp, Stream::dp_comm, params.dense * tr_.weight_bytes(),
+                                     sharding_group_[stage], mb, chunk, layer),
+                          {});
+    if (params.expert > 0) {
+      id = add(collective(stage, phase, Collective::all_gather, CommDim::dp, Stream::dp_comm, params.expert * tr_.weight_bytes(),
+                          expert_dp_group_[stage], mb, chunk, layer),
+               {});
+    }
+    return id;
+  }
+
+  // --- mixture of experts (workload/moe_ops.hpp) -----------------------------------------------
+  // Forward (or recompute) of a MoE layer's MLP part: router, dispatch all-to-all over the EP group
+  // and all-gather over the etp ranks, experts, reduce-scatter and combine all-to-all, then the
+  // shared experts as a tensor-parallel MLP.
+  std::int64_t moe_forward(int stage, Phase phase, Recompute r, int mb, int chunk, int layer, std::int64_t prev) {
+    const double bytes = dispatch_bytes(m_, tr_, shape_of(micro_size(mb), r));
+    const int etp = p_.expert_tp();
+    prev = add(compute(stage, phase, block(BlockKind::router, r, micro_size(mb)), mb, chunk, layer), {prev});
+    prev = expert_exchange(stage, phase, Collective::all_to_all, bytes, mb, chunk, layer, prev);
+    // All-gather: the output, etp ranks' received copies.
+    if (etp > 1) prev = add(collective(stage, phase, Collective::all_gather, CommDim::tp, Stream::tp_comm, etp * bytes, etp_group_[stage], mb, chunk, layer), {prev});
+    prev = add(compute(stage, phase, block(BlockKind::experts, r, micro_size(mb)), mb, chunk, layer), {prev});
+    if (etp > 1) {
+      prev = add(collective(stage, phase, Collective::reduce_scatter, CommDim::tp, Stream::tp_comm, etp * bytes, etp_group_[stage], mb, chunk, layer), {prev});
+    }
+    prev = expert_exchange(stage, phase, Collective::all_to_all, bytes, mb, chunk, layer, prev);
+    if (m_.shared_experts > 0) prev = block_forward(stage, phase, BlockKind::shared_experts, r, mb, chunk, layer, prev);
+    return prev;
+  }
+
+  // The dispatch or the combine: an all-to-all of the rank's routed token copies over the EP group.
+  std::int64_t expert_exchange(int stage, Phase phase, Collective c, double bytes, int mb, int chunk, int layer, std::int64_t prev) {
+    if (p_.ep == 1) return prev;
+    return add(collective(stage, phase, c, CommDim::ep, Stream::ep_comm, bytes, ep_group_[stage], mb, chunk, layer), {prev});
+  }
+
+  // Backward: the shared experts (as an MLP), the combine's gradient back to the expert ranks, the
+  // experts' input gradients, the dispatch's gradient back, the router's. Weight gradients of each
+  // block wait for the gradient that reaches it. `weights` collects the weight-gradient tasks.
+  std::int64_t moe_backward(int stage, Recompute r, int mb, int chunk, int layer, std::int64_t prev, std::vector<std::int64_t>& weights) {
+    const double bytes = dispatch_bytes(m_, tr_, shape_of(micro_size(mb), r));
+    const int etp = p_.expert_tp();
+    std::int64_t w = kNone;
+    if (m_.shared_experts > 0) {
+      prev = block_backward(stage, BlockKind::shared_experts, r, mb, chunk, layer, prev, &w);
+      weights.push_back(w);
+    }
+    prev = expert_exchange(stage, Phase::backward_input, Collective::all_to_all, bytes, mb, chunk, layer, prev);
+    if (etp > 1) {
+      prev = add(collective(stage, Phase::backward_input, Collective::all_gather, CommDim::tp, Stream::tp_comm, etp * bytes, etp_group_[stage], mb, chunk,
+                            layer),
+                 {prev});
+    }
+    const auto experts = block(BlockKind::experts, r, micro_size(mb));
+    const auto into_experts = prev;
+    prev = add(compute(stage, Phase::backward_input, experts, mb, chunk, layer), {prev});
+    weights.push_back(add(compute(stage, Phase::backward_weight, experts, mb, chunk, layer), {into_experts}));
+    if (etp > 1) {
+      prev = add(collective(stage, Phase::backward_input, Collective::reduce_scatter, CommDim::tp, Stream::tp_comm, etp * bytes, etp_group_[stage], mb,
+                            chunk, layer),
+                 {prev});
+    }
+    prev = expert_exchange(stage, Phase::backward_input, Collective::all_to_all, bytes, mb, chunk, layer, prev);
+    const auto router = block(BlockKind::router, r, micro_size(mb));
+    const auto into_router = prev;
+    prev = add(compute(stage, Phase::backward_input, router, mb, chunk, layer), {prev});
+    weights.push_back(add(compute(stage, Phase::backward_weight, router, mb, chunk, layer), {into_router}));
+    return prev;
   }
 
   void forward_step(int stage, int chunk, int mb) {
@@ -360,7 +437,8 @@ class Builder {
       if (gathered != kNone) edges_.emplace_back(static_cast<std::uint32_t>(before), static_cast<std::uint32_t>(gathered));
       if (in == kNone) in = static_cast<std::int64_t>(before);
       if (mb == 0 && layer_first_forward_[static_cast<std::size_t>(l)] == kNone) layer_first_forward_[static_cast<std::size_t>(l)] = static_cast<std::int64_t>(before);
-      prev = block_forward(stage, Phase::forward, BlockKind::mlp, r, mb, chunk, l, prev);
+      prev = m_.moe_layer(l) ? moe_forward(stage, Phase::forward, r, mb, chunk, l, prev)
+                             : block_forward(stage, Phase::forward, BlockKind::mlp, r, mb, chunk, l, prev);
     }
     if (last_chunk) {
       prev = tp_before(stage, Phase::forward, mb, chunk, -1, prev);
@@ -402,16 +480,24 @@ class Builder {
       const auto first_of_layer = g_.tasks.size();
       if (r == Recompute::full) {
         prev = block_forward(stage, Phase::recompute, BlockKind::attention, r, mb, chunk, l, prev);
-        prev = block_forward(stage, Phase::recompute, BlockKind::mlp, r, mb, chunk, l, prev);
+        prev = m_.moe_layer(l) ? moe_forward(stage, Phase::recompute, r, mb, chunk, l, prev)
+                               : block_forward(stage, Phase::recompute, BlockKind::mlp, r, mb, chunk, l, prev);
       } else if (r == Recompute::selective) {
         // The core attention reruns, and with it its context-parallel exchange.
         prev = attention_compute(compute(stage, Phase::recompute, block(BlockKind::attention, r, micro_size(mb)), mb, chunk, l), prev);
       }
-      std::int64_t w_mlp = kNone, w_attn = kNone;
-      prev = block_backward(stage, BlockKind::mlp, r, mb, chunk, l, prev, &w_mlp);
+      std::vector<std::int64_t> weights(1, kNone);
+      if (m_.moe_layer(l)) {
+        prev = moe_backward(stage, r, mb, chunk, l, prev, weights);
+      } else {
+        prev = block_backward(stage, BlockKind::mlp, r, mb, chunk, l, prev, &weights[0]);
+      }
+      std::int64_t w_attn = kNone;
       prev = block_backward(stage, BlockKind::attention, r, mb, chunk, l, prev, &w_attn);
       if (gathered != kNone) edges_.emplace_back(static_cast<std::uint32_t>(first_of_layer), static_cast<std::uint32_t>(gathered));
-      if (p_.zero >= 3 || p_.zero == 2 || mb == micro_ - 1) gradient_ready(stage, l, mb, std::max(w_mlp, w_attn));
+      if (p_.zero >= 3 || p_.zero == 2 || mb == micro_ - 1) {
+        gradient_ready(stage, l, mb, std::max(w_attn, *std::max_element(weights.begin(), weights.end())));
+      }
     }
     if (first_chunk) prev = block_backward(stage, BlockKind::embedding, Recompute::none, mb, chunk, -1, prev, nullptr);
     bwd_in_[slot(chunk, mb)] = in;
@@ -422,9 +508,15 @@ class Builder {
   // last micro-batch.
   void gradient_ready(int stage, int layer, int mb, std::int64_t task) {
     if (p_.zero == 3) {
-      add(collective(stage, Phase::backward_weight, Collective::reduce_scatter, CommDim::dp, Stream::dp_comm, layer_params_ * tr_.gradient_bytes(),
+      const auto& params = layer_params_[static_cast<std::size_t>(layer)];
+      add(collective(stage, Phase::backward_weight, Collective::reduce_scatter, CommDim::dp, Stream::dp_comm, params.dense * tr_.gradient_bytes(),
                      sharding_group_[stage], mb, -1, layer),
           {task});
+      if (params.expert > 0) {
+        add(collective(stage, Phase::backward_weight, Collective::reduce_scatter, CommDim::dp, Stream::dp_comm, params.expert * tr_.gradient_bytes(),
+                       expert_dp_group_[stage], mb, -1, layer),
+            {task});
+      }
       return;
     }
     ready_.push_back({stage, layer, mb, task});
@@ -450,54 +542,79 @@ class Builder {
   }
 
   // --- data-parallel gradient reduction, parameter gathering and the optimizer ------------------
+  // Buckets of one kind of gradient (dense over the dp·cp ranks, or a MoE model's routed experts over
+  // their expert-data-parallel ranks: Megatron-LM keeps them in separate buffers) fill in the order
+  // gradients become ready; a bucket goes when its last gradient is ready (overlap.grad_reduce) or
+  // when the stage's backward is done. `extra` (embedding, head, final norm) joins the last bucket.
+  struct Ready {
+    int stage, layer, microbatch;
+    std::int64_t task;
+  };
+
+  void reduce_buckets(int stage, const std::vector<Ready>& mine, bool experts, double extra, std::uint32_t grp, Collective kind,
+                      std::int64_t stage_end, std::vector<std::uint32_t>& done) {
+    const double bucket = p_.gradient_bucket_params();
+    double filled = 0;
+    std::int64_t last_ready = kNone;
+    int bucket_mb = -1;
+    auto flush = [&](bool final_bucket) {
+      if (filled <= 0) return;
+      const double p_bucket = final_bucket ? filled + extra : filled;
+      const auto dep = p_.overlap.grad_reduce || p_.zero == 2 ? last_ready : stage_end;
+      done.push_back(add(collective(stage, Phase::backward_weight, kind, CommDim::dp, Stream::dp_comm, p_bucket * tr_.gradient_bytes(), grp,
+                                    bucket_mb, -1, -1),
+                         {dep}));
+      filled = 0;
+    };
+    for (std::size_t i = 0; i < mine.size(); ++i) {
+      const auto& params = layer_params_[static_cast<std::size_t>(mine[i].layer)];
+      const double layer = experts ? params.expert : params.dense;
+      if (layer <= 0) continue;
+      if (p_.zero == 2 && mine[i].microbatch != bucket_mb && filled > 0) flush(false);
+      filled += layer;
+      last_ready = mine[i].task;
+      bucket_mb = mine[i].microbatch;
+      const bool end_of_mb = i + 1 == mine.size() || mine[i + 1].microbatch != mine[i].microbatch;
+      if (filled >= bucket || (p_.zero == 2 && end_of_mb)) flush(i + 1 == mine.size());
+    }
+    flush(true);
+  }
+
   void build_gradient_sync(int stage) {
     const double params = stage_parameters(m_, p_, stage);
-    const int zg = p_.sharding_group();
+    const double expert_params = stage_expert_parameters(m_, p_, stage);
+    const double dense_params = params - expert_params;
+    const int zg = p_.sharding_group(), ezg = p_.expert_data_ranks();
     const bool sharded = p_.zero >= 1;
     std::vector<std::uint32_t> done;  // what the optimizer waits for
     const std::int64_t stage_end = last_on_stream_[static_cast<std::size_t>(stage * kStreams)];
+    double layers_dense = 0;  // the stage's layers' dense parameters; the rest is embedding, head, final norm
+    for (int c = stage; c < p_.chunks(); c += p_.pp) {
+      for (int l = first_[static_cast<std::size_t>(c)]; l < first_[static_cast<std::size_t>(c)] + sizes_[static_cast<std::size_t>(c)]; ++l) {
+        layers_dense += layer_params_[static_cast<std::size_t>(l)].dense;
+      }
+    }
 
-    if (p_.data_ranks() > 1 && p_.zero < 3) {
-      // Buckets fill in the order gradients become ready; a bucket goes when its last gradient is
-      // ready (overlap.grad_reduce) or when the stage's backward is done.
+    if (p_.zero < 3) {
       std::vector<Ready> mine;
       for (const auto& r : ready_) {
         if (r.stage == stage) mine.push_back(r);
       }
       std::stable_sort(mine.begin(), mine.end(), [](const Ready& a, const Ready& b) { return a.task < b.task; });
-      const double bucket = p_.gradient_bucket_params();
-      double filled = 0;
-      std::int64_t last_ready = kNone;
-      int bucket_mb = -1;
-      const double extra = params - layer_params_ * static_cast<double>(layers_on_stage(stage));  // embedding, head, final norm
-      auto flush = [&](bool final_bucket) {
-        if (filled <= 0) return;
-        const double p_bucket = final_bucket ? filled + extra : filled;
-        const auto dep = p_.overlap.grad_reduce || p_.zero == 2 ? last_ready : stage_end;
-        done.push_back(add(collective(stage, Phase::backward_weight, sharded ? Collective::reduce_scatter : Collective::all_reduce, CommDim::dp,
-                                      Stream::dp_comm, p_bucket * tr_.gradient_bytes(), sharded ? sharding_group_[stage] : dp_group_[stage],
-                                      bucket_mb, -1, -1),
-                           {dep}));
-        filled = 0;
-      };
-      for (std::size_t i = 0; i < mine.size(); ++i) {
-        if (p_.zero == 2 && mine[i].microbatch != bucket_mb && filled > 0) flush(false);
-        filled += layer_params_;
-        last_ready = mine[i].task;
-        bucket_mb = mine[i].microbatch;
-        const bool end_of_mb = i + 1 == mine.size() || mine[i + 1].microbatch != mine[i].microbatch;
-        if (filled >= bucket || (p_.zero == 2 && end_of_mb)) flush(i + 1 == mine.size());
+      const auto kind = sharded ? Collective::reduce_scatter : Collective::all_reduce;
+      if (p_.data_ranks() > 1) {
+        reduce_buckets(stage, mine, false, dense_params - layers_dense, sharded ? sharding_group_[stage] : dp_group_[stage], kind, stage_end, done);
       }
-      flush(true);
-      if (p_.zero_group > 0 && p_.zero_group < p_.data_ranks()) {
+      if (expert_params > 0 && ezg > 1) reduce_buckets(stage, mine, true, 0, expert_dp_group_[stage], kind, stage_end, done);
+      if (p_.data_ranks() > 1 && p_.zero_group > 0 && p_.zero_group < p_.data_ranks()) {
         done.push_back(add(collective(stage, Phase::backward_weight, Collective::all_reduce, CommDim::dp, Stream::dp_comm,
-                                      params / zg * tr_.gradient_bytes(), replica_group_[stage], -1, -1, -1),
+                                      dense_params / zg * tr_.gradient_bytes(), replica_group_[stage], -1, -1, -1),
                            {}));
       }
     }
     if (p_.zero == 3 && p_.zero_group > 0 && p_.zero_group < p_.data_ranks()) {
       done.push_back(add(collective(stage, Phase::backward_weight, Collective::all_reduce, CommDim::dp, Stream::dp_comm,
-                                    params / zg * tr_.gradient_bytes(), replica_group_[stage], -1, -1, -1),
+                                    dense_params / zg * tr_.gradient_bytes(), replica_group_[stage], -1, -1, -1),
                          {stage_end}));
     }
     // Tied embeddings split across the pipeline: the first and last stages sum their copies' grads.
@@ -508,7 +625,7 @@ class Builder {
                                     -1),
                          {stage_end}));
     }
-    const double held = sharded ? params / zg : params;
+    const double held = sharded ? dense_params / zg + expert_params / ezg : params;
     Block opt = optimizer_block(held, tr_);
     const auto blk = static_cast<std::uint32_t>(g_.blocks.size());
     g_.blocks.push_back(std::move(opt));
@@ -518,15 +635,21 @@ class Builder {
     // Sharded optimizer state: every rank gathers the updated parameters back, bucket by bucket in
     // forward order. Overlapped with the next forward (overlap.param_gather), which in the steady
     // state is this iteration's start: each layer's first forward waits for its bucket instead.
+    // Routed experts are gathered over their own group in one piece after the optimizer.
+    if (sharded && p_.zero < 3 && expert_params > 0 && ezg > 1) {
+      add(collective(stage, Phase::optimizer, Collective::all_gather, CommDim::dp, Stream::dp_comm, expert_params * tr_.weight_bytes(),
+                     expert_dp_group_[stage], -1, -1, -1),
+          {optimizer});
+    }
     if (sharded && p_.zero < 3 && p_.data_ranks() > 1) {
       if (!p_.overlap.param_gather) {
-        add(collective(stage, Phase::optimizer, Collective::all_gather, CommDim::dp, Stream::dp_comm, params * tr_.weight_bytes(),
+        add(collective(stage, Phase::optimizer, Collective::all_gather, CommDim::dp, Stream::dp_comm, dense_params * tr_.weight_bytes(),
                        sharding_group_[stage], -1, -1, -1),
             {optimizer});
         return;
       }
       const double bucket = p_.gradient_bucket_params();
-      double filled = params - layer_params_ * static_cast<double>(layers_on_stage(stage));  // embedding and head go first
+      double filled = dense_params - layers_dense;  // embedding and head go first
       std::vector<std::int64_t> users;
       auto flush = [&]() {
         if (filled <= 0) return;
@@ -539,7 +662,7 @@ class Builder {
       };
       for (int c = stage; c < p_.chunks(); c += p_.pp) {
         for (int l = first_[static_cast<std::size_t>(c)]; l < first_[static_cast<std::size_t>(c)] + sizes_[static_cast<std::size_t>(c)]; ++l) {
-          filled += layer_params_;
+          filled += layer_params_[static_cast<std::size_t>(l)].dense;
           users.push_back(layer_first_forward_[static_cast<std::size_t>(l)]);
           if (filled >= bucket) flush();
         }
@@ -574,6 +697,9 @@ class Builder {
     replica_group_.assign(static_cast<std::size_t>(p_.pp), 0);
     cp_ring_group_.assign(static_cast<std::size_t>(p_.pp), 0);
     cp_a2a_group_.assign(static_cast<std::size_t>(p_.pp), 0);
+    ep_group_.assign(static_cast<std::size_t>(p_.pp), 0);
+    etp_group_.assign(static_cast<std::size_t>(p_.pp), 0);
+    expert_dp_group_.assign(static_cast<std::size_t>(p_.pp), 0);
     const int zg = p_.sharding_group();
     const int data = p_.data_ranks();
     for (int s = 0; s < p_.pp; ++s) {
@@ -594,30 +720,21 @@ class Builder {
         });
         cp_a2a_group_[s] = group(layout_.cp_group(0, 0, s), p_.tp, p_.dp, [&](int t, int d) { return layout_.cp_group(t, d, s); });
       }
+      if (m_.is_moe()) {
+        // EP groups for every TP rank and group of ep data ranks; etp groups for every group of
+        // etp TP ranks and every data rank; expert-data-parallel groups for every expert shard.
+        const int ep = p_.ep, etp = p_.expert_tp();
+        ep_group_[s] = group(layout_.ep_group(0, 0, s, ep), p_.tp, data / ep, [&](int t, int i) { return layout_.ep_group(t, i * ep, s, ep); });
+        etp_group_[s] = group(layout_.etp_group(0, 0, s, etp), p_.tp / etp, data,
+                              [&](int i, int j) { return layout_.etp_group(i * etp, j, s, etp); });
+        expert_dp_group_[s] = group(layout_.expert_dp_group(0, 0, s, ep, etp), etp, ep,
+                                    [&](int t, int j) { return layout_.expert_dp_group(t, j, s, ep, etp); });
+      }
     }
-    layer_params_ = single_layer_parameters();
+    for (int l = 0; l < m_.layers; ++l) layer_params_.push_back(layer_parameters(m_, p_, l));
   }
 
  private:
-  // One layer's parameters on one GPU: a whole single-stage model less its embeddings, head and
-  // final norm, per layer.
-  double single_layer_parameters() const {
-    Plan one;
-    one.tp = p_.tp;
-    one.chunk_layers = {m_.layers};
-    const double with = stage_parameters(m_, one, 0);
-    const double h = m_.hidden;
-    const double vocab_shard = static_cast<double>(padded_vocab(m_, p_.tp)) * h / p_.tp;
-    double extras = vocab_shard + (m_.norm == Norm::layernorm ? 2 * h : h);
-    if (m_.position == PositionEmbedding::learned) extras += static_cast<double>(m_.max_position) * h;
-    if (!m_.tied_embeddings) extras += vocab_shard;
-    return (with - extras) / m_.layers;
-  }
-
-  struct Ready {
-    int stage, layer, microbatch;
-    std::int64_t task;
-  };
 
   const ModelSpec& m_;
   const TrainingSpec& tr_;
@@ -634,10 +751,11 @@ class Builder {
   std::vector<std::int64_t> fwd_in_, fwd_out_, bwd_in_, bwd_out_;
   std::vector<std::int64_t> layer_first_forward_;
   std::vector<std::uint32_t> tp_group_, dp_group_, sharding_group_, replica_group_, cp_ring_group_, cp_a2a_group_;
+  std::vector<std::uint32_t> ep_group_, etp_group_, expert_dp_group_;
   /// Ring CP: the transfers an attention task's output also waits for (its last ring steps).
   std::unordered_map<std::int64_t, std::vector<std::int64_t>> output_also_needs_;
   std::vector<Ready> ready_;
-  double layer_params_ = 0;
+  std::vector<LayerParameters> layer_params_;  // per layer, on one GPU
 };
 
 }  // namespace

@@ -59,6 +59,19 @@ inline workload::ModelSpec llama3_8b() {
   return m;
 }
 
+/// Mixtral-8x7B: Mistral 7B's shapes with 8 SwiGLU experts of 14336, top-2 (Jiang et al. 2024, Table 1).
+inline workload::ModelSpec mixtral_8x7b() {
+  auto m = llama3_8b();
+  m.name = "mixtral-8x7b";
+  m.architecture = "mixtral";
+  m.vocab = 32000;
+  m.max_position = 32768;
+  m.experts = 8;
+  m.top_k = 2;
+  m.expert_ffn_hidden = 14336;
+  return m;
+}
+
 inline workload::TrainingSpec training(int seq, workload::AttentionKernel kernel = workload::AttentionKernel::flash) {
   workload::TrainingSpec t;
   t.seq_len = seq;

@@ -185,7 +185,7 @@ TEST_CASE("hugging face: bad config files fail with file, line, column and key")
   // "FalconForCausalLM" stands on line 5, column 5 (inside the architectures list).
   CHECK(import_error("tests/data/hf/bad/falcon-7b/config.json") ==
         "tests/data/hf/bad/falcon-7b/config.json:5:5: error: architectures: 'FalconForCausalLM' is not supported; "
-        "supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM");
+        "supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM");
   // The trailing comma after vocab_size: the parser fails on the '}' at line 11, column 1.
   CHECK(import_error("tests/data/hf/bad/malformed/config.json") ==
         "tests/data/hf/bad/malformed/config.json:11:1: error: malformed JSON: syntax error while parsing object key - "
@@ -228,10 +228,10 @@ TEST_CASE("hugging face: bad values point at the value of their key") {
         "m/config.json:8:26: error: tie_word_embeddings: expected true or false, found 1");
   CHECK(text_error("{\"architectures\": [\"LLamaForCausalLM\"]}") ==
         "m/config.json:1:20: error: architectures: 'LLamaForCausalLM' is not supported (did you mean 'LlamaForCausalLM'?); "
-        "supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM");
+        "supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM");
   CHECK(text_error("{\"model_type\": \"llama\"}") ==
         "m/config.json:1:1: error: missing required key 'architectures' (the model class; supported: LlamaForCausalLM, "
-        "MistralForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM)");
+        "MistralForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM)");
   CHECK(text_error("[1, 2]") == "m/config.json:1:1: error: expected a Hugging Face config (a JSON object), found a list");
   CHECK(text_error("") ==
         "m/config.json:1:1: error: malformed JSON: syntax error while parsing value - unexpected end of input; expected "
@@ -272,4 +272,58 @@ TEST_CASE("hugging face: defaults and names") {
   CHECK(l.bias);
   CHECK(l.max_position == 0);
   CHECK(l.dropout == doctest::Approx(0.05).epsilon(1e-12));
+}
+
+TEST_CASE("hugging face: Mixtral-8x7B imports as 8 experts, top-2: 46.7B parameters, 12.9B active") {
+  const ModelSpec m = import_hf_config("tests/data/hf/mixtral-8x7b/config.json");
+  CHECK(m.architecture == "mixtral");
+  CHECK(m.experts == 8);
+  CHECK(m.top_k == 2);
+  CHECK(m.expert_ffn_hidden == 14336);
+  CHECK(m.shared_experts == 0);
+  CHECK(m.moe_layers() == 32);
+  // As tests/workload/model_test.cpp counts it from the bundled YAML.
+  CHECK(count_parameters(m).total() == 46'702'792'704.0);
+  CHECK(count_parameters(m).active() == 12'879'925'248.0);
+}
+
+TEST_CASE("hugging face: Qwen1.5-MoE-A2.7B imports with a gated shared expert: 14.3B parameters, 2.7B active") {
+  const ModelSpec m = import_hf_config("tests/data/hf/qwen1.5-moe-a2.7b/config.json");
+  CHECK(m.architecture == "qwen2-moe");
+  CHECK(m.qkv_bias);
+  CHECK(m.experts == 60);
+  CHECK(m.top_k == 4);
+  CHECK(m.expert_ffn_hidden == 1408);
+  CHECK(m.shared_experts == 1);
+  CHECK(m.shared_expert_ffn_hidden == 5632);
+  CHECK(m.shared_expert_gate);
+  // h 2048, 24 layers, 16 heads of 128 (MHA), vocab 151936, untied.
+  // attention 2048·6144 + 2048² + 6144 (q/k/v biases) = 16,783,360; norms 4,096; router 2048·60
+  // = 122,880; expert 3·2048·1408 = 8,650,752; shared 3·2048·5632 + gate 2048 = 34,605,056.
+  // per layer 16,783,360 + 4,096 + 122,880 + 60 x 8,650,752 + 34,605,056 = 570,560,512; x 24
+  // = 13,693,452,288 + 2·151936·2048 = 622,329,856 + 2,048 = 14,315,784,192.
+  // active: (16,910,336 + 4 x 8,650,752 + 34,605,056) x 24 = 2,066,841,600 + 622,331,904 = 2,689,173,504.
+  const auto p = count_parameters(m);
+  CHECK(p.total() == 14'315'784'192.0);
+  CHECK(p.active() == 2'689'173'504.0);
+}
+
+TEST_CASE("hugging face: Qwen2-MoE layouts parasim cannot state are errors at their key") {
+  const std::string qwen =
+      "{\n"
+      "  \"architectures\": [\"Qwen2MoeForCausalLM\"],\n"
+      "  \"hidden_size\": 2048, \"intermediate_size\": 5632, \"num_attention_heads\": 16, \"num_hidden_layers\": 24,\n"
+      "  \"vocab_size\": 151936, \"num_experts\": 60, \"num_experts_per_tok\": 4, \"moe_intermediate_size\": 1408,\n"
+      "  \"shared_expert_intermediate_size\": 5632";
+  CHECK(text_error(qwen + ",\n  \"mlp_only_layers\": [0, 1]\n}") ==
+        "m/config.json:6:22: error: mlp_only_layers: dense layers at chosen positions are not supported (parasim places dense layers by "
+        "first_dense_layers and moe_layer_frequency); write a model YAML instead");
+  // decoder_sparse_step 2: layers 1, 3, 5, ... are MoE, i.e. after one dense layer every second one.
+  const auto m = import_hf_config_text(qwen + ",\n  \"decoder_sparse_step\": 2\n}", "m/config.json");
+  CHECK(m.first_dense_layers == 1);
+  CHECK(m.moe_layer_frequency == 2);
+  CHECK_FALSE(m.moe_layer(0));
+  CHECK(m.moe_layer(1));
+  CHECK_FALSE(m.moe_layer(2));
+  CHECK(m.moe_layers() == 12);
 }

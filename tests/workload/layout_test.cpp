@@ -21,7 +21,10 @@ TEST_CASE("Megatron-LM's default order tp, cp, dp, pp: ranks and groups by hand"
   CHECK(l.dp_group(1, 0) == std::vector<int>{1, 3, 5, 7});
   // Expert parallelism over ep = 2 consecutive data ranks; experts replicated over the others.
   CHECK(l.ep_group(0, 3, 0, 2) == std::vector<int>{4, 6});
-  CHECK(l.expert_dp_group(0, 3, 0, 2) == std::vector<int>{2, 6});
+  CHECK(l.expert_dp_group(0, 3, 0, 2, 2) == std::vector<int>{2, 6});
+  // Experts split over etp = 1 of the 2 TP ranks: both TP ranks hold them whole.
+  CHECK(l.expert_dp_group(0, 3, 0, 2, 1) == std::vector<int>{2, 3, 6, 7});
+  CHECK(l.etp_group(1, 3, 1, 2) == std::vector<int>{14, 15});
   CHECK(l.pp_group(0, 1) == std::vector<int>{2, 10});
 }
 

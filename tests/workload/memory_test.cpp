@@ -123,3 +123,24 @@ TEST_CASE("context parallelism divides a layer's activations by cp, ring or Ulys
   CHECK(layer_activation_bytes(m, test::training(4096), {1, 4096, 8, true, Recompute::full, 4, CpKind::ring}) ==
         doctest::Approx(2.0 * 1024 * 12288 / 8));
 }
+
+TEST_CASE("expert weights are sharded by ep and etp; their optimizer state over the expert-data-parallel group") {
+  // Mixtral-8x7B, TP2 EP8 PP4 on 64 GPUs (dp 8): 8 layers a stage, one expert per rank split in two.
+  const auto m = test::mixtral_8x7b();
+  auto p = test::plan(2, 4, 8, 1, 64);
+  p.sp = true;
+  p.ep = 8;
+  // Per layer per GPU: attention 41,943,040 / 2 = 20,971,520, norms 8,192, router 32,768 (replicated)
+  // = 21,012,480 dense; 8 experts / ep 8 = one expert, 3·4096·14336 = 176,160,768 / etp 2 = 88,080,384.
+  const auto layer = layer_parameters(m, p, 3);
+  CHECK(layer.dense == 21'012'480.0);
+  CHECK(layer.expert == 88'080'384.0);
+  // A middle stage: 8 layers.
+  CHECK(stage_parameters(m, p, 1) == 8 * (21'012'480.0 + 88'080'384.0));
+  CHECK(stage_expert_parameters(m, p, 1) == 8 * 88'080'384.0);
+  // Distributed optimizer: dense state sharded over dp·cp = 8, expert state over 8 / ep = 1.
+  p.zero = 1;
+  const auto s = memory_per_stage(m, test::training(4096), p, Bytes(80e9)).stages[1];
+  CHECK(s.optimizer.value() == doctest::Approx(12 * (8 * 21'012'480.0 / 8 + 8 * 88'080'384.0)));
+  CHECK(s.weights.value() == doctest::Approx(2 * 8 * (21'012'480.0 + 88'080'384.0)));
+}

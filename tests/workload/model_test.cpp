@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 
 #include "workload/model.hpp"
@@ -98,4 +100,69 @@ TEST_CASE("parameter counts: a bundled model reads back as the shapes its file s
   CHECK(g.max_position == 2048);
   CHECK(g.tied_embeddings);
   CHECK(g.dropout == doctest::Approx(0.1).epsilon(1e-12));
+}
+
+// Mixture of experts, per MoE layer: router h·E, E experts of 3·h·f_e (SwiGLU), shared experts.
+
+TEST_CASE("Mixtral-8x7B: 46.7B parameters, 12.9B active") {
+  // h 4096, 32 layers, GQA 32/8 of 128, 8 experts of 14336, top-2, vocab 32000, untied.
+  // attention 4096·(4096 + 2·1024) + 4096² = 41,943,040; norms 8,192; router 4096·8 = 32,768;
+  // expert 3·4096·14336 = 176,160,768.
+  // per layer, all experts: 41,943,040 + 8,192 + 32,768 + 8·176,160,768 = 1,451,270,144; x 32 = 46,440,644,608
+  // + 2·32000·4096 = 262,144,000 + final 4,096 = 46,702,792,704
+  // active: 41,943,040 + 8,192 + 32,768 + 2·176,160,768 = 394,305,536; x 32 = 12,617,777,152
+  // + 262,148,096 = 12,879,925,248
+  const auto m = load_model("scenarios/models/mixtral-8x7b.yaml");
+  const auto p = count_parameters(m);
+  CHECK(p.moe_layers == 32);
+  CHECK(p.total() == 46'702'792'704.0);
+  CHECK(p.active() == 12'879'925'248.0);
+  CHECK(p.total() == doctest::Approx(46.7e9).epsilon(0.005));
+  CHECK(p.active() == doctest::Approx(12.9e9).epsilon(0.005));
+}
+
+TEST_CASE("bundled MoE models: Mixtral-8x22B 141B / 39B active, Qwen2-57B-A14B 57B / 14B active") {
+  // Mixtral-8x22B: attention 6144·(6144 + 2048) + 6144² = 88,080,384; norms 12,288; router 49,152;
+  // expert 3·6144·16384 = 301,989,888. Per layer 88,141,824 + 8 x expert = 2,504,060,928, x 56
+  // = 140,227,411,968 + 2·32768·6144 = 402,653,184 + 6,144 = 140,630,071,296.
+  // Active: (88,141,824 + 2 x expert) x 56 = 38,758,809,600 + 402,659,328 = 39,161,468,928.
+  const auto x22 = count_parameters(load_model("scenarios/models/mixtral-8x22b.yaml"));
+  CHECK(x22.total() == 140'630'071'296.0);
+  CHECK(x22.active() == 39'161'468'928.0);
+  // Qwen2-57B-A14B: attention 3584·(3584 + 2·512) + 3584² + (3584 + 1024) q/k/v biases = 29,364,736;
+  // norms 7,168; router 3584·64 = 229,376; expert 3·3584·2560 = 27,525,120; shared: 8 experts of the
+  // same and a gate of 3584 = 220,204,544. Per layer 29,364,736 + 7,168 + 229,376 + 64 x expert
+  // + 220,204,544 = 2,011,413,504, x 28 = 56,319,578,112 + 2·151936·3584 = 1,089,077,248 + 3,584
+  // = 57,408,658,944. Active: (29,601,280 + 8 x expert + 220,204,544) x 28 = 13,160,189,952
+  // + 1,089,080,832 = 14,249,270,784.
+  const auto qwen = load_model("scenarios/models/qwen2-57b-a14b.yaml");
+  const auto q = count_parameters(qwen);
+  CHECK(q.attention == 29'364'736.0);
+  CHECK(q.expert == 27'525'120.0);
+  CHECK(q.shared == 220'204'544.0);
+  CHECK(q.total() == 57'408'658'944.0);
+  CHECK(q.active() == 14'249'270'784.0);
+  CHECK(q.active() == doctest::Approx(14.25e9).epsilon(0.005));
+}
+
+TEST_CASE("MoE keys need experts; top_k cannot exceed them") {
+  // Each text written to m.yaml in a scratch directory; errors name the file as written there.
+  const auto dir = std::filesystem::temp_directory_path() / "parasim_model_test";
+  std::filesystem::create_directories(dir);
+  auto parse = [&](const std::string& text) {
+    const auto file = dir / "m.yaml";
+    std::ofstream(file) << text;
+    try {
+      parse_model(yaml::Record(yaml::load_file(file), kModelSchema));
+    } catch (const InputError& e) {
+      const std::string what = e.what();
+      return what.substr(what.find("m.yaml"));
+    }
+    return std::string("no error");
+  };
+  const std::string base = "name: x\nlayers: 4\nhidden: 256\nheads: 4\nvocab: 1000\nposition: rope\n";
+  CHECK(parse(base + "top_k: 2\n") == "m.yaml:7:8: error: top_k: only a mixture of experts takes this (set experts)");
+  CHECK(parse(base + "experts: 4\ntop_k: 8\n") == "m.yaml:8:8: error: top_k: top_k 8 exceeds the 4 experts");
+  CHECK(parse(base + "experts: 4\n") == "m.yaml:7:10: error: experts: a mixture of 4 experts needs top_k");
+  CHECK(parse(base + "experts: 4\ntop_k: 1\n") == "no error");
 }

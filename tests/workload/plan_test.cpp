@@ -51,3 +51,27 @@ TEST_CASE("an order without cp places it right after tp") {
   CHECK(full_order({D::dp, D::tp, D::pp}) == std::vector<D>{D::dp, D::tp, D::cp, D::pp});
   CHECK(full_order({D::pp, D::cp, D::tp, D::dp}) == std::vector<D>{D::pp, D::cp, D::tp, D::dp});
 }
+
+TEST_CASE("expert parallelism: within dp·cp, no more ranks than experts") {
+  auto m = test::mixtral_8x7b();
+  auto p = test::plan(2, 4, 8, 1, 64);  // 64 GPUs: TP2 PP4, dp 8
+  p.sp = true;
+  p.ep = 8;
+  CHECK_FALSE(find_plan_problem(p, m, 64).has_value());
+  CHECK(p.expert_tp() == 2);
+  CHECK(p.expert_data_ranks() == 1);
+  p.ep = 16;
+  CHECK(find_plan_problem(p, m, 64)->message == "ep 16 exceeds the 8 experts");
+  p.ep = 4;
+  p.dp = 2;
+  p.cp = 4;
+  CHECK_FALSE(find_plan_problem(p, m, 64).has_value());  // dp·cp = 8 holds two EP groups of 4
+  p.dp = 6;
+  p.cp = 1;
+  CHECK(find_plan_problem(p, m, 48)->message ==
+        "ep 4 does not divide dp 6 x cp 1 = 6 (expert-parallel groups are carved out of the data-parallel ranks)");
+  p = test::plan(2, 1, 4, 1, 8);
+  p.ep = 2;
+  CHECK(find_plan_problem(p, m, 8)->key == "sp");
+  CHECK(find_plan_problem(p, test::llama3_8b(), 8)->message == "ep 2 needs a mixture-of-experts model; llama-3-8b has no experts");
+}

@@ -6,6 +6,7 @@
 #include <set>
 
 #include "tests/workload/fixtures.hpp"
+#include "workload/moe_ops.hpp"
 #include "workload/task_graph.hpp"
 
 using namespace parasim;
@@ -180,16 +181,26 @@ TEST_CASE("conservation over every bundled model: task FLOPs = model FLOPs x (1 
       for (auto rc : {Recompute::none, Recompute::full}) {
         auto p = test::plan(tp, pp, 2, 1, 2 * pp);
         p.recompute = rc;
+        p.sp = m.is_moe() && tp > 1;  // Megatron-LM's MoE with TP needs SP; dense models stay without
         if (find_plan_problem(p, m, tp * pp * 2)) continue;  // e.g. layers not divisible by pp
         CAPTURE(f.string());
         CAPTURE(tp);
         CAPTURE(pp);
         const auto g = build_tasks(m, tr, p);
         const double tokens = 2.0 * pp * 1024;
-        const BlockShape shape{1, 1024, tp, false, Recompute::none};
-        const double layer_fwd =
-            (total_flops(attention_block(m, tr, shape).forward) + total_flops(mlp_block(m, tr, shape).forward)) * tp;
-        const double recomputed = rc == Recompute::full ? layer_fwd * m.layers * 2 * pp : 0.0;
+        const BlockShape shape{1, 1024, tp, p.sp, Recompute::none, 1, CpKind::ring, 1, tp};
+        // A layer's forward on all TP ranks: attention and the MLP, or router, experts and shared experts.
+        double recomputed = 0;
+        for (int l = 0; l < m.layers && rc == Recompute::full; ++l) {
+          double fwd = total_flops(attention_block(m, tr, shape).forward);
+          if (m.moe_layer(l)) {
+            fwd += total_flops(router_block(m, tr, shape).forward) + total_flops(experts_block(m, tr, shape).forward);
+            if (m.shared_experts > 0) fwd += total_flops(shared_experts_block(m, tr, shape).forward);
+          } else {
+            fwd += total_flops(mlp_block(m, tr, shape).forward);
+          }
+          recomputed += fwd * tp * 2 * pp;
+        }
         CHECK(g.total_flops() == doctest::Approx(training_flops_per_token(m, 1024, tp) * tokens + recomputed).epsilon(1e-9));
         ++graphs;
       }
