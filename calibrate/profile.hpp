@@ -5,7 +5,9 @@
 // Every figure carries its source (public measurement, or a stated assumption).
 #include <array>
 #include <cstdint>
+#include <map>
 #include <string>
+#include <vector>
 
 #include "core/precision.hpp"
 #include "core/units.hpp"
@@ -29,11 +31,68 @@ struct FabricProfile {
   Seconds step_latency;     ///< Simple: software and protocol latency per algorithm step (beyond the wires)
   double ll_efficiency = 0.1;  ///< LL: achieved / nominal bandwidth
   Seconds ll_step_latency;     ///< LL: latency per algorithm step (beyond the wires)
+  bool operator==(const FabricProfile&) const = default;
+};
+
+/// A collective as measured (nccl-tests, a profiler trace, the CUPTI collector); broadcast and
+/// reduce appear in traces though no plan produces them.
+enum class CollectiveKind { all_reduce, all_gather, reduce_scatter, all_to_all, send_recv, broadcast, reduce };
+inline constexpr std::array kAllCollectiveKinds{CollectiveKind::all_reduce, CollectiveKind::all_gather,
+                                                CollectiveKind::reduce_scatter, CollectiveKind::all_to_all,
+                                                CollectiveKind::send_recv, CollectiveKind::broadcast, CollectiveKind::reduce};
+std::string_view collective_kind_name(CollectiveKind k);
+
+/// A measured GEMM: batch x (m x k) · (k x n) in one format and the GPU time it took. With measured
+/// points the cost model scales its shape law by the measured / law ratio of the nearest points,
+/// interpolated in log space (calibrate/gemm_points.hpp).
+struct GemmPoint {
+  Precision precision = Precision::bf16;
+  std::int64_t batch = 1, m = 0, n = 0, k = 0;
+  Seconds time;
+  std::string source;  ///< "public: …", "trace: …", "cupti: …"
+  bool operator==(const GemmPoint&) const = default;
+};
+
+/// A measured collective: `bytes` is the whole buffer as nccl-tests counts it (all-reduce: the
+/// buffer; all-gather: the gathered output; reduce-scatter: the input; all-to-all: what each rank
+/// sends), over `ranks` ranks on a fabric, with the algorithm and protocol where known.
+struct CollectivePoint {
+  CollectiveKind collective = CollectiveKind::all_reduce;
+  Fabric fabric = Fabric::nvlink;
+  int ranks = 2;
+  double bytes = 0;
+  Seconds time;
+  std::string algorithm;  ///< "ring", "tree", "nvls", … as NCCL names it; empty when unknown
+  std::string protocol;   ///< "LL", "LL128", "SIMPLE"; empty when unknown
+  std::string source;
+  bool operator==(const CollectivePoint&) const = default;
+};
+
+/// A measured memory-bound transfer: a device-to-device copy or an elementwise kernel moving
+/// `bytes` (read + written) in `time`.
+struct MemoryPoint {
+  std::string kind;  ///< "copy" or "elementwise"
+  double bytes = 0;
+  Seconds time;
+  std::string source;
+  bool operator==(const MemoryPoint&) const = default;
 };
 
 struct Profile {
   std::string name;
   std::string source;
+  /// The device as it names itself (CUDA device properties), kept even when no bundled hardware
+  /// matches it; empty for profiles built from public figures.
+  std::string gpu;
+  /// The hardware (GpuSpec name) whose datasheet figures the fractions below refer to; empty when unknown.
+  std::string hardware;
+  bool what_if = false;  ///< derived from announced specifications, not from measurements of the part
+  /// Where each number comes from, by key path in the profile YAML ("gemm.efficiency.bf16",
+  /// "fabrics.nvlink"): "public: …", "trace: …", "cupti: …" or "assumed: …". A section's entry covers its keys.
+  std::map<std::string, std::string> sources;
+  std::vector<GemmPoint> gemm_points;
+  std::vector<CollectivePoint> collective_points;
+  std::vector<MemoryPoint> memory_points;
   /// Best measured GEMM throughput as a fraction of the dense peak, per format, and the shape it was
   /// measured at (M, N, K). The cost model turns it into a main-loop efficiency by dividing out
   /// that shape's wave quantization and K fill, so every shape is priced by the same law.
@@ -61,6 +120,7 @@ struct Profile {
   double compute_slowdown_for(ComputeKind k, Fabric f) const {
     return compute_slowdown[static_cast<std::size_t>(k)][static_cast<std::size_t>(f)];
   }
+  bool operator==(const Profile&) const = default;
 };
 
 /// The bundled profile for a GPU by its name (A100*, A800*, H100*, H800*, H200*, B200, GB200,

@@ -15,5 +15,6 @@ Action add_model_command(CLI::App& app);
 Action add_tasks_command(CLI::App& app);
 Action add_simulate_command(CLI::App& app);
 Action add_validate_command(CLI::App& app);
+Action add_calibrate_command(CLI::App& app);
 
 }  // namespace parasim::cli
