@@ -162,12 +162,15 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
     }
     double alive = 0, peak = 0;
     int alive_sets = 0;
+    // A micro-batch's activations go with its backward, or with its weight gradients when the
+    // schedule runs those later (ZB-H1).
+    const Pass frees = defers_weights(plan.schedule) ? Pass::weight : Pass::backward;
     for (const auto& step : stage_schedule(plan.schedule, plan.pp, plan.vpp, stage, micro)) {
       const double b = chunk_bytes[static_cast<std::size_t>(step.chunk)];
       if (step.pass == Pass::forward) {
         alive += b;
         ++alive_sets;
-      } else {
+      } else if (step.pass == frees) {
         alive -= b;
         --alive_sets;
       }

@@ -10,7 +10,7 @@ namespace {
 using yaml::Field;
 using yaml::FieldType;
 
-constexpr std::string_view kSchedules[] = {"1f1b", "interleaved-1f1b", "gpipe"};
+constexpr std::string_view kSchedules[] = {"1f1b", "interleaved-1f1b", "gpipe", "zb-h1"};
 constexpr std::string_view kRecompute[] = {"none", "selective", "full"};
 constexpr std::string_view kRecomputeMethods[] = {"uniform", "block"};
 constexpr std::string_view kCpKinds[] = {"ring", "ulysses"};
@@ -38,7 +38,7 @@ constexpr Field kPlanFields[] = {
     {.name = "ep", .type = FieldType::integer, .description = "expert-parallel degree (MoE): experts spread over ep of the dp x cp ranks", .default_text = "1", .min = 1},
     {.name = "etp", .type = FieldType::integer, .description = "expert tensor-parallel degree (MoE); default tp, as Megatron-LM", .min = 1},
     {.name = "cp_kind", .type = FieldType::choice, .description = "ring (KV chunks passed around the CP ring, Megatron-LM's default) or ulysses (all-to-all of heads)", .default_text = "ring", .choices = kCpKinds},
-    {.name = "schedule", .type = FieldType::choice, .description = "pipeline schedule; default 1f1b, or interleaved-1f1b with vpp > 1", .choices = kSchedules},
+    {.name = "schedule", .type = FieldType::choice, .description = "pipeline schedule; default 1f1b, or interleaved-1f1b with vpp > 1; zb-h1: zero bubble (Qi et al. 2023)", .choices = kSchedules},
     {.name = "zero", .type = FieldType::integer, .description = "0 replicated; 1 optimizer state sharded (distributed optimizer); 2 +gradients; 3 +weights (FSDP FULL_SHARD)", .default_text = "0", .min = 0, .max = 3},
     {.name = "zero_group", .type = FieldType::integer, .description = "ranks a ZeRO shard spans when smaller than dp (hybrid sharding, HSDP)", .min = 1},
     {.name = "distributed_optimizer", .type = FieldType::boolean, .description = "Megatron's distributed optimizer: the same as zero: 1", .default_text = "false"},
@@ -63,6 +63,7 @@ std::string_view schedule_name(Schedule s) {
     case Schedule::gpipe: return "gpipe";
     case Schedule::one_f_one_b: return "1f1b";
     case Schedule::interleaved_1f1b: return "interleaved-1f1b";
+    case Schedule::zb_h1: return "zb-h1";
   }
   return "";
 }
@@ -260,7 +261,10 @@ Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus, int seq
   }
   if (r.has("schedule")) {
     const auto& s = r.string("schedule");
-    p.schedule = s == "gpipe" ? Schedule::gpipe : s == "interleaved-1f1b" ? Schedule::interleaved_1f1b : Schedule::one_f_one_b;
+    p.schedule = s == "gpipe"              ? Schedule::gpipe
+                 : s == "interleaved-1f1b" ? Schedule::interleaved_1f1b
+                 : s == "zb-h1"            ? Schedule::zb_h1
+                                           : Schedule::one_f_one_b;
   } else {
     p.schedule = p.vpp > 1 ? Schedule::interleaved_1f1b : Schedule::one_f_one_b;
   }

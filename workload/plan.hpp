@@ -11,7 +11,7 @@
 
 namespace parasim::workload {
 
-enum class Schedule { gpipe, one_f_one_b, interleaved_1f1b };
+enum class Schedule { gpipe, one_f_one_b, interleaved_1f1b, zb_h1 };
 enum class Recompute { none, selective, full };
 enum class RecomputeMethod {
   uniform,  ///< every layer recomputed; only the input of each group of `recompute_layers` kept

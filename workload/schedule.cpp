@@ -7,7 +7,8 @@ namespace parasim::workload {
 int warmup_steps(Schedule schedule, int pp, int vpp, int stage, int m) {
   switch (schedule) {
     case Schedule::gpipe: return m;
-    case Schedule::one_f_one_b: return std::min(pp - stage - 1, m);
+    case Schedule::one_f_one_b:
+    case Schedule::zb_h1: return std::min(pp - stage - 1, m);
     case Schedule::interleaved_1f1b: {
       const int total = m * vpp;
       if (m == pp) return total;
@@ -17,7 +18,40 @@ int warmup_steps(Schedule schedule, int pp, int vpp, int stage, int m) {
   return 0;
 }
 
+bool defers_weights(Schedule schedule) { return schedule == Schedule::zb_h1; }
+
+namespace {
+
+// See the header: warm-up F; `stage` x (F, B) with W deferred; (F, B, W) while forwards remain;
+// (B, W); the deferred W's. W's go in the order of their B's.
+std::vector<ScheduleStep> zb_h1(int pp, int stage, int m) {
+  std::vector<ScheduleStep> out;
+  int f = 0, b = 0, w = 0;
+  auto forward = [&]() { out.push_back({Pass::forward, f++, 0}); };
+  auto backward = [&]() { out.push_back({Pass::backward, b++, 0}); };
+  auto weight = [&]() { out.push_back({Pass::weight, w++, 0}); };
+  for (int i = 0; i < pp - stage - 1 && f < m; ++i) forward();
+  for (int i = 0; i < stage && f < m; ++i) {
+    forward();
+    backward();
+  }
+  while (f < m) {
+    forward();
+    backward();
+    weight();
+  }
+  while (b < m) {
+    backward();
+    weight();
+  }
+  while (w < m) weight();
+  return out;
+}
+
+}  // namespace
+
 std::vector<ScheduleStep> stage_schedule(Schedule schedule, int pp, int vpp, int stage, int m) {
+  if (schedule == Schedule::zb_h1) return zb_h1(pp, stage, m);
   std::vector<ScheduleStep> out;
   if (schedule == Schedule::gpipe) {
     for (int i = 0; i < m; ++i) out.push_back({Pass::forward, i, 0});
@@ -47,8 +81,10 @@ std::vector<ScheduleStep> stage_schedule(Schedule schedule, int pp, int vpp, int
 
 int chunks_in_flight(Schedule schedule, int pp, int vpp, int stage, int m) {
   int alive = 0, peak = 0;
+  const Pass frees = defers_weights(schedule) ? Pass::weight : Pass::backward;
   for (const auto& s : stage_schedule(schedule, pp, vpp, stage, m)) {
-    alive += s.pass == Pass::forward ? 1 : -1;
+    if (s.pass == Pass::forward) ++alive;
+    if (s.pass == frees) --alive;
     peak = std::max(peak, alive);
   }
   return peak;

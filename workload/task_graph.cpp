@@ -92,6 +92,7 @@ class Builder {
     last_on_stream_.assign(static_cast<std::size_t>(p.pp) * kStreams, kNone);
     const int chunks = p.chunks();
     fwd_in_.assign(static_cast<std::size_t>(chunks * micro_), kNone);
+    pending_weights_.resize(static_cast<std::size_t>(chunks * micro_));
     fwd_out_ = bwd_in_ = bwd_out_ = fwd_in_;
     layer_first_forward_.assign(static_cast<std::size_t>(m.layers), kNone);
   }
@@ -300,14 +301,11 @@ class Builder {
   std::int64_t block_backward(int stage, BlockKind kind, Recompute r, int mb, int chunk, int layer, std::int64_t prev,
                               std::int64_t* weight_task) {
     const auto blk = block(kind, r, micro_size(mb));
-    std::int64_t gathered_input = kNone;
-    if (p_.tp > 1 && p_.sp && kind != BlockKind::embedding) {
+    const bool gather_input = p_.tp > 1 && p_.sp && kind != BlockKind::embedding;
+    if (gather_input) {
       prev = add(collective(stage, Phase::backward_input, Collective::all_gather, CommDim::tp, Stream::tp_comm, activation_tensor(mb),
                             tp_group_[stage], mb, chunk, layer),
                  {prev});
-      gathered_input = add(collective(stage, Phase::backward_weight, Collective::all_gather, CommDim::tp, Stream::tp_comm,
-                                      activation_tensor(mb), tp_group_[stage], mb, chunk, layer),
-                           {prev});
     }
     std::int64_t out = prev;
     // The QKV weight gradient needs dQ, dK and dV back in the rank's sequence layout: after the
@@ -323,9 +321,54 @@ class Builder {
                   {out});
       }
     }
-    const auto w = add(compute(stage, Phase::backward_weight, blk, mb, chunk, layer), {prev, gathered_input, cp_grads});
+    const auto w = weight_or_defer({compute(stage, Phase::backward_weight, blk, mb, chunk, layer), prev, cp_grads, gather_input});
     if (weight_task) *weight_task = w;
-    return kind == BlockKind::embedding ? w : out;
+    return kind == BlockKind::embedding && w != kNone ? w : out;
+  }
+
+  // --- weight gradients: right after their input gradients, or (ZB-H1) in the W step ------------
+  struct PendingWeight {
+    Task task;                    // the backward_weight compute task
+    std::int64_t after = kNone;   // the gradient reaching the block
+    std::int64_t also = kNone;    // what else it needs (the CP exchange of dQ, dK, dV)
+    bool gather_input = false;    // with SP the block's input is all-gathered over TP again
+  };
+  // The W tasks of one layer (layer -1: the embedding and the head), in backward order.
+  struct WeightGroup {
+    int layer = -1;
+    std::vector<PendingWeight> weights;
+  };
+
+  std::int64_t emit_weight(const PendingWeight& w) {
+    std::int64_t gathered = kNone;
+    if (w.gather_input) {
+      gathered = add(collective(w.task.stage, Phase::backward_weight, Collective::all_gather, CommDim::tp, Stream::tp_comm,
+                                activation_tensor(w.task.microbatch), tp_group_[static_cast<std::size_t>(w.task.stage)], w.task.microbatch,
+                                w.task.chunk, w.task.layer),
+                     {w.after});
+    }
+    return add(w.task, {w.after, gathered, w.also});
+  }
+
+  // The W task's id, or kNone when the schedule defers it to its W step.
+  std::int64_t weight_or_defer(const PendingWeight& w) {
+    if (!defers_weights(p_.schedule)) return emit_weight(w);
+    auto& groups = pending_weights_[slot(w.task.chunk, w.task.microbatch)];
+    if (groups.empty() || groups.back().layer != w.task.layer) groups.push_back({w.task.layer, {}});
+    groups.back().weights.push_back(w);
+    return kNone;
+  }
+
+  // ZB-H1's W step of a (chunk, micro-batch): every deferred W task, and each layer's gradients
+  // ready for the data-parallel reduction once its W's are done.
+  void weight_step(int stage, int chunk, int mb) {
+    auto& groups = pending_weights_[slot(chunk, mb)];
+    for (const auto& group : groups) {
+      std::int64_t last = kNone;
+      for (const auto& w : group.weights) last = std::max(last, emit_weight(w));
+      if (group.layer >= 0 && (p_.zero >= 2 || mb == micro_ - 1)) gradient_ready(stage, group.layer, mb, last);
+    }
+    groups.clear();
   }
 
   // --- a stage's compute in schedule order -----------------------------------------------------
@@ -333,7 +376,8 @@ class Builder {
     for (const auto& step : stage_schedule(p_.schedule, p_.pp, p_.vpp, stage, micro_)) {
       const int chunk = step.chunk * p_.pp + stage;
       if (step.pass == Pass::forward) forward_step(stage, chunk, step.microbatch);
-      else backward_step(stage, chunk, step.microbatch);
+      else if (step.pass == Pass::backward) backward_step(stage, chunk, step.microbatch);
+      else weight_step(stage, chunk, step.microbatch);
     }
   }
 
@@ -400,7 +444,7 @@ class Builder {
     const auto experts = block(BlockKind::experts, r, micro_size(mb));
     const auto into_experts = prev;
     prev = add(compute(stage, Phase::backward_input, experts, mb, chunk, layer), {prev});
-    weights.push_back(add(compute(stage, Phase::backward_weight, experts, mb, chunk, layer), {into_experts}));
+    weights.push_back(weight_or_defer({compute(stage, Phase::backward_weight, experts, mb, chunk, layer), into_experts}));
     if (etp > 1) {
       prev = add(collective(stage, Phase::backward_input, Collective::reduce_scatter, CommDim::tp, Stream::tp_comm, etp * bytes, etp_group_[stage], mb,
                             chunk, layer),
@@ -410,7 +454,7 @@ class Builder {
     const auto router = block(BlockKind::router, r, micro_size(mb));
     const auto into_router = prev;
     prev = add(compute(stage, Phase::backward_input, router, mb, chunk, layer), {prev});
-    weights.push_back(add(compute(stage, Phase::backward_weight, router, mb, chunk, layer), {into_router}));
+    weights.push_back(weight_or_defer({compute(stage, Phase::backward_weight, router, mb, chunk, layer), into_router}));
     return prev;
   }
 
@@ -495,7 +539,7 @@ class Builder {
       std::int64_t w_attn = kNone;
       prev = block_backward(stage, BlockKind::attention, r, mb, chunk, l, prev, &w_attn);
       if (gathered != kNone) edges_.emplace_back(static_cast<std::uint32_t>(first_of_layer), static_cast<std::uint32_t>(gathered));
-      if (p_.zero >= 3 || p_.zero == 2 || mb == micro_ - 1) {
+      if (!defers_weights(p_.schedule) && (p_.zero >= 2 || mb == micro_ - 1)) {
         gradient_ready(stage, l, mb, std::max(w_attn, *std::max_element(weights.begin(), weights.end())));
       }
     }
@@ -750,6 +794,7 @@ class Builder {
   std::vector<std::int64_t> last_on_stream_;
   std::vector<std::int64_t> fwd_in_, fwd_out_, bwd_in_, bwd_out_;
   std::vector<std::int64_t> layer_first_forward_;
+  std::vector<std::vector<WeightGroup>> pending_weights_;  // per (chunk, micro-batch): ZB-H1's deferred W's
   std::vector<std::uint32_t> tp_group_, dp_group_, sharding_group_, replica_group_, cp_ring_group_, cp_a2a_group_;
   std::vector<std::uint32_t> ep_group_, etp_group_, expert_dp_group_;
   /// Ring CP: the transfers an attention task's output also waits for (its last ring steps).

@@ -34,3 +34,10 @@ parasim_cli_test(NAME simulate_llama3_128k_cp8 ARGS simulate scenarios/jobs/llam
                  JSON gpus=64 memory.fits=ON stages.0.stage=0)
 parasim_cli_test(NAME simulate_llama3_128k_ulysses ARGS simulate scenarios/jobs/llama3-8b-128k-cp8.yaml --set plan.cp_kind=ulysses
                  --set plan.tp=1 --set plan.dp=8 STDOUT_REGEX "x cp 8 \\(ulysses\\)" "exposed cp")
+
+# The zero-bubble schedule on the lab job (PP 2): deterministic, and shorter than 1F1B's iteration
+# is checked by the unit tests (tests/sim/simulator_test.cpp).
+parasim_cli_test(NAME simulate_zb_h1 ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.schedule=zb-h1 --json REPEAT
+                 JSON gpus=16 memory.fits=ON stages.1.stage=1)
+parasim_cli_test(NAME tasks_zb_h1_table ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set plan.schedule=zb-h1
+                 STDOUT_REGEX "zb-h1, 8 micro-batches" "Verdict +fits")

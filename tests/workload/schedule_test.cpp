@@ -9,7 +9,7 @@ std::string render(const std::vector<ScheduleStep>& steps) {
   std::string out;
   for (const auto& s : steps) {
     if (!out.empty()) out += ' ';
-    out += s.pass == Pass::forward ? 'F' : 'B';
+    out += s.pass == Pass::forward ? 'F' : s.pass == Pass::backward ? 'B' : 'W';
     out += std::to_string(s.microbatch);
     if (s.chunk > 0) {
       out += '.';
@@ -64,4 +64,20 @@ TEST_CASE("interleaved 1F1B matches Megatron-LM for pp = 4, vpp = 2, 8 micro-bat
         "B4 B5 B6 B7");
   // m = pp: every step is warm-up (Megatron-LM's special case).
   CHECK(warmup_steps(Schedule::interleaved_1f1b, 4, 2, 0, 4) == 8);
+}
+
+TEST_CASE("ZB-H1: 1F1B's warm-up, then stage x (F, B) with W deferred, (F, B, W), (B, W), the deferred W's") {
+  // pp = 4, m = 6. Stage 0 defers nothing: warm-up F0 F1 F2, then F B W triples, then B W pairs.
+  CHECK(render(stage_schedule(Schedule::zb_h1, 4, 1, 0, 6)) == "F0 F1 F2 F3 B0 W0 F4 B1 W1 F5 B2 W2 B3 W3 B4 W4 B5 W5");
+  // Stage 3 (the last) defers three W's: F B pairs, then F B W with the oldest W, then the rest.
+  CHECK(render(stage_schedule(Schedule::zb_h1, 4, 1, 3, 6)) == "F0 B0 F1 B1 F2 B2 F3 B3 W0 F4 B4 W1 F5 B5 W2 W3 W4 W5");
+  // Stage 1: warm-up 2, one deferred W.
+  CHECK(render(stage_schedule(Schedule::zb_h1, 4, 1, 1, 6)) == "F0 F1 F2 B0 F3 B1 W0 F4 B2 W1 F5 B3 W2 B4 W3 B5 W4 W5");
+  // A micro-batch's activations live until its W: pp of them on every stage, 1F1B's stage-0 peak.
+  for (int stage = 0; stage < 4; ++stage) {
+    CHECK(chunks_in_flight(Schedule::zb_h1, 4, 1, stage, 6) == 4);
+    CHECK(chunks_in_flight(Schedule::one_f_one_b, 4, 1, stage, 6) == 4 - stage);
+  }
+  CHECK(defers_weights(Schedule::zb_h1));
+  CHECK_FALSE(defers_weights(Schedule::one_f_one_b));
 }

@@ -282,3 +282,28 @@ TEST_CASE("Ulysses: 4 all-to-alls per attention layer forward (q, k, v, out) and
   const auto r = collectives_by_phase(build_tasks(m, test::training(8192), p), CommDim::cp, Collective::all_to_all);
   CHECK(r.at(Phase::recompute) == 4 * 2);
 }
+
+TEST_CASE("ZB-H1 builds the same tasks as 1F1B in another order: weight gradients in their own steps") {
+  // TP2 (SP) PP2 DP2 with ring CP2, ZeRO-1 with overlapped reduction; a dense GPT and a small Mixtral.
+  auto mixtral = test::mixtral_8x7b();
+  mixtral.layers = 4;
+  for (const auto& m : {test::small_gpt(4), mixtral}) {
+    for (auto rc : {Recompute::none, Recompute::full}) {
+      CAPTURE(m.name);
+      auto p = test::plan(2, 2, 2, 1, 8);
+      p.sp = true;
+      p.cp = 2;
+      p.zero = 1;
+      p.recompute = rc;
+      p.overlap.grad_reduce = true;
+      if (m.is_moe()) p.ep = 2;
+      const auto one = build_tasks(m, test::training(1024), p);
+      p.schedule = Schedule::zb_h1;
+      REQUIRE_FALSE(find_plan_problem(p, m, 16, 1024).has_value());
+      const auto zb = build_tasks(m, test::training(1024), p);
+      CHECK(acyclic(zb));
+      CHECK(count_by(zb) == count_by(one));
+      CHECK(zb.total_flops() == doctest::Approx(one.total_flops()).epsilon(1e-12));
+    }
+  }
+}
