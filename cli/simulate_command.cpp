@@ -115,7 +115,7 @@ Action add_simulate_command(CLI::App& app) {
     }
     const topology::Cluster cluster(s.cluster);
     const auto graph = workload::build_tasks(*s.model, *s.training, *s.plan);
-    const calibrate::CostModel cost(gpu, calibrate::default_profile(gpu.name));
+    const calibrate::CostModel cost(gpu, s.effective_profile());
     const sim::SimInput in{&cluster, &*s.model, &*s.training, &*s.plan, &graph, &cost};
     sim::Timeline timeline;
     const auto result = sim::simulate(in, {o->full, !o->trace.empty()}, o->trace.empty() ? nullptr : &timeline);

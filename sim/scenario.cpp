@@ -2,6 +2,7 @@
 
 #include <fmt/format.h>
 
+#include "calibrate/profile_yaml.hpp"
 #include "workload/hf_config.hpp"
 
 namespace parasim::sim {
@@ -17,6 +18,7 @@ constexpr Field kScenarioFields[] = {
     {.name = "model", .type = FieldType::node, .description = "the model: a model YAML, a Hugging Face config.json (relative path) or an inline section", .schema = &workload::kModelSchema},
     {.name = "training", .type = FieldType::section, .description = "formats, sequence length, attention kernel, optimizer state", .schema = &workload::kTrainingSchema},
     {.name = "plan", .type = FieldType::section, .description = "the parallel plan", .schema = &workload::kPlanSchema},
+    {.name = "profile", .type = FieldType::reference, .description = "calibration profile (parasim calibrate from-trace, or scenarios/profiles/); default: the bundled profile of the GPU", .schema = &calibrate::kProfileSchema},
 };
 
 bool is_json(const std::string& path) { return path.size() > 5 && path.compare(path.size() - 5, 5, ".json") == 0; }
@@ -43,6 +45,10 @@ workload::ModelSpec read_model(const yaml::Node& node) {
 
 const yaml::Schema kScenarioSchema{"scenario", "What parasim is asked about: a cluster, a model, how it is trained and the parallel plan.", kScenarioFields};
 
+calibrate::Profile Scenario::effective_profile() const {
+  return profile ? *profile : calibrate::default_profile(cluster.node.gpu.name);
+}
+
 void Scenario::require_workload() const {
   for (auto [present, key] : {std::pair{model.has_value(), "model"}, {training.has_value(), "training"}, {plan.has_value(), "plan"}}) {
     if (!present) throw InputError({file, 1, 1}, key, "missing: this command needs a scenario with model, training and plan sections");
@@ -66,6 +72,7 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<std:
     s.name = r.has("name") ? r.string("name") : file.stem().string();
     if (r.has("model")) s.model = read_model(r.raw("model"));
     if (r.has("training")) s.training = workload::parse_training(r.section("training"));
+    if (r.has("profile")) s.profile = calibrate::parse_profile(r.section("profile"));
     if (r.has("plan")) {
       if (!s.model) r.fail("plan", "a plan needs a model section");
       s.plan = workload::parse_plan(r.section("plan"), *s.model, s.cluster.gpus(), s.training ? s.training->seq_len : 0);

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/profile.hpp"
 #include "core/schema.hpp"
 #include "topology/cluster_spec.hpp"
 #include "workload/plan.hpp"
@@ -20,6 +21,11 @@ struct Scenario {
   std::optional<workload::ModelSpec> model;
   std::optional<workload::TrainingSpec> training;
   std::optional<workload::Plan> plan;
+  /// The calibration profile the scenario names; nullopt: the bundled profile of its GPU.
+  std::optional<calibrate::Profile> profile;
+
+  /// The profile to price the scenario with: its own, or the bundled one of its GPU.
+  calibrate::Profile effective_profile() const;
 
   /// The model, training and plan, or an InputError naming the scenario and what it lacks.
   void require_workload() const;
