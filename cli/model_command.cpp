@@ -69,6 +69,10 @@ Action add_model_command(CLI::App& app) {
           {"qkv_bias", m.qkv_bias},
           {"tied_embeddings", m.tied_embeddings},
           {"dropout", m.dropout},
+          {"causal", m.causal},
+          {"token_types", m.token_types},
+          {"post_norm", m.post_norm},
+          {"mlm_head", m.mlm_head},
           {"experts", m.experts},
           {"top_k", m.top_k},
           {"moe_layers", p.moe_layers},
@@ -81,6 +85,9 @@ Action add_model_command(CLI::App& app) {
             {"mlp_per_layer", p.mlp},
             {"norms_per_layer", p.layer_norms},
             {"final_norm", p.final_norm},
+            {"token_type", p.token_type},
+            {"embedding_norm", p.embedding_norm},
+            {"head_transform", p.head_transform},
             {"lm_head", p.lm_head},
             {"in_matmuls", p.in_matmuls()},
             {"active", p.active()},
@@ -108,12 +115,18 @@ Action add_model_command(CLI::App& app) {
                          m.shared_experts > 0 ? fmt::format(" of ffn {}", m.shared_expert_ffn_hidden) : "", p.moe_layers, m.layers,
                          m.capacity_factor > 0 ? format_number(m.capacity_factor) : "dropless", format_number(m.expert_load_imbalance));
     }
+    if (!m.causal || m.token_types > 0 || m.post_norm || m.mlm_head) {
+      out += fmt::format("Encoder       {} attention, {} token types, {}{}\n", m.causal ? "causal" : "bidirectional", m.token_types,
+                         m.post_norm ? "post-LN" : "pre-LN", m.mlm_head ? ", masked-LM head" : "");
+    }
     out += "\n";
     Table t({"parameters", "count"}, {Table::Align::left, Table::Align::right});
     t.add({"total", count(p.total())});
     if (m.is_moe()) t.add({"active (per token)", count(p.active())});
     t.add({"embedding", count(p.embedding)});
     if (p.position > 0) t.add({"position embedding", count(p.position)});
+    if (p.token_type > 0) t.add({"token type embedding", count(p.token_type)});
+    if (p.embedding_norm > 0) t.add({"embedding norm", count(p.embedding_norm)});
     if (p.moe_layers < p.layers) t.add({m.is_moe() ? "per dense layer" : "per layer", count(p.per_layer())});
     if (m.is_moe()) t.add({"per MoE layer", count(p.attention + p.layer_norms + p.moe_mlp())});
     t.add({"  attention", count(p.attention)});
@@ -124,7 +137,8 @@ Action add_model_command(CLI::App& app) {
       if (p.shared > 0) t.add({"  shared experts", count(p.shared)});
     }
     t.add({"  norms", count(p.layer_norms)});
-    t.add({"final norm", count(p.final_norm)});
+    if (!m.post_norm) t.add({"final norm", count(p.final_norm)});
+    if (p.head_transform > 0) t.add({"masked-LM head transform", count(p.head_transform)});
     t.add({"lm head", p.lm_head > 0 ? count(p.lm_head) : "tied"});
     t.add({"in matrix multiplies (N)", count(p.in_matmuls())});
     if (m.is_moe()) t.add({"  active (N_active)", count(p.active_in_matmuls())});

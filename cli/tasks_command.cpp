@@ -31,7 +31,7 @@ FlopsCheck flops_check(const ModelSpec& m, const TrainingSpec& tr, const Plan& p
   f.tasks = g.total_flops();
   const double tokens = static_cast<double>(p.global_batch) * tr.seq_len;
   f.model = training_flops_per_token(m, tr.seq_len, p.tp) * tokens;
-  const bool gpt = !m.is_moe() && m.activation == Activation::gelu && m.kv_heads == m.heads && m.ffn_hidden == 4 * m.hidden && m.q_width() == m.hidden;
+  const bool gpt = !m.is_moe() && m.causal && !m.mlm_head && m.activation == Activation::gelu && m.kv_heads == m.heads && m.ffn_hidden == 4 * m.hidden && m.q_width() == m.hidden;
   if (gpt) {
     const bool full = p.recompute == Recompute::full && p.recompute_overrides.empty() && p.recompute_method == RecomputeMethod::uniform;
     f.formula = megatron_flops(m, p.global_batch, tr.seq_len, padded_vocab(m, p.tp), full);

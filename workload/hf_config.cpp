@@ -291,6 +291,31 @@ void read_gpt_neox(const Config& c, ModelSpec& m) {
   m.dropout = std::max(c.probability_or("attention_dropout", 0.0), c.probability_or("hidden_dropout", 0.0));
 }
 
+/// BertForMaskedLM: an encoder (bidirectional attention), learned absolute positions, segment
+/// embeddings (type_vocab_size), post-LN LayerNorms, GELU MLP, biases everywhere, and the
+/// masked-LM head (dense + GELU + LayerNorm, decoder tied to the word embedding, vocabulary bias).
+/// Relative position embeddings (position_embedding_type other than "absolute") are not modelled.
+void read_bert(const Config& c, ModelSpec& m) {
+  read_heads(c, m, "hidden_size", "num_attention_heads", {});
+  m.layers = c.count("num_hidden_layers");
+  m.ffn_hidden = c.count("intermediate_size");
+  m.vocab = c.count("vocab_size");
+  m.max_position = c.count("max_position_embeddings");
+  m.token_types = c.count_or("type_vocab_size", 2);
+  c.expect_one_of("hidden_act", "gelu", kGeluNames);
+  static const std::vector<std::string> absolute = {"absolute"};
+  c.expect_one_of("position_embedding_type", "absolute", absolute);
+  m.activation = Activation::gelu;
+  m.norm = Norm::layernorm;
+  m.position = PositionEmbedding::learned;
+  m.bias = true;
+  m.tied_embeddings = c.flag_or("tie_word_embeddings", true);
+  m.dropout = std::max(c.probability_or("hidden_dropout_prob", 0.1), c.probability_or("attention_probs_dropout_prob", 0.1));
+  m.causal = false;
+  m.post_norm = true;
+  m.mlm_head = true;
+}
+
 struct Mapping {
   std::string_view hf_class;      ///< Transformers class name, as in `architectures`
   std::string_view architecture;  ///< ModelSpec::architecture
@@ -305,6 +330,24 @@ constexpr Mapping kMappings[] = {
     {"GPTNeoXForCausalLM", "gpt-neox", read_gpt_neox},
     {"MixtralForCausalLM", "mixtral", read_mixtral},
     {"Qwen2MoeForCausalLM", "qwen2-moe", read_qwen2_moe},
+    {"BertForMaskedLM", "bert", read_bert},
+};
+
+/// Classes we know and cannot model, with what is missing.
+struct Unsupported {
+  std::string_view hf_class;
+  std::string_view why;
+};
+
+constexpr std::string_view kEncoderDecoder =
+    "is an encoder-decoder model: parasim models one stack of self-attention layers (decoder-only or encoder-only); the decoder's "
+    "cross-attention over the encoder output and the second stack are not modelled";
+
+constexpr Unsupported kUnsupported[] = {
+    {"T5ForConditionalGeneration", kEncoderDecoder},
+    {"MT5ForConditionalGeneration", kEncoderDecoder},
+    {"UMT5ForConditionalGeneration", kEncoderDecoder},
+    {"BartForConditionalGeneration", kEncoderDecoder},
 };
 
 std::vector<std::string> supported_classes() {
@@ -347,6 +390,14 @@ ModelSpec import_hf_config_text(const std::string& text, const std::string& disp
                                              classes.is_array() && !classes.empty() ? describe(classes[0]) : describe(classes)));
   }
   const auto hf_class = classes[0].get<std::string>();
+  const auto* unsupported =
+      std::find_if(std::begin(kUnsupported), std::end(kUnsupported), [&](const Unsupported& u) { return u.hf_class == hf_class; });
+  if (unsupported != std::end(kUnsupported)) {
+    const std::size_t list = config.value_offset("architectures");
+    const std::size_t name = list == std::string::npos ? list : text.find('"', list);
+    throw InputError(name == std::string::npos ? config.where("architectures") : config.where_text(name), "architectures",
+                     fmt::format("'{}' {}", hf_class, unsupported->why));
+  }
   const auto* mapping = std::find_if(std::begin(kMappings), std::end(kMappings), [&](const Mapping& m) { return m.hf_class == hf_class; });
   if (mapping == std::end(kMappings)) {
     // Point at the class name itself: the first string inside the list.

@@ -10,7 +10,8 @@
 namespace parasim::workload {
 
 /// Reads a Hugging Face config.json (LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM,
-/// MixtralForCausalLM, Qwen2MoeForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM). Throws InputError naming the file, line and key.
+/// MixtralForCausalLM, Qwen2MoeForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, BertForMaskedLM);
+/// encoder-decoder classes (T5, BART) are errors that say what is missing. Throws InputError naming the file, line and key.
 /// The model is named after the file's directory (`llama-2-7b/config.json` → "llama-2-7b").
 ModelSpec import_hf_config(const std::filesystem::path& file);
 

@@ -55,12 +55,16 @@ double stage_parameters(const ModelSpec& m, const Plan& plan, int stage) {
   }
   const double h = m.hidden;
   const double vocab_shard = static_cast<double>(padded_vocab(m, plan.tp)) * h / plan.tp;
+  const double norm = m.norm == Norm::layernorm ? 2 * h : h;
   if (stage == 0) {
     p += vocab_shard;
     if (m.position == PositionEmbedding::learned) p += static_cast<double>(m.max_position) * h;
+    p += static_cast<double>(m.token_types) * h + (m.post_norm ? norm : 0.0);
   }
   if (stage == plan.pp - 1) {
-    p += m.norm == Norm::layernorm ? 2 * h : h;
+    if (!m.post_norm) p += norm;
+    // BERT's masked-LM head: a replicated dense layer and norm, a vocabulary-parallel bias.
+    if (m.mlm_head) p += h * h + h + norm + static_cast<double>(padded_vocab(m, plan.tp)) / plan.tp;
     // An untied head has its own weights; a tied one needs a copy of the embedding on the last
     // stage when the pipeline separates them (Megatron-LM keeps both in sync).
     if (!m.tied_embeddings || plan.pp > 1) p += vocab_shard;

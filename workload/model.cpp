@@ -40,6 +40,10 @@ constexpr Field kModelFields[] = {
     {.name = "shared_expert_gate", .type = FieldType::boolean, .description = "a sigmoid gate of hidden weights scales the shared experts (Qwen2-MoE)", .default_text = "false"},
     {.name = "moe_layer_frequency", .type = FieldType::integer, .description = "every n-th layer (after first_dense_layers) is a MoE layer (Megatron-LM's --moe-layer-freq)", .default_text = "1", .min = 1},
     {.name = "first_dense_layers", .type = FieldType::integer, .description = "leading layers that keep the dense MLP (DeepSeek's first_k_dense_replace)", .default_text = "0", .min = 0},
+    {.name = "causal", .type = FieldType::boolean, .description = "causal (decoder) attention; false: bidirectional (encoder, BERT)", .default_text = "true"},
+    {.name = "token_types", .type = FieldType::integer, .description = "segment (token type) embeddings (BERT: 2)", .default_text = "0", .min = 0},
+    {.name = "post_norm", .type = FieldType::boolean, .description = "post-LN (BERT): a norm after each residual add and on the embeddings, none before the head", .default_text = "false"},
+    {.name = "mlm_head", .type = FieldType::boolean, .description = "BERT's masked-LM head: dense + GELU + LayerNorm before the decoder, and a vocabulary bias", .default_text = "false"},
     {.name = "expert_load_imbalance", .type = FieldType::number, .description = "tokens of the busiest expert over its balanced share; 1 = balanced", .default_text = "1", .min = 1},
 };
 
@@ -84,7 +88,10 @@ ParameterCount count_parameters(const ModelSpec& m) {
   }
   const double per_norm = m.norm == Norm::layernorm ? 2 * h : h;
   p.layer_norms = 2 * per_norm;
-  p.final_norm = per_norm;
+  p.final_norm = m.post_norm ? 0.0 : per_norm;
+  p.embedding_norm = m.post_norm ? per_norm : 0.0;
+  p.token_type = static_cast<double>(m.token_types) * h;
+  p.head_transform = m.mlm_head ? h * h + h + per_norm + m.vocab : 0.0;
   p.lm_head = m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab) * h;
   return p;
 }
@@ -139,6 +146,10 @@ ModelSpec parse_model(const yaml::Record& r) {
   m.qkv_bias = r.boolean("qkv_bias");
   m.tied_embeddings = r.boolean("tied_embeddings");
   m.dropout = r.number("dropout");
+  m.causal = r.boolean("causal");
+  m.token_types = static_cast<int>(r.integer("token_types"));
+  m.post_norm = r.boolean("post_norm");
+  m.mlm_head = r.boolean("mlm_head");
   m.experts = static_cast<int>(r.integer("experts"));
   if (m.experts == 0) {
     for (auto key : kMoeKeys) {

@@ -10,6 +10,12 @@
 // a sigmoid gate of hidden weights). Layer i is a MoE layer when i >= first_dense_layers and
 // (i − first_dense_layers) is a multiple of moe_layer_frequency (Megatron-LM's --moe-layer-freq;
 // DeepSeek's first_k_dense_replace); the others keep the dense MLP of ffn_hidden.
+//
+// Encoders (BERT): bidirectional attention (causal false), segment (token type) embeddings, post-LN
+// (a LayerNorm after each residual add and one on the embeddings, none before the head) and the
+// masked-LM head: a dense layer with GELU and LayerNorm before the decoder (tied to the word
+// embedding) and a bias over the vocabulary. A loss on every position, as Megatron-LM's BERT and
+// Transformers' BertForMaskedLM compute the logits.
 #include <string>
 
 #include "core/schema.hpp"
@@ -53,6 +59,11 @@ struct ModelSpec {
   /// Tokens the busiest expert gets over its balanced share: the load imbalance the router leaves.
   /// 1 = balanced, as auxiliary-loss training approaches and as NVIDIA's MoE benchmarks force.
   double expert_load_imbalance = 1.0;
+  // Encoders (see above).
+  bool causal = true;
+  int token_types = 0;
+  bool post_norm = false;
+  bool mlm_head = false;
   bool operator==(const ModelSpec&) const = default;
 
   int q_width() const { return heads * head_dim; }
@@ -71,8 +82,11 @@ struct ParameterCount {
   double attention = 0;      ///< per layer: QKV and output projections with biases
   double mlp = 0;            ///< per dense layer
   double layer_norms = 0;    ///< per layer: both norms
-  double final_norm = 0;
+  double final_norm = 0;     ///< 0 with post-LN, which norms the embeddings instead
   double lm_head = 0;        ///< 0 when tied to the embedding
+  double token_type = 0;     ///< segment embeddings (BERT)
+  double embedding_norm = 0; ///< post-LN's LayerNorm on the embeddings
+  double head_transform = 0; ///< masked-LM head: dense h x h with bias, LayerNorm, vocabulary bias
   int layers = 0;
   // Mixture of experts, per MoE layer (in place of mlp).
   int moe_layers = 0;
@@ -85,19 +99,21 @@ struct ParameterCount {
   double moe_mlp() const { return router + expert * experts + shared; }
   /// What one token goes through in a MoE layer: the router, top_k experts and the shared ones.
   double moe_mlp_active() const { return router + expert * top_k + shared; }
-  double total() const { return blocks(moe_mlp()) + embedding + position + final_norm + lm_head; }
+  double total() const { return blocks(moe_mlp()) + outside_blocks(); }
   /// Parameters one token uses: all but the experts it is not routed to.
-  double active() const { return blocks(moe_mlp_active()) + embedding + position + final_norm + lm_head; }
+  double active() const { return blocks(moe_mlp_active()) + outside_blocks(); }
   /// Parameters that take part in matrix multiplies: all but the embedding lookups (a tied
   /// embedding is counted once, as the LM head). The N of 6·N FLOPs per token.
-  double in_matmuls() const { return blocks(moe_mlp()) + final_norm + (lm_head > 0 ? lm_head : embedding); }
+  double in_matmuls() const { return blocks(moe_mlp()) + head(); }
   /// The same for the parameters a token uses: N_active of 6·N_active FLOPs per token.
-  double active_in_matmuls() const { return blocks(moe_mlp_active()) + final_norm + (lm_head > 0 ? lm_head : embedding); }
+  double active_in_matmuls() const { return blocks(moe_mlp_active()) + head(); }
 
  private:
   double blocks(double moe_mlp_params) const {
     return per_layer() * (layers - moe_layers) + (attention + layer_norms + moe_mlp_params) * moe_layers;
   }
+  double outside_blocks() const { return embedding + position + token_type + embedding_norm + final_norm + head_transform + lm_head; }
+  double head() const { return final_norm + head_transform + (lm_head > 0 ? lm_head : embedding); }
 };
 
 ParameterCount count_parameters(const ModelSpec& model);

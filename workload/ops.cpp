@@ -17,6 +17,7 @@ struct Dims {
   double b, s, heads_local, kv_local;
   double sq, skv;  // attention core: queries and keys per sequence on this GPU (context parallelism)
   double mask;     // bytes of a dropout mask element, 0 without dropout
+  bool causal;     // decoder attention (encoders attend both ways)
   Precision gemm, core;
 };
 
@@ -45,6 +46,7 @@ Dims dims_of(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
     d.kv_local /= cp;
   }
   d.mask = m.dropout > 0 ? 1.0 : 0.0;
+  d.causal = m.causal;
   d.gemm = tr.precision;
   // Transformer Engine runs the attention core in bf16 even in fp8 training.
   d.core = tr.precision == Precision::fp8 ? Precision::bf16 : tr.precision;
@@ -86,7 +88,7 @@ Op attention_core(const Dims& d, bool flash, bool backward) {
   op.seq_q = static_cast<int>(d.sq);
   op.seq_kv = static_cast<int>(d.skv);
   op.head_dim = static_cast<int>(d.hd);
-  op.causal = true;
+  op.causal = d.causal;
   op.flash = flash;
   // QK^T and AV: 2 x 2·b·s²·(a/t)·hd forward; backward computes four such products. Under context
   // parallelism s² becomes the rank's queries × keys (see the header).
@@ -249,6 +251,17 @@ Block embedding_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
   blk.forward.push_back(memory("embedding_dropout", d.Tr * d.h * (2 * d.e + d.mask), tr.precision));
   blk.backward_weight.push_back(memory("embedding_grad", 3 * d.e * d.T * d.h, tr.precision));
   blk.full_activation_bytes = blk.stored_activation_bytes = d.Tr * d.h * d.mask;
+  // Encoders: segment embeddings added (read and added like the positions) and post-LN's norm on
+  // the sum, whose input backward keeps.
+  if (m.token_types > 0) {
+    blk.forward.push_back(memory("token_type_embedding", 2 * d.e * d.Tr * d.h, tr.precision));
+    blk.backward_weight.push_back(memory("token_type_embedding_grad", 2 * d.e * d.Tr * d.h, tr.precision));
+  }
+  if (m.post_norm) {
+    blk.forward.push_back(memory("embedding_norm", 2 * d.e * d.Tr * d.h, tr.precision));
+    blk.backward_weight.push_back(memory("embedding_norm_grad", 4 * d.e * d.Tr * d.h, tr.precision));
+    blk.full_activation_bytes = blk.stored_activation_bytes += d.e * d.Tr * d.h;
+  }
   return blk;
 }
 
@@ -259,16 +272,29 @@ Block head_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& s
   const Precision head = tr.precision == Precision::fp8 ? Precision::bf16 : tr.precision;
   Block blk;
   blk.kind = BlockKind::head;
-  blk.forward.push_back(memory("final_norm", 2 * d.e * d.Tr * d.h, tr.precision));
+  // Post-LN models norm inside every layer and have no final norm; BERT's masked-LM head
+  // transforms the rank's tokens first (a replicated dense layer, GELU, LayerNorm).
+  if (!m.post_norm) blk.forward.push_back(memory("final_norm", 2 * d.e * d.Tr * d.h, tr.precision));
+  if (m.mlm_head) {
+    blk.forward.push_back(gemm("mlm_transform", d.Tr, d.h, d.h, d, head));
+    blk.forward.push_back(memory("mlm_gelu_norm", 4 * d.e * d.Tr * d.h, tr.precision));
+  }
   blk.forward.push_back(gemm("lm_head", d.T, v, d.h, d, head));
   // Vocabulary-parallel cross-entropy: logits read twice (max, sum of exp), fp32 softmax written.
   blk.forward.push_back(memory("cross_entropy", d.T * v * (2 * d.e + 4), Precision::fp32));
   blk.backward_input.push_back(memory("cross_entropy_grad", d.T * v * (4 + d.e), Precision::fp32));
   blk.backward_input.push_back(gemm("lm_head_dgrad", d.T, d.h, v, d, head));
-  blk.backward_input.push_back(memory("final_norm_grad", 4 * d.e * d.Tr * d.h, tr.precision));
+  if (!m.post_norm) blk.backward_input.push_back(memory("final_norm_grad", 4 * d.e * d.Tr * d.h, tr.precision));
   blk.backward_weight.push_back(gemm("lm_head_wgrad", d.h, v, d.T, d, head));
   // Final-norm input, LM-head input, fp32 softmax of the logits.
   blk.full_activation_bytes = blk.stored_activation_bytes = d.e * d.Tr * d.h * 2 + 4 * d.T * v;
+  if (m.mlm_head) {
+    blk.backward_input.push_back(memory("mlm_gelu_norm_grad", 6 * d.e * d.Tr * d.h, tr.precision));
+    blk.backward_input.push_back(gemm("mlm_transform_dgrad", d.Tr, d.h, d.h, d, head));
+    blk.backward_weight.push_back(gemm("mlm_transform_wgrad", d.h, d.h, d.Tr, d, head));
+    // The transform's input, GELU input and norm input (in place of the final norm's).
+    blk.full_activation_bytes = blk.stored_activation_bytes += d.e * d.Tr * d.h * (m.post_norm ? 2 : 3);
+  }
   return blk;
 }
 
@@ -287,7 +313,8 @@ double training_flops_per_token(const ModelSpec& m, int seq_len, int tp) {
   // experts and the shared experts (workload/moe_ops.hpp).
   double layer_weights = 0;
   for (int l = 0; l < m.layers; ++l) layer_weights += layer_active_matmul_weights(m, l);
-  const double head = static_cast<double>(m.hidden) * padded_vocab(m, tp);
+  double head = static_cast<double>(m.hidden) * padded_vocab(m, tp);
+  if (m.mlm_head) head += static_cast<double>(m.hidden) * m.hidden;  // BERT's dense transform before the decoder
   return 6.0 * (layer_weights + head) + 12.0 * m.layers * seq_len * m.q_width();
 }
 

@@ -41,3 +41,13 @@ parasim_cli_test(NAME simulate_zb_h1 ARGS simulate scenarios/jobs/llama2-7b-lab.
                  JSON gpus=16 memory.fits=ON stages.1.stage=1)
 parasim_cli_test(NAME tasks_zb_h1_table ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set plan.schedule=zb-h1
                  STDOUT_REGEX "zb-h1, 8 micro-batches" "Verdict +fits")
+
+# Encoders: BERT-Large imports from its Hugging Face config (335,174,458 parameters, counted by hand
+# in tests/workload/hf_config_test.cpp) and trains on the lab cluster; T5 is an error naming what
+# is missing.
+parasim_cli_test(NAME model_bert_hf ARGS model tests/data/hf/bert-large-uncased/config.json --json
+                 JSON parameters.total=335174458.0 causal=OFF mlm_head=ON token_types=2)
+parasim_cli_test(NAME model_t5_encoder_decoder ARGS model tests/data/hf/bad/t5-base/config.json RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/model_t5_encoder_decoder.expected)
+parasim_cli_test(NAME tasks_bert_large ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set model=scenarios/models/bert-large.yaml
+                 --set training.seq_len=512 --set plan.global_batch=256 --json JSON memory.fits=ON gpus=16)

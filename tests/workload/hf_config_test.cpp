@@ -185,7 +185,7 @@ TEST_CASE("hugging face: bad config files fail with file, line, column and key")
   // "FalconForCausalLM" stands on line 5, column 5 (inside the architectures list).
   CHECK(import_error("tests/data/hf/bad/falcon-7b/config.json") ==
         "tests/data/hf/bad/falcon-7b/config.json:5:5: error: architectures: 'FalconForCausalLM' is not supported; "
-        "supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM");
+        "supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, BertForMaskedLM");
   // The trailing comma after vocab_size: the parser fails on the '}' at line 11, column 1.
   CHECK(import_error("tests/data/hf/bad/malformed/config.json") ==
         "tests/data/hf/bad/malformed/config.json:11:1: error: malformed JSON: syntax error while parsing object key - "
@@ -228,10 +228,10 @@ TEST_CASE("hugging face: bad values point at the value of their key") {
         "m/config.json:8:26: error: tie_word_embeddings: expected true or false, found 1");
   CHECK(text_error("{\"architectures\": [\"LLamaForCausalLM\"]}") ==
         "m/config.json:1:20: error: architectures: 'LLamaForCausalLM' is not supported (did you mean 'LlamaForCausalLM'?); "
-        "supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM");
+        "supported: LlamaForCausalLM, MistralForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, BertForMaskedLM");
   CHECK(text_error("{\"model_type\": \"llama\"}") ==
         "m/config.json:1:1: error: missing required key 'architectures' (the model class; supported: LlamaForCausalLM, "
-        "MistralForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM)");
+        "MistralForCausalLM, Qwen2ForCausalLM, GPT2LMHeadModel, GPTNeoXForCausalLM, MixtralForCausalLM, Qwen2MoeForCausalLM, BertForMaskedLM)");
   CHECK(text_error("[1, 2]") == "m/config.json:1:1: error: expected a Hugging Face config (a JSON object), found a list");
   CHECK(text_error("") ==
         "m/config.json:1:1: error: malformed JSON: syntax error while parsing value - unexpected end of input; expected "
@@ -326,4 +326,34 @@ TEST_CASE("hugging face: Qwen2-MoE layouts parasim cannot state are errors at th
   CHECK(m.moe_layer(1));
   CHECK_FALSE(m.moe_layer(2));
   CHECK(m.moe_layers() == 12);
+}
+
+TEST_CASE("hugging face: BertForMaskedLM imports as a post-LN encoder with its masked-LM head, 335,174,458 parameters") {
+  const ModelSpec m = import_hf_config("tests/data/hf/bert-large-uncased/config.json");
+  CHECK(m.architecture == "bert");
+  CHECK_FALSE(m.causal);
+  CHECK(m.post_norm);
+  CHECK(m.mlm_head);
+  CHECK(m.token_types == 2);
+  CHECK(m.position == PositionEmbedding::learned);
+  CHECK(m.tied_embeddings);
+  CHECK(m.dropout == 0.1);
+  // h 1024, 24 layers, V 30522, 512 positions, 2 segment types.
+  // embeddings 30522·1024 + 512·1024 + 2·1024 + LayerNorm 2·1024 = 31,782,912
+  // per layer 12h² + 13h = 12,582,912 + 13,312 = 12,596,224; x 24 = 302,309,376
+  // head: dense 1024² + 1024 = 1,049,600, LayerNorm 2,048, decoder bias 30,522 = 1,082,170 (decoder tied)
+  // total 31,782,912 + 302,309,376 + 1,082,170 = 335,174,458 (BertForMaskedLM, no pooler)
+  const auto p = count_parameters(m);
+  CHECK(p.per_layer() == 12'596'224.0);
+  CHECK(p.embedding + p.position + p.token_type + p.embedding_norm == 31'782'912.0);
+  CHECK(p.head_transform == 1'082'170.0);
+  CHECK(p.final_norm == 0.0);
+  CHECK(p.total() == 335'174'458.0);
+}
+
+TEST_CASE("hugging face: T5 is an encoder-decoder model; the error says what is missing") {
+  CHECK(import_error("tests/data/hf/bad/t5-base/config.json") ==
+        "tests/data/hf/bad/t5-base/config.json:3:5: error: architectures: 'T5ForConditionalGeneration' is an encoder-decoder model: parasim "
+        "models one stack of self-attention layers (decoder-only or encoder-only); the decoder's cross-attention over the encoder output "
+        "and the second stack are not modelled");
 }

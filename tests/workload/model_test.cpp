@@ -166,3 +166,8 @@ TEST_CASE("MoE keys need experts; top_k cannot exceed them") {
   CHECK(parse(base + "experts: 4\n") == "m.yaml:7:10: error: experts: a mixture of 4 experts needs top_k");
   CHECK(parse(base + "experts: 4\ntop_k: 1\n") == "no error");
 }
+
+TEST_CASE("bundled BERT-Large: the Hugging Face BertForMaskedLM count, 335,174,458") {
+  // As tests/workload/hf_config_test.cpp counts it from bert-large-uncased's config.json.
+  CHECK(total_parameters("bert-large.yaml") == 335'174'458.0);
+}

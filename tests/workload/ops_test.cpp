@@ -122,3 +122,29 @@ TEST_CASE("context parallelism: each rank does 1/cp of the attention and its tok
   // The MLP's GEMMs see the rank's 2048 tokens: fc1 2 x 2048 x 4096 x 14336 / 2 x 2.
   CHECK(find(mlp_block(m, tr, ring).forward, "fc1").flops == doctest::Approx(2.0 * 2048 * 4096 * 14336));
 }
+
+TEST_CASE("encoders: bidirectional attention and BERT's masked-LM head") {
+  // BERT-Large shapes: h 1024, 16 heads, s 512, b 1, t 1.
+  ModelSpec m = test::small_gpt(24);
+  m.heads = m.kv_heads = 16;
+  m.causal = false;
+  m.post_norm = true;
+  m.mlm_head = true;
+  m.token_types = 2;
+  const auto tr = test::training(512);
+  const BlockShape shape{1, 512, 1, false, Recompute::none};
+  // The core attends both ways: the cost model prices all of s², not the causal half.
+  CHECK_FALSE(find(attention_block(m, tr, shape).forward, "attention").causal);
+  // Head: the 512 x 1024 x 1024 transform, forward, input and weight gradients; no final norm.
+  const auto head = head_block(m, tr, shape);
+  CHECK(find(head.forward, "mlm_transform").flops == doctest::Approx(2.0 * 512 * 1024 * 1024));
+  CHECK(find(head.backward_weight, "mlm_transform_wgrad").flops == doctest::Approx(2.0 * 512 * 1024 * 1024));
+  for (const auto& op : head.forward) CHECK(op.name != "final_norm");
+  // Embedding: segment embeddings added and post-LN's norm, whose input (2 bytes x 512 x 1024) is kept
+  // with the dropout mask (1 byte each).
+  const auto emb = embedding_block(m, tr, shape);
+  CHECK(find(emb.forward, "embedding_norm").bytes == doctest::Approx(2.0 * 2 * 512 * 1024));
+  CHECK(emb.stored_activation_bytes == doctest::Approx(512.0 * 1024 * (1 + 2)));
+  // Per token: 6 x the transform's h² on top of the decoder's.
+  CHECK(training_flops_per_token(m, 512) - training_flops_per_token(test::small_gpt(24), 512) == doctest::Approx(6.0 * 1024 * 1024));
+}
