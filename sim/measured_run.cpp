@@ -115,6 +115,8 @@ std::vector<MeasuredRun> load_measured_runs(const std::filesystem::path& file) {
     m.vocab = opt_int<int>(mo, "vocab");
     m.experts = opt_int<int>(mo, "experts");
     m.top_k = opt_int<int>(mo, "top_k");
+    m.shared_experts = opt_int<int>(mo, "shared_experts");
+    m.expert_ffn_hidden = opt_int<int>(mo, "expert_ffn_hidden");
     if (mo.has("params_b")) m.params_b = mo.number("params_b");
     const auto& c = r.section("cluster");
     m.gpu = c.string("gpu");

@@ -19,7 +19,7 @@ struct MeasuredRun {
   // model
   std::string arch;  ///< gpt | llama | moe
   int layers = 0, hidden = 0, heads = 0, seq_len = 0;
-  std::optional<int> kv_heads, ffn_hidden, vocab, experts, top_k;
+  std::optional<int> kv_heads, ffn_hidden, vocab, experts, top_k, shared_experts, expert_ffn_hidden;
   std::optional<double> params_b;
   // cluster
   std::string gpu;

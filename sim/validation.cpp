@@ -25,6 +25,8 @@ const char* const kFillPolicy =
     "           the common tokenizer (50257, 32000, 128256, 250880, 256000) whose parameter count is closest to\n"
     "           params_b; gpt embeddings tied or untied, whichever is closer to params_b (tied without it);\n"
     "           dropout 0.1 with eager attention (Megatron-LM's default before FlashAttention), else 0.\n"
+    "           moe: the llama block with every MLP a mixture of `experts` (top_k, shared_experts from the row)\n"
+    "           of expert_ffn_hidden (absent: ffn_hidden), dropless, balanced (NVIDIA's MoE benchmarks force it).\n"
     "  plan     overlap flags absent: off (Megatron-LM's defaults). Absent micro_batch {1,2,4,8}, sp {on,off}\n"
     "           (tp > 1), recompute {none,selective,full}, vpp {1,2,4} (pp > 1, interleaved), zero {0,1} are\n"
     "           searched with the simulator, one field at a time from micro_batch 1, sp on, no recompute,\n"
@@ -70,7 +72,7 @@ ModelSpec base_model(const MeasuredRun& r, int vocab, bool tied) {
   m.ffn_hidden = r.ffn_hidden.value_or(4 * r.hidden);
   m.vocab = vocab;
   m.max_position = r.seq_len;
-  if (r.arch == "llama") {
+  if (r.arch == "llama" || r.arch == "moe") {
     m.activation = workload::Activation::swiglu;
     m.norm = workload::Norm::rmsnorm;
     m.position = workload::PositionEmbedding::rope;
@@ -80,6 +82,13 @@ ModelSpec base_model(const MeasuredRun& r, int vocab, bool tied) {
     m.tied_embeddings = tied;
   }
   m.dropout = r.attention == "eager" ? 0.1 : 0.0;
+  if (r.arch == "moe") {
+    m.experts = r.experts.value_or(0);
+    m.top_k = r.top_k.value_or(0);
+    m.shared_experts = r.shared_experts.value_or(0);
+    m.expert_ffn_hidden = r.expert_ffn_hidden.value_or(m.ffn_hidden);
+    m.shared_expert_ffn_hidden = m.expert_ffn_hidden;
+  }
   return m;
 }
 
@@ -91,17 +100,17 @@ struct Candidate {
 };
 
 std::string plan_line(const Plan& p) {
-  return fmt::format("tp{} pp{}{} dp{} mb{} sp {} recompute {} zero {}", p.tp, p.pp, p.vpp > 1 ? fmt::format(" vpp{}", p.vpp) : "", p.dp,
-                     p.micro_batch, p.sp ? "on" : "off", workload::recompute_name(p.recompute), p.zero);
+  return fmt::format("tp{} pp{}{} dp{}{}{} mb{} sp {} recompute {} zero {}", p.tp, p.pp, p.vpp > 1 ? fmt::format(" vpp{}", p.vpp) : "", p.dp,
+                     p.cp > 1 ? fmt::format(" cp{}", p.cp) : "", p.ep > 1 ? fmt::format(" ep{}", p.ep) : "", p.micro_batch, p.sp ? "on" : "off",
+                     workload::recompute_name(p.recompute), p.zero);
 }
 
 }  // namespace
 
 std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const std::filesystem::path& hardware_dir) {
   RowScenario s;
-  if (r.arch == "moe") return std::string("mixture-of-experts models are not modelled yet (Workload II)");
-  if (r.cp > 1) return fmt::format("context parallelism (cp {}) is not modelled yet (Workload II)", r.cp);
-  if (r.ep > 1) return fmt::format("expert parallelism (ep {}) is not modelled yet (Workload II)", r.ep);
+  if (r.arch == "moe" && (!r.experts || !r.top_k)) return std::string("a mixture of experts needs experts and top_k");
+  if (r.arch != "moe" && r.ep > 1) return fmt::format("ep {} needs a mixture-of-experts model (arch moe)", r.ep);
   const long degrees = static_cast<long>(r.tp) * r.pp * r.dp * r.cp;
   if (degrees != r.gpus) {
     return fmt::format("tp {} x pp {} x dp {} x cp {} = {} does not match the {} GPUs", r.tp, r.pp, r.dp, r.cp, degrees, r.gpus);
@@ -154,6 +163,10 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   p.tp = r.tp;
   p.pp = r.pp;
   p.dp = r.dp;
+  // Context parallelism as NeMo and Megatron-Bridge run it by default: ring attention (p2p).
+  p.cp = r.cp;
+  p.cp_kind = workload::CpKind::ring;
+  p.ep = r.ep;
   p.global_batch = r.global_batch;
   p.micro_batch = r.micro_batch.value_or(1);
   p.sp = r.sp.value_or(true) && r.tp > 1;
@@ -197,7 +210,7 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
     }
     Candidate c;
     c.plan = p;
-    if (workload::find_plan_problem(p, s.model, cluster.gpu_count())) return c;  // not a valid plan
+    if (workload::find_plan_problem(p, s.model, cluster.gpu_count(), s.training.seq_len)) return c;  // not a valid plan
     c.fits = workload::memory_per_stage(s.model, s.training, p, gpu.hbm_capacity).fits();
     const auto g = workload::build_tasks(s.model, s.training, p);
     const SimInput in{&cluster, &s.model, &s.training, &p, &g, &cost};
@@ -235,7 +248,7 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   }
   if (!r.zero) try_values("zero", std::vector<int>{0, 1}, [](Plan& p, int v) { p.zero = v; });
   if (!std::isfinite(best.time)) {
-    out.skipped = fmt::format("no valid plan: {}", workload::find_plan_problem(best.plan, s.model, cluster.gpu_count())->message);
+    out.skipped = fmt::format("no valid plan: {}", workload::find_plan_problem(best.plan, s.model, cluster.gpu_count(), s.training.seq_len)->message);
     return out;
   }
   const auto& p = best.plan;

@@ -12,3 +12,6 @@ parasim_cli_test(NAME validate_bad_key ARGS validate tests/data/validation/bad_k
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_bad_key.expected)
 parasim_cli_test(NAME validate_missing_file ARGS validate tests/data/validation/nowhere.yaml RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_missing_file.expected)
+# Rows that need Workload II (a Grok-1 proxy with EP 8, Llama 3.1 8B with CP 2) are simulated.
+parasim_cli_test(NAME validate_workload2 ARGS validate tests/data/validation/workload2.yaml --json
+                 JSON summary.rows=2 summary.simulated=2 rows.0.id=dgxc-grok1-314b-fp8-32g rows.1.plan=tp1\ pp1\ dp8\ cp2\ mb1\ sp\ off\ recompute\ none\ zero\ 1)
