@@ -19,7 +19,12 @@ ComputeKind compute_kind(OpKind kind) {
   return ComputeKind::gemm;
 }
 
-CostModel::CostModel(topology::GpuSpec gpu, Profile profile) : gpu_(std::move(gpu)), profile_(std::move(profile)) {}
+CostModel::CostModel(topology::GpuSpec gpu, Profile profile) : gpu_(std::move(gpu)), profile_(std::move(profile)) {
+  // The law's time at each measured GEMM, taken while the table is still empty (ratio 1).
+  if (!profile_.gemm_points.empty()) {
+    points_ = GemmPointTable(profile_.gemm_points, [this](const workload::Op& op) { return op_time(op).value(); });
+  }
+}
 
 FlopsPerSecond CostModel::peak(Precision p) const {
   if (auto v = gpu_.peak_for(p)) return *v;
@@ -62,7 +67,9 @@ Seconds CostModel::op_time(const workload::Op& op) const {
     }
     case OpKind::memory_bound: break;
   }
-  return Seconds(std::max(compute, memory) + profile_.kernel_launch.value());
+  const double time = std::max(compute, memory) + profile_.kernel_launch.value();
+  if (op.kind == OpKind::gemm && !points_.empty()) return Seconds(time * points_.ratio(op));
+  return Seconds(time);
 }
 
 Seconds CostModel::ops_time(const std::vector<workload::Op>& ops) const {

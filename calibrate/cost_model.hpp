@@ -6,8 +6,11 @@
 //   Attention (flash): FLOPs · causal work fraction / (peak · attention efficiency), or its bytes
 //         at HBM speed if that is slower, + launch.
 //   Memory-bound: bytes / (HBM · efficiency) + launch.
+//   Measured GEMM points (profile.gemm_points) scale a GEMM's time by the measured / law ratio
+//   interpolated in log space (calibrate/gemm_points.hpp); without points the factor is exactly 1.
 #include <vector>
 
+#include "calibrate/gemm_points.hpp"
 #include "calibrate/profile.hpp"
 #include "topology/gpu_spec.hpp"
 #include "workload/ops.hpp"
@@ -38,6 +41,7 @@ class CostModel {
  private:
   topology::GpuSpec gpu_;
   Profile profile_;
+  GemmPointTable points_;
 };
 
 }  // namespace parasim::calibrate

@@ -1,4 +1,5 @@
-// parasim calibrate show | diff: calibration profiles, what they say and how they differ.
+// parasim calibrate show | diff | from-trace: calibration profiles, what they say, how they differ,
+// and how profiler traces of a real run become one.
 #include <algorithm>
 #include <cmath>
 #include <filesystem>
@@ -8,6 +9,7 @@
 
 #include "calibrate/cost_model.hpp"
 #include "calibrate/profile_yaml.hpp"
+#include "calibrate/trace_import.hpp"
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
@@ -140,15 +142,149 @@ Reference simulate_with(const sim::Scenario& s, const calibrate::Profile& profil
   return {s.name, r.iteration.value(), r.tokens_per_s, r.mfu};
 }
 
+
+struct TraceOptions {
+  std::vector<std::string> files;
+  std::string out, hardware, network_bandwidth, name;
+  std::string hardware_dir = kSourceDir + "/scenarios/hardware";
+  int gpus_per_node = 8;
+  bool json = false;
+};
+
+std::string number_or_dash(double x, int digits = 3) { return std::isnan(x) ? std::string("-") : format_number(x, digits); }
+std::string percent_or_dash(double x) { return std::isnan(x) ? std::string("-") : fmt::format("{:.1f}%", 100 * x); }
+nlohmann::json json_or_null(double x) { return std::isnan(x) ? nlohmann::json(nullptr) : nlohmann::json(x); }
+
+nlohmann::json classes_json(const calibrate::ClassTotals& t) {
+  nlohmann::json out = nlohmann::json::object();
+  for (auto c : calibrate::kAllKernelClasses) {
+    const auto i = static_cast<std::size_t>(c);
+    out[std::string(calibrate::kernel_class_name(c))] = {{"count", t.count[i]}, {"ns", t.ns[i]}};
+  }
+  return out;
+}
+
+nlohmann::json import_json(const calibrate::ImportResult& r, const std::string& out) {
+  nlohmann::json files = nlohmann::json::array();
+  for (const auto& f : r.analysis.files) {
+    files.push_back({{"file", f.file}, {"gpu", f.gpu}, {"rank", f.rank ? nlohmann::json(*f.rank) : nlohmann::json(nullptr)},
+                     {"world_size", f.world_size ? nlohmann::json(*f.world_size) : nlohmann::json(nullptr)}, {"events", f.events},
+                     {"json_bytes", f.json_bytes}, {"file_bytes", f.file_bytes}, {"classes", classes_json(f.totals)}});
+  }
+  nlohmann::json fits = nlohmann::json::array();
+  for (const auto& q : r.fit.quality) {
+    fits.push_back({{"what", q.what}, {"samples", q.samples}, {"fitted", q.fitted}, {"keys", q.keys}, {"r2", json_or_null(q.r2)},
+                    {"median_error", json_or_null(q.median_error)}, {"worst_error", json_or_null(q.worst_error)}, {"note", q.note}});
+  }
+  const auto& a = r.analysis;
+  const auto& m = a.measurements;
+  return {{"files", files},
+          {"classes", classes_json(a.totals)},
+          {"gpu", {{"device", r.device}, {"hardware", r.gpu ? nlohmann::json(r.gpu->name) : nlohmann::json(nullptr)}, {"hardware_file", r.hardware_file}}},
+          {"base", r.base},
+          {"join", {{"kernels", a.kernels}, {"kernels_with_op", a.kernels_with_op}, {"gemm_kernels", a.gemm_kernels},
+                    {"gemm_kernels_with_shape", a.gemm_kernels_with_shape}, {"nccl_kernels", a.nccl_kernels},
+                    {"nccl_kernels_with_size", a.nccl_kernels_with_size}}},
+          {"samples", {{"gemm", m.gemms.size()}, {"collectives", m.collectives.size()}, {"memory", m.memory.size()},
+                       {"compute_overlap", m.compute_overlap.size()}, {"comm_overlap", m.comm_overlap.size()}}},
+          {"fits", fits},
+          {"notes", a.notes},
+          {"read_seconds", r.read_seconds},
+          {"json_bytes", r.json_bytes},
+          {"peak_rss_bytes", r.peak_rss_bytes},
+          {"profile", {{"name", r.fit.profile.name}, {"file", out.empty() ? nlohmann::json(nullptr) : nlohmann::json(out)}}}};
+}
+
+std::string import_text(const calibrate::ImportResult& r, const std::string& out) {
+  const auto& a = r.analysis;
+  const double mb = static_cast<double>(r.json_bytes) / 1e6;
+  std::string text = fmt::format("Traces      {} file{}, {} of JSON read in {} ({} MB/s); peak memory {} ({:.2f}x the largest file's JSON)\n",
+                                 a.files.size(), a.files.size() == 1 ? "" : "s", format_bytes(Bytes(static_cast<double>(r.json_bytes))),
+                                 format_duration(Seconds(r.read_seconds)), format_number(r.read_seconds > 0 ? mb / r.read_seconds : 0, 3),
+                                 format_bytes(Bytes(static_cast<double>(r.peak_rss_bytes))),
+                                 r.largest_json_bytes ? static_cast<double>(r.peak_rss_bytes) / static_cast<double>(r.largest_json_bytes) : 0.0);
+  Table files({"file", "rank", "GPU", "kernels", "events"}, {Table::Align::left, Table::Align::right, Table::Align::left, Table::Align::right, Table::Align::right});
+  for (const auto& f : a.files) {
+    std::uint64_t kernels = 0;
+    for (auto c : calibrate::kAllKernelClasses) {
+      if (c != calibrate::KernelClass::memcpy && c != calibrate::KernelClass::memset) kernels += f.totals.count[static_cast<std::size_t>(c)];
+    }
+    files.add({f.file, f.rank ? fmt::format("{}{}", *f.rank, f.world_size ? fmt::format("/{}", *f.world_size) : "") : "-",
+               f.gpu.empty() ? "(not recorded)" : f.gpu, fmt::format("{}", kernels), fmt::format("{}", f.events)});
+  }
+  text += files.render();
+  if (r.device.empty()) {
+    text += "GPU         not recorded in the traces (no deviceProperties): efficiencies need --hardware\n";
+  } else if (r.gpu) {
+    text += fmt::format("GPU         {} = {} ({})\n", r.device, r.gpu->name, r.hardware_file);
+  } else {
+    text += fmt::format("GPU         {}: no bundled hardware of that name; kept as the profile's identity, efficiencies need --hardware\n", r.device);
+  }
+  text += fmt::format("Base        {}\n\n", r.base);
+  std::int64_t total_ns = 0;
+  for (auto ns : a.totals.ns) total_ns += ns;
+  Table classes({"class", "count", "GPU time", "share"}, {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right});
+  for (auto c : calibrate::kAllKernelClasses) {
+    const auto i = static_cast<std::size_t>(c);
+    if (a.totals.count[i] == 0) continue;
+    classes.add({std::string(calibrate::kernel_class_name(c)), fmt::format("{}", a.totals.count[i]),
+                 format_duration(Seconds(static_cast<double>(a.totals.ns[i]) * 1e-9)),
+                 fmt::format("{:.1f}%", total_ns ? 100.0 * static_cast<double>(a.totals.ns[i]) / static_cast<double>(total_ns) : 0.0)});
+  }
+  text += "GPU activity by class (all files)\n" + classes.render();
+  text += fmt::format("\nJoin        {} of {} kernels traced to their host op; GEMM shapes for {} of {} GEMM kernels; sizes for {} of {} NCCL kernels\n",
+                      a.kernels_with_op, a.kernels, a.gemm_kernels_with_shape, a.gemm_kernels, a.nccl_kernels_with_size, a.nccl_kernels);
+  const auto& m = a.measurements;
+  text += fmt::format("Samples     {} GEMMs, {} collectives, {} memory transfers, {} compute and {} collective overlap pairs\n", m.gemms.size(),
+                      m.collectives.size(), m.memory.size(), m.compute_overlap.size(), m.comm_overlap.size());
+  for (const auto& n : a.notes) text += fmt::format("Note        {}\n", n);
+  if (!r.fit.quality.empty()) {
+    Table fit({"fit", "samples", "R² (log)", "median err", "worst err", "set / why not"},
+              {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::left});
+    for (const auto& q : r.fit.quality) {
+      std::string what = q.fitted ? join_names(q.keys) : q.note;
+      if (q.fitted && !q.note.empty() && q.what.rfind("overlap", 0) == 0) what += ": " + q.note;
+      fit.add({q.what, fmt::format("{}", q.samples), number_or_dash(q.r2), percent_or_dash(q.median_error), percent_or_dash(q.worst_error), what});
+    }
+    text += "\n" + fit.render();
+  }
+  const auto& p = r.fit.profile;
+  text += fmt::format("\nProfile     {}: {} GEMM, {} collective and {} memory points{}\n", p.name, p.gemm_points.size(), p.collective_points.size(),
+                      p.memory_points.size(), out.empty() ? " (not written: no --out)" : fmt::format(", written to {}", out));
+  return text;
+}
+
+int run_from_trace(const TraceOptions& o, const std::string& profiles_dir) {
+  calibrate::ImportOptions opt;
+  for (const auto& f : o.files) opt.files.emplace_back(f);
+  if (!o.hardware.empty()) opt.hardware = o.hardware;
+  opt.hardware_dir = o.hardware_dir;
+  opt.profiles_dir = profiles_dir;
+  opt.gpus_per_node = o.gpus_per_node;
+  if (!o.network_bandwidth.empty()) {
+    try {
+      opt.network_bandwidth = parse_bandwidth(o.network_bandwidth);
+    } catch (const UnitError& e) {
+      throw InputError({"--network-bandwidth", 0, 0}, {}, e.what());
+    }
+  }
+  opt.name = o.name.empty() && !o.out.empty() ? std::filesystem::path(o.out).stem().string() : o.name;
+  const auto r = calibrate::import_traces(opt);
+  if (!o.out.empty()) calibrate::save_profile(r.fit.profile, o.out);
+  std::cout << (o.json ? import_json(r, o.out).dump(2) + "\n" : import_text(r, o.out));
+  return 0;
+}
+
 }  // namespace
 
 Action add_calibrate_command(CLI::App& app) {
   struct Options {
     std::string profile, a, b, scenario = "scenarios/jobs/gpt3-175b-1024-a100.yaml", bundled = kSourceDir + "/scenarios/profiles";
     bool json = false;
+    TraceOptions trace;
   };
   auto o = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("calibrate", "Calibration profiles: show one, compare two");
+  auto* cmd = app.add_subcommand("calibrate", "Calibration profiles: show one, compare two, build one from profiler traces");
   cmd->require_subcommand(1);
 
   auto* show = cmd->add_subcommand("show", "Every figure of a profile with its source, and its measured points");
@@ -163,12 +299,24 @@ Action add_calibrate_command(CLI::App& app) {
   diff->add_option("--bundled", o->bundled, "directory of the bundled profiles")->capture_default_str();
   diff->add_flag("--json", o->json, "print JSON instead of tables");
 
-  return [o, show, diff]() {
+  auto* from_trace = cmd->add_subcommand("from-trace", "Build a profile from PyTorch profiler (Kineto) traces, one file per rank");
+  from_trace->add_option("traces", o->trace.files, "Chrome trace JSON files (.json or .json.gz), one per rank")->required();
+  from_trace->add_option("--out", o->trace.out, "write the profile YAML here");
+  from_trace->add_option("--hardware", o->trace.hardware, "hardware YAML of the traced GPU, when its name matches no bundled file");
+  from_trace->add_option("--hardware-dir", o->trace.hardware_dir, "directory of the bundled hardware files")->capture_default_str();
+  from_trace->add_option("--bundled", o->bundled, "directory of the bundled profiles")->capture_default_str();
+  from_trace->add_option("--network-bandwidth", o->trace.network_bandwidth, "per-GPU bandwidth across nodes, to fit network collectives (e.g. 200Gb/s)");
+  from_trace->add_option("--gpus-per-node", o->trace.gpus_per_node, "GPUs per node: a job no larger stays on NVLink / PCIe")->capture_default_str()->check(CLI::PositiveNumber);
+  from_trace->add_option("--name", o->trace.name, "name of the new profile (default: the --out file's stem)");
+  from_trace->add_flag("--json", o->trace.json, "print the report as JSON");
+
+  return [o, show, diff, from_trace]() {
     if (show->parsed()) {
       const auto p = resolve_profile(o->profile, o->bundled);
       std::cout << (o->json ? profile_json(p.profile).dump(2) + "\n" : show_text(p.shown, p.profile));
       return 0;
     }
+    if (from_trace->parsed()) return run_from_trace(o->trace, o->bundled);
     (void)diff;
     const auto a = resolve_profile(o->a, o->bundled);
     const auto b = resolve_profile(o->b, o->bundled);

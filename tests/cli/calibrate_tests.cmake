@@ -23,3 +23,88 @@ parasim_cli_test(NAME calibrate_diff_same ARGS calibrate diff h200 scenarios/pro
 parasim_cli_test(NAME calibrate_diff_json ARGS calibrate diff a100 h100 --json
                  JSON changed.0.key=gemm.efficiency.bf16 reference.scenario=scenarios/jobs/gpt3-175b-1024-a100.yaml
                  STDOUT_REGEX "\"a\": 0.869" "\"b\": 0.803")
+
+# from-trace: the eight ranks of one DLRM step on V100 (tests/data/kineto, see its README).
+set(dlrm ${PROJECT_SOURCE_DIR}/tests/data/kineto/param_dlrm_8rank_v100)
+file(GLOB dlrm_ranks RELATIVE ${PROJECT_SOURCE_DIR} ${dlrm}/*.json.gz)
+list(SORT dlrm_ranks)
+set(trace_profile ${CMAKE_CURRENT_BINARY_DIR}/dlrm-v100.yaml)
+parasim_cli_test(NAME calibrate_from_trace ARGS calibrate from-trace ${dlrm_ranks} --out ${trace_profile}
+                 STDOUT_REGEX "Traces +8 files" "Tesla V100-SXM2-32GB: no bundled hardware" "gemm +224 " "nccl +64 "
+                              "GEMM shapes for 224 of 224 GEMM kernels; sizes for 64 of 64 NCCL kernels"
+                              "8 collectives matched across the 8 ranks" "written to .*dlrm-v100.yaml")
+# The report's figures through --json.
+parasim_cli_test(NAME calibrate_from_trace_json ARGS calibrate from-trace ${dlrm_ranks} --json --out ${trace_profile}
+                 JSON files.0.rank=0 files.7.rank=7 files.0.gpu=Tesla\ V100-SXM2-32GB classes.gemm.count=224 classes.nccl.count=64
+                      join.gemm_kernels_with_shape=224 samples.collectives=8 profile.name=dlrm-v100)
+# Two runs write the same profile, byte for byte.
+set(twice ${CMAKE_CURRENT_BINARY_DIR}/dlrm-twice.yaml)
+set(twice_cmd "$<TARGET_FILE:parasim>;calibrate;from-trace;${dlrm_ranks};--out;${twice}")
+add_test(NAME cli_calibrate_from_trace_deterministic
+         COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${twice_cmd}" -DFILE=${twice} -DWORKDIR=${PROJECT_SOURCE_DIR}
+                 -P ${PROJECT_SOURCE_DIR}/tests/calibrate/same_profile_twice.cmake)
+set_tests_properties(cli_calibrate_from_trace_deterministic PROPERTIES LABELS cli)
+# The written profile loads, and moves the reference job (through diff, on the A100 reference scenario).
+parasim_cli_test(NAME calibrate_trace_profile_show ARGS calibrate show ${trace_profile}
+                 STDOUT_REGEX "Profile +dlrm-v100" "GPU +Tesla V100-SXM2-32GB" "GEMM points \\(21\\)" "Collective points \\(7\\)")
+parasim_cli_test(NAME calibrate_trace_profile_diff ARGS calibrate diff a100 ${trace_profile}
+                 STDOUT_REGEX "overlap.compute_slowdown.memory_bound.nvlink" "iteration [0-9.]+ s -> [0-9.]+ s")
+set_tests_properties(cli_calibrate_trace_profile_show cli_calibrate_trace_profile_diff PROPERTIES DEPENDS cli_calibrate_from_trace_json)
+# With a datasheet the efficiencies are fitted (or the report says why not).
+parasim_cli_test(NAME calibrate_from_trace_hardware ARGS calibrate from-trace tests/data/kineto/hta_a100_event_sync_multi_stream.json.gz
+                      --hardware scenarios/hardware/a100-sxm4-40gb.yaml --json
+                 JSON gpu.hardware=A100-SXM4-40GB gpu.device=NVIDIA\ A100-PG509-200 classes.gemm.count=3 base=${PROJECT_SOURCE_DIR}/scenarios/profiles/a100-sxm4.yaml)
+# Kernel counts and GPU time per class against an independent count in Python (tests/calibrate/kineto_count.py).
+find_program(PYTHON3 python3 REQUIRED)
+add_test(NAME cli_calibrate_kineto_counts
+         COMMAND ${PYTHON3} ${PROJECT_SOURCE_DIR}/tests/calibrate/kineto_count.py $<TARGET_FILE:parasim> ${dlrm_ranks}
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+add_test(NAME cli_calibrate_kineto_counts_a100
+         COMMAND ${PYTHON3} ${PROJECT_SOURCE_DIR}/tests/calibrate/kineto_count.py $<TARGET_FILE:parasim>
+                 tests/data/kineto/hta_a100_alexnet_single_gpu.json.gz tests/data/kineto/hta_a100_event_sync_multi_stream.json.gz
+                 tests/data/kineto/hta_a100_simple_add_kineto_pair_with_et.json.gz tests/data/kineto/hta_a100_triton_kernel_tiny.json.gz
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+add_test(NAME cli_calibrate_kineto_counts_unknown_gpu
+         COMMAND ${PYTHON3} ${PROJECT_SOURCE_DIR}/tests/calibrate/kineto_count.py $<TARGET_FILE:parasim>
+                 tests/data/kineto/hta_ws128_sampled_rank0.json.gz tests/data/kineto/hta_ws128_sampled_rank1.json.gz
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+set_tests_properties(cli_calibrate_kineto_counts cli_calibrate_kineto_counts_a100 cli_calibrate_kineto_counts_unknown_gpu PROPERTIES LABELS cli)
+
+# Every unusable input: one line FILE: error: …, exit 2.
+set(trace_errors ${PROJECT_SOURCE_DIR}/tests/calibrate/data/trace_errors)
+foreach(input IN ITEMS bad/empty.json bad/not_json.json bad/truncated.json bad/truncated.json.gz bad/corrupt.json.gz
+                       bad/top_level_list.json bad/chakra_small.json hta_mi250_rocm62_tiny.json.gz hta_a100_cupti_profiler_range_no_kernels.json.gz)
+  get_filename_component(name ${input} NAME)
+  string(REPLACE "." "_" name ${name})
+  parasim_cli_test(NAME calibrate_trace_error_${name} ARGS calibrate from-trace tests/data/kineto/${input} RC 2
+                   STDERR ${trace_errors}/${name}.expected)
+endforeach()
+parasim_cli_test(NAME calibrate_trace_error_missing ARGS calibrate from-trace tests/data/kineto/nowhere.json.gz RC 2
+                 STDERR ${trace_errors}/missing.expected)
+parasim_cli_test(NAME calibrate_trace_error_mixed_gpus
+                 ARGS calibrate from-trace tests/data/kineto/param_dlrm_8rank_v100/worker0_step_12.1694128201545.pt.trace.json.gz
+                      tests/data/kineto/hta_a100_alexnet_single_gpu.json.gz RC 2
+                 STDERR ${trace_errors}/mixed_gpus.expected)
+parasim_cli_test(NAME calibrate_trace_error_bandwidth ARGS calibrate from-trace tests/data/kineto/hta_a100_alexnet_single_gpu.json.gz
+                      --network-bandwidth 400Gbit RC 2 STDERR ${trace_errors}/bad_bandwidth.expected)
+
+# The larger real NVIDIA traces of ../shared/data/kineto (A100 and V100), grouped by GPU model: counts against
+# Python, and a profile from each group. Labelled long: they need ../shared/data beside the repository.
+set(shared_kineto ${PROJECT_SOURCE_DIR}/../shared/data/kineto)
+foreach(group IN ITEMS
+        "a100_pg509:hta_a100_ddp2_rank0_nccl_metadata.json.gz,hta_a100_ws8_rank3_trace_diff_control.json.gz"
+        "a100_sxm4_80gb:hta_a100sxm80_ws16_rank0_sendrecv.json.gz"
+        "v100_32gb:hta_v100_rank0_ns_resolution.json.gz,hta_v100_ws2_rank1_ddp_allreduce.json.gz"
+        "v100_16gb:hta_v100_ws2_rank1_trace_diff_test.json.gz")
+  string(REPLACE ":" ";" parts "${group}")
+  list(GET parts 0 name)
+  list(GET parts 1 files)
+  string(REPLACE "," ";" files "${files}")
+  list(TRANSFORM files PREPEND ${shared_kineto}/)
+  add_test(NAME cli_calibrate_kineto_counts_${name}
+           COMMAND ${PYTHON3} ${PROJECT_SOURCE_DIR}/tests/calibrate/kineto_count.py $<TARGET_FILE:parasim> ${files}
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+  set_tests_properties(cli_calibrate_kineto_counts_${name} PROPERTIES LABELS "cli;long")
+  parasim_cli_test(NAME calibrate_from_trace_${name} ARGS calibrate from-trace ${files} --out ${CMAKE_CURRENT_BINARY_DIR}/${name}.yaml
+                   STDOUT_REGEX "Join" "written to" LABELS long)
+endforeach()
