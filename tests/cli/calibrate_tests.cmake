@@ -108,3 +108,21 @@ foreach(group IN ITEMS
   parasim_cli_test(NAME calibrate_from_trace_${name} ARGS calibrate from-trace ${files} --out ${CMAKE_CURRENT_BINARY_DIR}/${name}.yaml
                    STDOUT_REGEX "Join" "written to" LABELS long)
 endforeach()
+
+# The build without a CUDA toolkit: configuring with it hidden succeeds and leaves the collector out.
+add_test(NAME cmake_configure_without_cuda
+         COMMAND ${CMAKE_COMMAND} -DSOURCE=${PROJECT_SOURCE_DIR} -DBINARY=${CMAKE_BINARY_DIR}/configure-without-cuda
+                 -P ${PROJECT_SOURCE_DIR}/tests/calibrate/configure_without_cuda.cmake)
+set_tests_properties(cmake_configure_without_cuda PROPERTIES LABELS cmake)
+# The CUPTI collector, where it was built: --help works, and with no GPU visible it says so in one line
+# and exits 4 (CUDA_VISIBLE_DEVICES empty hides every GPU, so this holds on GPU nodes too).
+if(TARGET parasim-calibrate-gpu)
+  add_test(NAME cupti_collector_help COMMAND parasim-calibrate-gpu --help)
+  set_tests_properties(cupti_collector_help PROPERTIES LABELS cupti PASS_REGULAR_EXPRESSION "--iterations")
+  set(no_gpu "${CMAKE_COMMAND};-E;env;CUDA_VISIBLE_DEVICES=;$<TARGET_FILE:parasim-calibrate-gpu>;--out;${CMAKE_CURRENT_BINARY_DIR}/no-gpu.yaml")
+  add_test(NAME cupti_collector_no_gpu
+           COMMAND ${CMAKE_COMMAND} "-DCOMMAND=${no_gpu}" -DEXPECT_RC=4
+                   "-DEXPECT_STDERR_REGEX=^parasim-calibrate-gpu: error: no CUDA GPU on this machine \\(.*\\); run parasim-calibrate-gpu on a GPU node$"
+                   -P ${PROJECT_SOURCE_DIR}/tests/calibrate/expect_exit.cmake)
+  set_tests_properties(cupti_collector_no_gpu PROPERTIES LABELS cupti)
+endif()
