@@ -1,7 +1,8 @@
 # parasim calibrate end to end: show, diff, from-trace.
 set(cal_data ${PROJECT_SOURCE_DIR}/tests/calibrate/data)
 
-parasim_cli_test(NAME calibrate_help ARGS calibrate --help STDOUT_REGEX "show" "diff")
+parasim_cli_test(NAME calibrate_help ARGS calibrate --help STDOUT_REGEX "show" "diff" "from-trace")
+parasim_cli_test(NAME calibrate_from_trace_help ARGS calibrate from-trace --help STDOUT_REGEX "--out" "--hardware" "--network-bandwidth" "--gpus-per-node")
 # Every number with its value and source; a bundled profile by name or by file.
 parasim_cli_test(NAME calibrate_show_table ARGS calibrate show scenarios/profiles/a100-sxm4.yaml
                  STDOUT_REGEX "Profile +a100" "gemm.efficiency.bf16 +0.869 +public: \\[MAMF\\]" "fabrics.nvlink.step_latency +5.7 us")
