@@ -16,5 +16,6 @@ Action add_tasks_command(CLI::App& app);
 Action add_simulate_command(CLI::App& app);
 Action add_validate_command(CLI::App& app);
 Action add_calibrate_command(CLI::App& app);
+Action add_plan_command(CLI::App& app);
 
 }  // namespace parasim::cli

@@ -97,6 +97,7 @@ Action add_simulate_command(CLI::App& app) {
     bool json = false;
     bool full = false;
     std::string trace;
+    std::string plan;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("simulate", "Simulate one training iteration: time, throughput, MFU, where the time goes, memory");
@@ -105,8 +106,13 @@ Action add_simulate_command(CLI::App& app) {
   cmd->add_flag("--json", o->json, "print JSON instead of tables");
   cmd->add_flag("--full", o->full, "simulate every replica's traffic separately instead of by symmetry");
   cmd->add_option("--trace", o->trace, "write a Chrome trace (Perfetto, chrome://tracing) to this file");
+  cmd->add_option("--plan", o->plan, "simulate this plan file (parasim plan --out writes best_plan.yaml) instead of the scenario's plan");
   return [o]() {
-    const auto s = sim::load_scenario(o->scenario, o->set);
+    auto s = sim::load_scenario(o->scenario, o->set);
+    if (!o->plan.empty()) {
+      if (!s.model || !s.training) s.require_workload();
+      s.plan = sim::load_plan(o->plan, *s.model, s.cluster.gpus(), s.training->seq_len);
+    }
     s.require_workload();
     const auto& gpu = s.cluster.node.gpu;
     if (!gpu.peak_for(s.training->precision)) {

@@ -87,4 +87,13 @@ workload::ModelSpec load_model(const std::filesystem::path& file) {
   return workload::parse_model(yaml::Record(yaml::load_file(file), workload::kModelSchema));
 }
 
+workload::Plan load_plan(const std::filesystem::path& file, const workload::ModelSpec& model, int gpus, int seq_len) {
+  const yaml::Node root = yaml::load_file(file);
+  // A plan file (what `parasim plan --out` writes) or a scenario whose plan section is taken.
+  if (root.raw().IsMap() && root.raw()["plan"]) {
+    return workload::parse_plan(yaml::Record(root.child(root.raw()["plan"], "plan"), workload::kPlanSchema), model, gpus, seq_len);
+  }
+  return workload::parse_plan(yaml::Record(root, workload::kPlanSchema), model, gpus, seq_len);
+}
+
 }  // namespace parasim::sim

@@ -37,6 +37,10 @@ extern const yaml::Schema kScenarioSchema;
 /// `--set key.path=value` overrides. Throws InputError.
 Scenario load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});
 
+/// Loads a plan on its own: a plan file (`parasim plan --out` writes one) or the plan section of a
+/// scenario file, checked against the model, the GPUs and the sequence length. Throws InputError.
+workload::Plan load_plan(const std::filesystem::path& file, const workload::ModelSpec& model, int gpus, int seq_len);
+
 /// Loads a model on its own: a model YAML or a Hugging Face config.json (by extension).
 workload::ModelSpec load_model(const std::filesystem::path& file);
 

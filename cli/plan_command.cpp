@@ -1,0 +1,325 @@
+// parasim plan <scenario>: the fastest plan that fits, found by the planner and confirmed by the
+// simulator; parasim plan --list-space --gpus N: Galvatron's per-layer search space.
+#include <fmt/format.h>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <nlohmann/json.hpp>
+#include <thread>
+#include <unistd.h>
+
+#include "cli/commands.hpp"
+#include "cli/table.hpp"
+#include "core/error.hpp"
+#include "planner/launch.hpp"
+#include "planner/search.hpp"
+#include "planner/space.hpp"
+#include "sim/scenario.hpp"
+
+namespace parasim::cli {
+namespace {
+
+struct Options {
+  std::string scenario;
+  std::vector<std::string> set;
+  bool list_space = false;
+  int gpus = 0;
+  bool json = false;
+  bool explain = false;
+  int top = 10;
+  int simulate_top = 32;
+  int global_batch = 0;
+  std::string headroom = "0 GiB";
+  bool power_of_two = false;
+  std::vector<int> micro_batches;
+  std::vector<std::string> include;
+  std::vector<std::string> megatron_args;
+  std::string out;
+  int threads = 0;
+};
+
+int list_space(const Options& o) {
+  if (o.gpus < 1 || (o.gpus & (o.gpus - 1)) != 0) {
+    throw InputError({"", 0, 0}, "--gpus", fmt::format("{} is not a power of two (Galvatron's space splits GPUs in powers of two)", o.gpus));
+  }
+  const auto all = planner::galvatron_space(o.gpus, true);
+  const auto pruned = planner::galvatron_space(o.gpus, false);
+  auto kept = [&](const planner::LayerStrategy& s) { return std::find(pruned.begin(), pruned.end(), s) != pruned.end(); };
+  if (o.json) {
+    nlohmann::json list = nlohmann::json::array();
+    for (const auto& s : all) list.push_back({{"pp", s.pp}, {"strategy", planner::strategy_name(s)}, {"kept", kept(s)}});
+    nlohmann::json j = {{"gpus", o.gpus}, {"strategies", all.size()}, {"without_dp_with_sdp", pruned.size()}, {"space", list}};
+    std::cout << j.dump(2) << "\n";
+    return 0;
+  }
+  Table t({"#", "pp", "per-layer strategy (innermost level first)", "DP+SDP rule"}, {Table::Align::right, Table::Align::right, Table::Align::left, Table::Align::left});
+  for (std::size_t i = 0; i < all.size(); ++i) {
+    t.add({fmt::format("{}", i + 1), fmt::format("{}", all[i].pp), planner::strategy_name(all[i]), kept(all[i]) ? "kept" : "pruned (dp with sdp)"});
+  }
+  std::cout << t.render();
+  std::cout << fmt::format("\n{} GPUs: {} per-layer strategies; {} without mixing DP and SDP (Galvatron's pruning)\n", o.gpus, all.size(), pruned.size());
+  return 0;
+}
+
+// Where an iteration goes, averaged over stages (each stage's parts add up to the iteration).
+struct Breakdown {
+  std::vector<std::pair<std::string, double>> parts;
+};
+Breakdown breakdown(const sim::Result& r) {
+  const double n = std::max<std::size_t>(1, r.stages.size());
+  double f = 0, b = 0, rc = 0, opt = 0, bubble = 0;
+  std::array<double, workload::kCommDims> exposed{};
+  for (const auto& s : r.stages) {
+    f += s.forward.value() / n;
+    b += s.backward.value() / n;
+    rc += s.recompute.value() / n;
+    opt += s.optimizer.value() / n;
+    bubble += s.bubble.value() / n;
+    for (int d = 0; d < workload::kCommDims; ++d) exposed[static_cast<std::size_t>(d)] += s.exposed[static_cast<std::size_t>(d)].value() / n;
+  }
+  Breakdown out;
+  out.parts = {{"forward compute", f}, {"backward compute", b}, {"recompute", rc}, {"optimizer", opt}, {"pipeline bubble", bubble}};
+  for (int d = 0; d < workload::kCommDims; ++d) {
+    out.parts.push_back({fmt::format("exposed {} communication", workload::comm_dim_name(static_cast<workload::CommDim>(d))), exposed[static_cast<std::size_t>(d)]});
+  }
+  return out;
+}
+
+double peak_memory(const sim::Result& r) {
+  double worst = 0;
+  for (const auto& s : r.memory.stages) worst = std::max(worst, s.total().value());
+  return worst;
+}
+
+std::string explain(const planner::RankedPlan& winner, const planner::RankedPlan& other, const std::string& what) {
+  const auto a = breakdown(winner.simulated), b = breakdown(other.simulated);
+  std::vector<std::tuple<double, std::string, double, double>> diffs;
+  for (std::size_t i = 0; i < a.parts.size(); ++i) {
+    const double d = b.parts[i].second - a.parts[i].second;
+    diffs.emplace_back(-std::fabs(d), a.parts[i].first, a.parts[i].second, b.parts[i].second);
+  }
+  std::stable_sort(diffs.begin(), diffs.end(), [](const auto& x, const auto& y) { return std::get<0>(x) < std::get<0>(y); });
+  const double gap = other.simulated.iteration.value() - winner.simulated.iteration.value();
+  std::string out = fmt::format("Why the best plan beats {} ({}): {} vs {} per iteration, {:+.1f}%\n", what, planner::plan_name(other.plan),
+                                format_duration(winner.simulated.iteration), format_duration(other.simulated.iteration),
+                                100 * gap / winner.simulated.iteration.value());
+  Table t({"cost (mean over stages)", "best", what, "difference"}, {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right});
+  for (const auto& [neg, name, x, y] : diffs) {
+    if (std::fabs(y - x) < 1e-6 && x < 1e-6) continue;
+    t.add({name, format_duration(Seconds(x)), format_duration(Seconds(y)), (y >= x ? "+" : "-") + format_duration(Seconds(std::fabs(y - x)))});
+  }
+  out += t.render();
+  const auto& [neg, name, x, y] = diffs.front();
+  out += fmt::format("Largest difference: {} ({} more)\n", name, y >= x ? format_duration(Seconds(y - x)) : "-" + format_duration(Seconds(x - y)));
+  if (peak_memory(other.simulated) != peak_memory(winner.simulated)) {
+    out += fmt::format("Peak memory: {} vs {}\n", format_bytes(Bytes(peak_memory(winner.simulated))), format_bytes(Bytes(peak_memory(other.simulated))));
+  }
+  return out;
+}
+
+nlohmann::json plan_json(const planner::RankedPlan& r, const planner::SearchReport& rep, int rank) {
+  const auto& s = r.simulated;
+  return {{"rank", rank},
+          {"plan", planner::plan_name(r.plan)},
+          {"tp", r.plan.tp},
+          {"sp", r.plan.sp},
+          {"pp", r.plan.pp},
+          {"vpp", r.plan.vpp},
+          {"dp", r.plan.dp},
+          {"cp", r.plan.cp},
+          {"ep", r.plan.ep},
+          {"zero", r.plan.zero},
+          {"micro_batch", r.plan.micro_batch},
+          {"schedule", workload::schedule_name(r.plan.schedule)},
+          {"iteration_s", s.iteration.value()},
+          {"analytical_iteration_s", r.estimate.iteration.value()},
+          {"analytical",
+           {{"compute_s", r.estimate.compute.value()},
+            {"recompute_s", r.estimate.recompute.value()},
+            {"exposed_tp_s", r.estimate.tp.value()},
+            {"exposed_pp_s", r.estimate.pp.value()},
+            {"exposed_cp_s", r.estimate.cp.value()},
+            {"exposed_ep_s", r.estimate.ep.value()},
+            {"exposed_dp_s", r.estimate.dp.value()},
+            {"bubble_s", r.estimate.bubble.value()},
+            {"optimizer_s", r.estimate.optimizer.value()}}},
+          {"tokens_per_s", s.tokens_per_s},
+          {"model_tflops_per_gpu", s.model_tflops_per_gpu},
+          {"mfu", s.mfu},
+          {"peak_memory_bytes", peak_memory(s)},
+          {"headroom_bytes", rep.capacity.value() - peak_memory(s)},
+          {"fits", r.fits},
+          {"included", r.included},
+          {"analytical_rank", r.analytical_rank}};
+}
+
+}  // namespace
+
+Action add_plan_command(CLI::App& app) {
+  auto o = std::make_shared<Options>();
+  auto* cmd = app.add_subcommand("plan", "Search hybrid parallel plans: the fastest that fits, with launch arguments");
+  cmd->add_option("scenario", o->scenario, "scenario YAML with cluster, model and training (a plan in it is ranked too)");
+  cmd->add_option("--set", o->set, "override a scenario key (repeatable)");
+  cmd->add_flag("--list-space", o->list_space, "list Galvatron's per-layer strategies for --gpus GPUs and exit");
+  cmd->add_option("--gpus", o->gpus, "GPUs for --list-space");
+  cmd->add_flag("--json", o->json, "print JSON instead of tables");
+  cmd->add_flag("--explain", o->explain, "say which costs make the runner-up (and every plan given) slower than the best");
+  cmd->add_option("--top", o->top, "plans to show")->check(CLI::Range(1, 1000));
+  cmd->add_option("--simulate-top", o->simulate_top, "best analytical candidates the simulator scores")->check(CLI::Range(1, 100000));
+  cmd->add_option("--global-batch", o->global_batch, "samples per iteration; default: the scenario plan's global_batch")->check(CLI::Range(1, 1 << 30));
+  cmd->add_option("--headroom", o->headroom, "memory kept free on every GPU beyond the model's allowance, e.g. 2GiB");
+  cmd->add_flag("--power-of-two", o->power_of_two, "only power-of-two pp and dp (Galvatron's default)");
+  cmd->add_option("--micro-batch", o->micro_batches, "micro-batch sizes to try (repeatable); default 1, 2, 4, 8, 16")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--include", o->include, "a plan YAML to simulate and rank with the rest (repeatable)");
+  cmd->add_option("--from-megatron-args", o->megatron_args, "a plan as Megatron-LM arguments, quoted, to rank with the rest (repeatable)");
+  cmd->add_option("--out", o->out, "directory for best_plan.yaml, megatron_args.txt, ds_config.json and plans.json");
+  cmd->add_option("--threads", o->threads, "simulations at once (default: the machine's cores)");
+  return [o]() {
+    if (o->list_space) return list_space(*o);
+    if (o->scenario.empty()) throw InputError({"", 0, 0}, "scenario", "missing: parasim plan <scenario.yaml> (or --list-space --gpus N)");
+    const auto s = sim::load_scenario(o->scenario, o->set);
+    for (auto [present, key] : {std::pair{s.model.has_value(), "model"}, {s.training.has_value(), "training"}}) {
+      if (!present) throw InputError({o->scenario, 1, 1}, key, "missing: parasim plan needs a scenario with model and training sections");
+    }
+    const auto& gpu = s.cluster.node.gpu;
+    if (!gpu.peak_for(s.training->precision)) {
+      throw InputError({o->scenario, 1, 1}, "training.precision", fmt::format("{} has no {} peak in its hardware file", gpu.name, precision_name(s.training->precision)));
+    }
+    const int global_batch = o->global_batch > 0 ? o->global_batch : (s.plan ? s.plan->global_batch : 0);
+    if (global_batch <= 0) throw InputError({o->scenario, 1, 1}, "plan.global_batch", "missing: give --global-batch or a plan with global_batch");
+
+    planner::SearchOptions options;
+    try {
+      options.headroom = parse_bytes(o->headroom);
+    } catch (const UnitError& e) {
+      throw InputError({"", 0, 0}, "--headroom", e.what());
+    }
+    if (options.headroom.value() < 0) throw InputError({"", 0, 0}, "--headroom", "must not be negative");
+    options.simulate_top = o->simulate_top;
+    options.power_of_two = o->power_of_two;
+    options.micro_batches = o->micro_batches;
+    options.threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int gpus = s.cluster.gpus();
+    if (s.plan) {
+      auto given = *s.plan;
+      given.global_batch = global_batch;
+      if (!workload::find_plan_problem(given, *s.model, gpus, s.training->seq_len)) options.include.push_back(given);
+    }
+    for (const auto& file : o->include) {
+      const auto plan = sim::load_plan(file, *s.model, gpus, s.training->seq_len);
+      options.include.push_back(plan);
+    }
+    for (const auto& args : o->megatron_args) options.include.push_back(planner::plan_from_megatron_arguments(args, *s.model, gpus, s.training->seq_len));
+    if (isatty(STDERR_FILENO) && !o->json) {
+      options.progress = [](const char* phase, std::size_t done, std::size_t total) {
+        const int width = 30;
+        const int filled = static_cast<int>(width * done / std::max<std::size_t>(1, total));
+        std::cerr << fmt::format("\r{:<10} [{}{}] {}/{}   ", phase, std::string(static_cast<std::size_t>(filled), '#'),
+                                 std::string(static_cast<std::size_t>(width - filled), ' '), done, total)
+                  << (done == total ? "\n" : "") << std::flush;
+      };
+    }
+    const auto report = planner::search(s.cluster, *s.model, *s.training, global_batch, s.effective_profile(), options);
+    if (report.ranked.empty() || !report.ranked.front().fits) {
+      std::string reasons;
+      for (const auto& [why, n] : report.rejected) reasons += fmt::format("{}{}: {}", reasons.empty() ? "" : "; ", why, n);
+      throw InputError({o->scenario, 1, 1}, "plan", fmt::format("no plan of the {} considered fits in {} per GPU ({})", report.considered,
+                                                                 format_bytes(report.budget), reasons));
+    }
+    std::cerr << fmt::format("searched {} candidates ({} fit) in {:.2f} s, {:.0f} per second; simulated {} in {:.2f} s\n", report.considered,
+                             report.scored, report.analytical_seconds, report.considered / std::max(1e-9, report.analytical_seconds),
+                             report.ranked.size(), report.simulated_seconds);
+    const auto& best = report.ranked.front();
+    const std::string comment = fmt::format("parasim plan {}: {} on {} x {}\nsimulated iteration {}, {} tokens/s, MFU {:.1f}%", s.name, s.model->name,
+                                            gpus, gpu.name, format_duration(best.simulated.iteration), format_number(best.simulated.tokens_per_s, 6),
+                                            100 * best.simulated.mfu);
+    const auto args = planner::megatron_arguments(best.plan, *s.model, *s.training);
+    const auto ds = planner::deepspeed_config(best.plan, *s.training);
+
+    nlohmann::json plans = nlohmann::json::array();
+    for (std::size_t i = 0; i < report.ranked.size(); ++i) plans.push_back(plan_json(report.ranked[i], report, static_cast<int>(i) + 1));
+    nlohmann::json rejected = nlohmann::json::object();
+    for (const auto& [why, n] : report.rejected) rejected[why] = n;
+    nlohmann::json unusable = nlohmann::json::array();
+    for (const auto& [p, why] : report.unusable) unusable.push_back({{"plan", planner::plan_name(p)}, {"reason", why}});
+    nlohmann::json doc = {{"scenario", s.name},
+                          {"model", s.model->name},
+                          {"gpus", gpus},
+                          {"capacity_bytes", report.capacity.value()},
+                          {"budget_bytes", report.budget.value()},
+                          {"considered", report.considered},
+                          {"fit", report.scored},
+                          {"simulated", report.ranked.size()},
+                          {"rejected", rejected},
+                          {"ranking_pairs", report.pairs},
+                          {"ranking_discordant", report.discordant},
+                          {"plans", plans},
+                          {"unusable_included", unusable},
+                          {"best", {{"plan_yaml", planner::plan_yaml(best.plan, comment)}, {"megatron_args", args}, {"deepspeed_config", ds}}}};
+
+    if (!o->out.empty()) {
+      std::error_code ec;
+      std::filesystem::create_directories(o->out, ec);
+      auto write = [&](const std::string& name, const std::string& text) {
+        std::ofstream f(std::filesystem::path(o->out) / name);
+        if (!f) throw InputError({o->out, 0, 0}, "--out", fmt::format("cannot write {}", name));
+        f << text;
+      };
+      write("best_plan.yaml", planner::plan_yaml(best.plan, comment));
+      std::string lines;
+      for (const auto& a : args) lines += a + "\n";
+      write("megatron_args.txt", lines);
+      write("ds_config.json", ds.dump(2) + "\n");
+      write("plans.json", doc.dump(2) + "\n");
+    }
+    if (o->json) {
+      std::cout << doc.dump(2) << "\n";
+      return 0;
+    }
+
+    std::string out = fmt::format("Planning   {}: {} on {} x {}, global batch {}, {} tokens per sample\n", s.name, s.model->name, gpus, gpu.name,
+                                  global_batch, s.training->seq_len);
+    out += fmt::format("Searched   {} candidates; {} fit in {} per GPU (capacity {} less headroom {}); {} simulated\n", report.considered,
+                       report.scored, format_bytes(report.budget), format_bytes(report.capacity), format_bytes(options.headroom), report.ranked.size());
+    for (const auto& [why, n] : report.rejected) out += fmt::format("  rejected {:>6}  {}\n", n, why);
+    for (const auto& [p, why] : report.unusable) out += fmt::format("  given plan not simulated: {} ({})\n", planner::plan_name(p), why);
+    out += "\n";
+    Table t({"#", "plan", "iteration", "tokens/s", "TFLOP/s/GPU", "MFU", "peak memory", "headroom", "analytical", "origin"},
+            {Table::Align::right, Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right,
+             Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::left});
+    for (std::size_t i = 0; i < report.ranked.size() && static_cast<int>(i) < o->top; ++i) {
+      const auto& r = report.ranked[i];
+      const double peak = peak_memory(r.simulated);
+      t.add({fmt::format("{}", i + 1), planner::plan_name(r.plan), format_duration(r.simulated.iteration), format_number(r.simulated.tokens_per_s, 6),
+             format_number(r.simulated.model_tflops_per_gpu), fmt::format("{:.1f}%", 100 * r.simulated.mfu), format_bytes(Bytes(peak)),
+             r.fits ? format_bytes(Bytes(report.capacity.value() - peak)) : "OOM", format_duration(r.estimate.iteration),
+             r.included ? "given" : fmt::format("search #{}", r.analytical_rank + 1)});
+    }
+    out += t.render();
+    // Given plans below the shown rows still get their line.
+    for (std::size_t i = static_cast<std::size_t>(o->top); i < report.ranked.size(); ++i) {
+      const auto& r = report.ranked[i];
+      if (!r.included) continue;
+      out += fmt::format("given plan ranks #{}: {} at {}{}\n", i + 1, planner::plan_name(r.plan), format_duration(r.simulated.iteration),
+                         r.fits ? "" : " (does not fit)");
+    }
+    out += fmt::format("\nAnalytical vs simulated order: {} of {} pairs of simulated candidates disagree\n", report.discordant, report.pairs);
+    out += fmt::format("\nBest plan  {}\n", planner::plan_name(best.plan));
+    out += fmt::format("           {} per iteration, {} tokens/s, {} model TFLOP/s per GPU, MFU {:.1f}%\n", format_duration(best.simulated.iteration),
+                       format_number(best.simulated.tokens_per_s, 6), format_number(best.simulated.model_tflops_per_gpu), 100 * best.simulated.mfu);
+    out += "\nMegatron-LM arguments\n";
+    for (const auto& a : args) out += "  " + a + "\n";
+    if (best.plan.zero >= 1) out += "\nDeepSpeed config (ds_config.json)\n" + ds.dump(2) + "\n";
+    if (o->explain) {
+      out += "\n";
+      if (report.ranked.size() > 1) out += explain(best, report.ranked[1], "runner-up");
+      for (std::size_t i = 1; i < report.ranked.size(); ++i) {
+        if (report.ranked[i].included) out += "\n" + explain(best, report.ranked[i], fmt::format("given plan (#{})", i + 1));
+      }
+    }
+    std::cout << out;
+    return 0;
+  };
+}
+
+}  // namespace parasim::cli

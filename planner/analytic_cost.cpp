@@ -1,0 +1,316 @@
+#include "planner/analytic_cost.hpp"
+
+#include <algorithm>
+#include <cmath>
+
+#include "workload/layout.hpp"
+#include "workload/memory.hpp"
+#include "workload/moe_ops.hpp"
+#include "workload/schedule.hpp"
+
+namespace parasim::planner {
+
+using workload::Collective;
+using workload::Plan;
+using workload::Recompute;
+
+namespace {
+// Where a plan's groups sit: its order and the degrees of the dimensions outside tp.
+int layout_code(const Plan& p) {
+  int code = 0;
+  for (auto d : workload::full_order(p.order)) code = code * 4 + static_cast<int>(d);
+  return code * 1000003 + p.dp * 131 + p.pp;
+}
+}  // namespace
+
+AnalyticCost::AnalyticCost(const topology::Cluster& cluster, const workload::ModelSpec& model, const workload::TrainingSpec& training,
+                           const calibrate::CostModel& cost)
+    : cluster_(&cluster),
+      model_(&model),
+      training_(&training),
+      cost_(&cost),
+      router_(std::make_unique<topology::Router>(cluster)),
+      lowering_(std::make_unique<sim::CollectiveLowering>(*router_, cost.profile())) {}
+
+std::vector<std::vector<int>> AnalyticCost::twins(const Plan& p, Group g) const {
+  const workload::RankLayout layout(p);
+  std::vector<std::vector<int>> out;
+  const int data = p.data_ranks();
+  switch (g) {
+    case Group::tp:
+      for (int j = 0; j < data; ++j) out.push_back(layout.tp_group(j, 0));
+      break;
+    case Group::data:
+      for (int t = 0; t < p.tp; ++t) out.push_back(layout.dp_group(t, 0));
+      break;
+    case Group::sharding:
+      for (int t = 0; t < p.tp; ++t) {
+        for (int j = 0; j < data; j += p.sharding_group()) out.push_back(layout.sharding_group(t, j, 0));
+      }
+      break;
+    case Group::replica:
+      for (int t = 0; t < p.tp; ++t) {
+        for (int j = 0; j < p.sharding_group(); ++j) out.push_back(layout.replica_group(t, j, 0));
+      }
+      break;
+    case Group::expert_data:
+      for (int t = 0; t < p.tp; t += p.tp / p.expert_tp()) {
+        for (int j = 0; j < p.ep; ++j) out.push_back(layout.expert_dp_group(t, j, 0, p.ep, p.expert_tp()));
+      }
+      break;
+    case Group::ep:
+      for (int t = 0; t < p.tp; ++t) {
+        for (int j = 0; j < data; j += p.ep) out.push_back(layout.ep_group(t, j, 0, p.ep));
+      }
+      break;
+    case Group::pp_pair:
+      for (int t = 0; t < p.tp; ++t) {
+        for (int j = 0; j < data; ++j) out.push_back({layout.rank(t, j, 0), layout.rank(t, j, 1)});
+      }
+      break;
+    case Group::cp_pair:
+      for (int t = 0; t < p.tp; ++t) {
+        for (int d = 0; d < p.dp; ++d) out.push_back({layout.rank(t, 0, d, 0), layout.rank(t, 1, d, 0)});
+      }
+      break;
+    case Group::cp:
+      for (int t = 0; t < p.tp; ++t) {
+        for (int d = 0; d < p.dp; ++d) out.push_back(layout.cp_group(t, d, 0));
+      }
+      break;
+  }
+  return out;
+}
+
+double AnalyticCost::collective(const Plan& p, Collective kind, Group g, double bytes) {
+  if (bytes <= 0) return 0;
+  std::vector<int> signature{static_cast<int>(g), p.tp, p.cp, p.dp, p.pp, p.ep, p.expert_tp(), p.sharding_group()};
+  for (auto d : workload::full_order(p.order)) signature.push_back(static_cast<int>(d));
+  auto it = groups_.find(signature);
+  if (it == groups_.end()) it = groups_.emplace(signature, std::pair{groups_.size() + 1, twins(p, g)}).first;
+  const auto& [id, all] = it->second;
+  if (all.empty() || all.front().size() < 2) return 0;
+  return lowering_->lower(kind, id, all, bytes).estimated.value();
+}
+
+const LayerCost& AnalyticCost::layer(const Plan& p, int layer, Recompute r) {
+  const bool moe = model_->moe_layer(layer);
+  const ShapeKey key{p.tp, p.sp, p.cp, static_cast<int>(p.cp_kind), p.ep, p.expert_tp(), p.micro_batch, static_cast<int>(r), moe, layout_code(p)};
+  auto it = layers_.find(key);
+  if (it != layers_.end()) return it->second;
+
+  const auto& m = *model_;
+  const auto& tr = *training_;
+  const workload::BlockShape shape{p.micro_batch, tr.seq_len, p.tp, p.sp, r, p.cp, p.cp_kind, p.ep, p.expert_tp()};
+  std::vector<workload::Block> blocks{workload::attention_block(m, tr, shape)};
+  if (moe) {
+    blocks.push_back(workload::router_block(m, tr, shape));
+    blocks.push_back(workload::experts_block(m, tr, shape));
+    if (m.shared_experts > 0) blocks.push_back(workload::shared_experts_block(m, tr, shape));
+  } else {
+    blocks.push_back(workload::mlp_block(m, tr, shape));
+  }
+  LayerCost c;
+  double attention_forward = 0, attention_backward = 0;
+  for (const auto& b : blocks) {
+    c.forward += cost_->ops_time(b.forward).value();
+    c.backward_input += cost_->ops_time(b.backward_input).value();
+    c.backward_weight += cost_->ops_time(b.backward_weight).value();
+    c.recompute += cost_->ops_time(b.recompute).value();
+    c.kept_bytes += b.stored_activation_bytes;
+    c.working_bytes += b.full_activation_bytes;
+    if (b.kind == workload::BlockKind::attention) {
+      attention_forward = cost_->ops_time(b.forward).value();
+      attention_backward = cost_->ops_time(b.backward_input).value();
+    }
+  }
+  const double e = tr.element_bytes();
+  const double tokens = static_cast<double>(p.micro_batch) * tr.seq_len / p.cp;
+  const double activation = e * tokens * m.hidden;
+  // TP: two blocks per layer (attention and the MLP or the expert part), each reduced in forward and
+  // backward; SP splits an all-reduce into an all-gather and a reduce-scatter of the same tensor
+  // and gathers the input again before the weight gradients (off the critical path: hidden).
+  const bool recomputes_forward = r == Recompute::full;
+  if (p.tp > 1) {
+    const double once = p.sp ? collective(p, Collective::all_gather, Group::tp, activation) + collective(p, Collective::reduce_scatter, Group::tp, activation)
+                             : collective(p, Collective::all_reduce, Group::tp, activation);
+    const double per_direction = p.overlap.tp_comm ? 0.0 : 2 * once;
+    c.comm_forward += per_direction;
+    c.comm_backward += per_direction * (recomputes_forward ? 2 : 1);
+    c.tp = c.comm_forward + c.comm_backward;
+  }
+  if (p.cp > 1) {
+    double forward = 0, backward = 0;
+    if (p.cp_kind == workload::CpKind::ulysses) {
+      const double q = e * tokens * m.q_width() / p.tp, kv = e * tokens * m.kv_width() / p.tp;
+      const double four = 2 * collective(p, Collective::all_to_all, Group::cp, q) + 2 * collective(p, Collective::all_to_all, Group::cp, kv);
+      forward = four;
+      backward = four;
+    } else {
+      // Ring: cp − 1 steps of two K+V chunks each; the first step waits, the rest hide behind the core.
+      const double kv = e * tokens * m.kv_width() / p.tp;
+      const double step = collective(p, Collective::send_recv, Group::cp_pair, kv);
+      forward = step + std::max(0.0, (p.cp - 2) * step - attention_forward);
+      backward = step + std::max(0.0, 2 * (p.cp - 2) * step + step - attention_backward);
+    }
+    c.comm_forward += forward;
+    c.comm_backward += backward + (recomputes_forward ? forward : 0.0);
+    c.cp = forward + backward + (recomputes_forward ? forward : 0.0);
+  }
+  if (moe && p.ep > 1) {
+    const double bytes = workload::dispatch_bytes(m, tr, shape);
+    const double pair = 2 * collective(p, Collective::all_to_all, Group::ep, bytes);
+    c.comm_forward += pair;
+    c.comm_backward += pair * (recomputes_forward ? 2 : 1);
+    c.ep = pair * (recomputes_forward ? 3 : 2);
+  }
+  return layers_.emplace(key, c).first->second;
+}
+
+double AnalyticCost::embedding_time(const Plan& p) {
+  const ShapeKey key{p.tp, p.sp, p.cp, 0, 0, 0, p.micro_batch, 0, 0, 0};
+  auto it = ends_.find(key);
+  if (it != ends_.end()) return it->second;
+  const workload::BlockShape shape{p.micro_batch, training_->seq_len, p.tp, p.sp, Recompute::none, p.cp, p.cp_kind, p.ep, p.expert_tp()};
+  const auto b = workload::embedding_block(*model_, *training_, shape);
+  const double t = (cost_->ops_time(b.forward) + cost_->ops_time(b.backward_input) + cost_->ops_time(b.backward_weight)).value();
+  return ends_.emplace(key, t).first->second;
+}
+
+double AnalyticCost::head_time(const Plan& p) {
+  const ShapeKey key{p.tp, p.sp, p.cp, 1, 0, 0, p.micro_batch, 0, 0, 0};
+  auto it = ends_.find(key);
+  if (it != ends_.end()) return it->second;
+  const workload::BlockShape shape{p.micro_batch, training_->seq_len, p.tp, p.sp, Recompute::none, p.cp, p.cp_kind, p.ep, p.expert_tp()};
+  const auto b = workload::head_block(*model_, *training_, shape);
+  const double t = (cost_->ops_time(b.forward) + cost_->ops_time(b.backward_input) + cost_->ops_time(b.backward_weight)).value();
+  return ends_.emplace(key, t).first->second;
+}
+
+AnalyticCost::Stage AnalyticCost::stage_time(const Plan& p, int stage, const std::vector<Recompute>& recompute, const std::vector<int>& sizes,
+                                             const std::vector<int>& first) {
+  Stage s;
+  for (int c = stage; c < p.chunks(); c += p.pp) {
+    for (int l = first[static_cast<std::size_t>(c)]; l < first[static_cast<std::size_t>(c)] + sizes[static_cast<std::size_t>(c)]; ++l) {
+      const auto& lc = layer(p, l, recompute[static_cast<std::size_t>(l)]);
+      s.forward += lc.forward;
+      s.backward += lc.backward_input;
+      s.weight += lc.backward_weight;
+      s.recompute += lc.recompute;
+      s.tp += lc.tp;
+      s.cp += lc.cp;
+      s.ep += lc.ep;
+    }
+  }
+  s.backward += s.recompute;
+  if (stage == 0) s.forward += embedding_time(p);
+  if (stage == p.pp - 1) s.forward += head_time(p);
+  if (p.pp > 1) {
+    // Each chunk receives its input and sends its output forward, and the gradients back: with SP or
+    // Megatron-LM's scatter-gather every TP rank moves 1/t of the activation.
+    const double bytes = training_->element_bytes() * p.micro_batch * training_->seq_len * model_->hidden / (p.cp * p.tp);
+    s.pp = 2 * p.vpp * collective(p, Collective::send_recv, Group::pp_pair, bytes);
+  }
+  return s;
+}
+
+Estimate AnalyticCost::estimate(const Plan& p) {
+  const auto sizes = workload::layers_per_chunk(p, *model_);
+  const auto first = workload::first_layer_of_chunk(p, *model_);
+  const auto recompute = workload::layer_recompute(p, *model_);
+  const int m = p.micro_batches();
+  const double grad_bytes = training_->gradient_bytes(), weight_bytes = training_->weight_bytes();
+  const double bucket = p.gradient_bucket_params();
+
+  Estimate best;
+  // The slowest stage sets the pipeline's pace; data-parallel work after it differs by stage.
+  std::vector<Stage> stages;
+  double pace = 0;
+  for (int s = 0; s < p.pp; ++s) {
+    stages.push_back(stage_time(p, s, recompute, sizes, first));
+    pace = std::max(pace, stages.back().total());
+  }
+  for (int s = 0; s < p.pp; ++s) {
+    const Stage& st = stages[static_cast<std::size_t>(s)];
+    const Stage& slow = *std::max_element(stages.begin(), stages.end(), [](const Stage& a, const Stage& b) { return a.total() < b.total(); });
+    double bubble = 0;
+    if (p.pp > 1) {
+      const double chunk = pace / p.vpp;
+      if (workload::defers_weights(p.schedule)) {
+        const double f = slow.forward, b = slow.backward, w = slow.weight, all = slow.total();
+        bubble = (p.pp - 1) * chunk * std::max(0.0, (f + b - w) / std::max(all, 1e-30));
+      } else {
+        bubble = (p.pp - 1) * chunk;
+      }
+    }
+    const double pipeline = m * pace + bubble;
+
+    // Data parallel.
+    const double params = workload::stage_parameters(*model_, p, s);
+    const double expert = workload::stage_expert_parameters(*model_, p, s);
+    const double dense = params - expert;
+    const int zg = p.sharding_group();
+    double dp = 0;
+    const double last_backward = st.backward + st.weight;
+    auto bucketed = [&](Collective kind, Group g, double parameters, double bytes_per_param) {
+      const double buckets = std::max(1.0, std::ceil(parameters / bucket));
+      return std::pair{buckets * collective(p, kind, g, parameters * bytes_per_param / buckets), buckets};
+    };
+    if (p.data_ranks() > 1 && p.zero < 3) {
+      const auto kind = p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
+      const auto [reduce, buckets] = bucketed(kind, p.zero >= 1 ? Group::sharding : Group::data, dense, grad_bytes);
+      if (p.zero == 2) {
+        dp += m * std::max(reduce / buckets, reduce - last_backward);
+      } else if (p.overlap.grad_reduce) {
+        dp += std::max(reduce / buckets, reduce - last_backward);
+      } else {
+        dp += reduce;
+      }
+      if (p.zero >= 1) {
+        const auto [gather, gbuckets] = bucketed(Collective::all_gather, Group::sharding, dense, weight_bytes);
+        dp += p.overlap.param_gather ? std::max(gather / gbuckets, gather - st.forward) : gather;
+      }
+      if (p.zero_group > 0 && p.zero_group < p.data_ranks()) dp += collective(p, Collective::all_reduce, Group::replica, dense / zg * grad_bytes);
+    }
+    if (p.data_ranks() > 1 && p.zero == 3) {
+      // Per micro-batch every layer is gathered for forward and again for backward, its gradients
+      // reduce-scattered, all on one stream (as the task graph issues them): forward gathers run
+      // ahead of the compute, hidden where they are shorter; in backward a layer's gather queues
+      // behind the previous layer's reduce-scatter, which waits for that layer's backward, so
+      // both sit between consecutive layers' backward passes.
+      int n = 0;
+      for (int c = s; c < p.chunks(); c += p.pp) n += sizes[static_cast<std::size_t>(c)];
+      n = std::max(1, n);
+      const double per_layer = dense / n;
+      const double gather = collective(p, Collective::all_gather, Group::sharding, per_layer * weight_bytes);
+      const double scatter = collective(p, Collective::reduce_scatter, Group::sharding, per_layer * grad_bytes);
+      dp += m * (gather + std::max(0.0, n * gather - st.forward) + n * (gather + scatter));
+      if (p.zero_group > 0 && p.zero_group < p.data_ranks()) dp += collective(p, Collective::all_reduce, Group::replica, dense / zg * grad_bytes);
+    }
+    if (expert > 0 && p.expert_data_ranks() > 1) {
+      const auto kind = p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
+      const auto [reduce, buckets] = bucketed(kind, Group::expert_data, expert, grad_bytes);
+      dp += p.overlap.grad_reduce ? std::max(reduce / buckets, reduce - last_backward) : reduce;
+      if (p.zero >= 1) dp += collective(p, Collective::all_gather, Group::expert_data, expert * weight_bytes);
+    }
+    const double held = p.zero >= 1 ? dense / zg + expert / p.expert_data_ranks() : params;
+    const double optimizer = cost_->ops_time(workload::optimizer_block(held, *training_).forward).value();
+
+    const double total = pipeline + dp + optimizer;
+    if (total > best.iteration.value()) {
+      best.iteration = Seconds(total);
+      best.compute = Seconds(m * (slow.forward + slow.backward + slow.weight));
+      best.recompute = Seconds(m * slow.recompute);
+      best.tp = Seconds(m * slow.tp);
+      best.cp = Seconds(m * slow.cp);
+      best.ep = Seconds(m * slow.ep);
+      best.pp = Seconds(m * slow.pp);
+      best.bubble = Seconds(bubble);
+      best.dp = Seconds(dp);
+      best.optimizer = Seconds(optimizer);
+    }
+  }
+  return best;
+}
+
+}  // namespace parasim::planner

@@ -1,0 +1,83 @@
+#pragma once
+// The analytical cost model that ranks candidates (Galvatron's and Megatron-LM's arithmetic, priced
+// by the same CostModel and collective lowering as the simulator, without replaying events):
+//   per micro-batch and layer: forward, input- and weight-gradient and recompute compute
+//     (CostModel::ops_time of the layer's blocks), TP collectives around each block (all-reduce, or
+//     all-gather + reduce-scatter with SP, plus SP's second all-gather before weight gradients unless
+//     overlapped), Ulysses all-to-alls, ring-CP transfers beyond what the attention core hides,
+//     MoE dispatch and combine all-to-alls;
+//   per stage: its chunks' layers, the embedding on the first and the head on the last, pipeline
+//     send/recv per chunk boundary;
+//   pipeline: m · T_stage + (p − 1) · T_stage / v for 1F1B and interleaved, (p − 1)(T_F + T_B −
+//     T_W)/v as bubble for ZB-H1 (the slowest stage sets the pace);
+//   data parallel: gradient reduction in buckets (hidden behind the last micro-batch's backward when
+//     overlapped, per micro-batch with ZeRO-2), the distributed optimizer's parameter all-gather
+//     (hidden behind the first forward when overlapped), ZeRO-3's per-layer gathers hidden behind
+//     each micro-batch's compute, the optimizer step.
+// Collective times are the lowering's estimate alone (its latency, protocol and bus bandwidth with
+// every concurrent twin group on the links), so TP inside an island and DP across NICs are priced
+// by the topology, not by constants.
+#include <map>
+#include <memory>
+#include <tuple>
+#include <vector>
+
+#include "calibrate/cost_model.hpp"
+#include "planner/cost_oracle.hpp"
+#include "sim/collectives.hpp"
+#include "topology/cluster.hpp"
+#include "topology/routing.hpp"
+
+namespace parasim::planner {
+
+/// One layer for one micro-batch on one GPU, in seconds; what it keeps for backward in bytes.
+struct LayerCost {
+  double forward = 0, backward_input = 0, backward_weight = 0, recompute = 0;
+  double comm_forward = 0;   ///< exposed TP / CP / EP communication of the forward
+  double comm_backward = 0;  ///< and of backward (recompute's forward communication included)
+  double tp = 0, cp = 0, ep = 0;  ///< the same communication, by dimension (forward + backward)
+  double kept_bytes = 0;     ///< activations kept for backward under the layer's recompute
+  double working_bytes = 0;  ///< everything the layer's forward produces (its recompute working set)
+  double total() const { return forward + backward_input + backward_weight + recompute + comm_forward + comm_backward; }
+};
+
+class AnalyticCost final : public CostOracle {
+ public:
+  AnalyticCost(const topology::Cluster& cluster, const workload::ModelSpec& model, const workload::TrainingSpec& training,
+               const calibrate::CostModel& cost);
+  Estimate estimate(const workload::Plan& plan) override;
+
+  /// A layer under the plan's shape (tp, sp, cp, ep, micro-batch) with recompute `r`.
+  const LayerCost& layer(const workload::Plan& plan, int layer, workload::Recompute r);
+  /// Embedding (first chunk) and head (last chunk) per micro-batch, forward + backward.
+  double embedding_time(const workload::Plan& plan);
+  double head_time(const workload::Plan& plan);
+  /// The communicators a plan forms (workload/layout.hpp).
+  enum class Group { tp, data, sharding, replica, expert_data, ep, pp_pair, cp_pair, cp };
+  /// Seconds of one collective of `bytes` over the plan's groups of a kind, alone with its twins.
+  double collective(const workload::Plan& plan, workload::Collective kind, Group group, double bytes);
+
+ private:
+  struct Stage {
+    double forward = 0, backward = 0, weight = 0, recompute = 0, tp = 0, cp = 0, ep = 0, pp = 0;
+    double total() const { return forward + backward + weight + tp + cp + ep + pp; }
+  };
+  Stage stage_time(const workload::Plan& plan, int stage, const std::vector<workload::Recompute>& recompute,
+                   const std::vector<int>& sizes, const std::vector<int>& first);
+  std::vector<std::vector<int>> twins(const workload::Plan& plan, Group group) const;
+
+  const topology::Cluster* cluster_;
+  const workload::ModelSpec* model_;
+  const workload::TrainingSpec* training_;
+  const calibrate::CostModel* cost_;
+  std::unique_ptr<topology::Router> router_;
+  std::unique_ptr<sim::CollectiveLowering> lowering_;
+  // tp, sp, cp, cp kind, ep, etp, micro-batch, recompute, moe, the layout (order and degrees: where the groups sit)
+  using ShapeKey = std::tuple<int, int, int, int, int, int, int, int, int, int>;
+  std::map<ShapeKey, LayerCost> layers_;
+  std::map<ShapeKey, double> ends_;
+  // Communicator sets by (group kind, tp, cp, dp, pp, ep, etp, zero_group, order): the lowering's cache key.
+  std::map<std::vector<int>, std::pair<std::uint64_t, std::vector<std::vector<int>>>> groups_;
+};
+
+}  // namespace parasim::planner

@@ -1,0 +1,72 @@
+#pragma once
+// planner::search: the fastest plan that fits.
+//   1. Global choices: pp (any divisor of the GPUs up to the layer count; powers of two only on
+//      request), tp (powers of two within an island), cp (ring and Ulysses, for sequences of 8K
+//      tokens and more), ep (divisors of the experts within dp·cp), dp the rest, ZeRO stage 0-3
+//      (Galvatron's DP and SDP), which of tp and dp is innermost, micro-batch (powers of two dividing
+//      the per-replica batch), schedule and vpp (1F1B, ZB-H1, interleaved with every vpp that gives
+//      each chunk a layer). SP always accompanies TP (it moves the same bytes and halves what
+//      activations TP leaves replicated), and the distributed optimizer's overlaps are on.
+//   2. Megatron-LM's plan checks; stages balanced by cost (planner/partition.hpp).
+//   3. Memory first: no recompute if that fits, else selective, else a layer-wise recompute choice
+//      by dynamic programming under each stage's budget (planner/recompute_choice.hpp), checked
+//      against the workload memory model; what never fits is counted by reason.
+//   4. The analytical oracle ranks every candidate that fits; the best `simulate_top` and every plan
+//      the user gave are simulated; the final order is by simulated iteration time (ties: less
+//      memory, then the analytical order).
+#include <functional>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "calibrate/profile.hpp"
+#include "planner/cost_oracle.hpp"
+#include "sim/result.hpp"
+#include "topology/cluster_spec.hpp"
+#include "workload/model.hpp"
+#include "workload/plan.hpp"
+#include "workload/training.hpp"
+
+namespace parasim::planner {
+
+struct SearchOptions {
+  Bytes headroom{0.0};        ///< kept free on every GPU beyond the memory model's own allowance
+  int simulate_top = 32;      ///< candidates the simulator scores after the analytical ranking
+  bool power_of_two = false;  ///< pp and dp powers of two only (Galvatron's default)
+  std::vector<int> micro_batches;  ///< empty: powers of two up to 16
+  std::vector<workload::Plan> include;  ///< always simulated and ranked with the rest
+  int threads = 1;
+  /// Called as work advances: phase ("analytical", "simulated"), done, total.
+  std::function<void(const char* phase, std::size_t done, std::size_t total)> progress;
+};
+
+struct RankedPlan {
+  workload::Plan plan;
+  Estimate estimate;  ///< analytical
+  sim::Result simulated;
+  bool included = false;  ///< given by the user (or the scenario), not found by the search
+  bool fits = true;       ///< under capacity less headroom
+  int analytical_rank = -1;  ///< among the searched candidates (0 = analytically best); -1 for included plans
+};
+
+struct SearchReport {
+  std::vector<RankedPlan> ranked;  ///< simulated, best first; plans that do not fit last
+  std::size_t considered = 0;      ///< global choices enumerated
+  std::size_t scored = 0;          ///< candidates that fit and were estimated
+  std::map<std::string, std::size_t> rejected;  ///< reason → candidates
+  /// Pairs of simulated search candidates the analytical model orders differently than the simulator.
+  std::size_t pairs = 0, discordant = 0;
+  double analytical_seconds = 0, simulated_seconds = 0;  ///< wall time of each phase
+  Bytes capacity, budget;
+  /// Included plans that could not be simulated, with the reason.
+  std::vector<std::pair<workload::Plan, std::string>> unusable;
+};
+
+SearchReport search(const topology::ClusterSpec& cluster, const workload::ModelSpec& model, const workload::TrainingSpec& training,
+                    int global_batch, const calibrate::Profile& profile, const SearchOptions& options);
+
+/// The plan in a line: "tp8 sp · pp8 vpp3 interleaved-1f1b · dp16 zero1 · mb1 · recompute selective".
+std::string plan_name(const workload::Plan& plan);
+
+}  // namespace parasim::planner

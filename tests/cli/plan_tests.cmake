@@ -1,0 +1,39 @@
+# parasim plan end to end: Galvatron's space, the search on a 16-GPU lab job, its outputs (plan YAML
+# that simulate reads back, Megatron-LM arguments, DeepSpeed config), given plans, bad input.
+set(lab scenarios/jobs/llama2-7b-lab.yaml)
+set(plan_out ${CMAKE_CURRENT_BINARY_DIR}/plan-out)
+
+parasim_cli_test(NAME plan_help ARGS plan --help STDOUT_REGEX "--list-space" "--explain" "--include" "--from-megatron-args" "--headroom")
+# Galvatron's published counts: 34 per-layer strategies on 8 GPUs, 22 without DP+SDP trees.
+parasim_cli_test(NAME plan_space_8 ARGS plan --list-space --gpus 8
+                 STDOUT_REGEX "8 GPUs: 34 per-layer strategies; 22 without mixing DP and SDP" "pp1 · tp2×dp4 \\(tp inner\\)" "pruned \\(dp with sdp\\)")
+parasim_cli_test(NAME plan_space_64_json ARGS plan --list-space --gpus 64 --json JSON strategies=229 without_dp_with_sdp=79)
+
+# The search: a best plan, its launch arguments, the files; twice the same bytes.
+parasim_cli_test(NAME plan_lab ARGS plan ${lab} --out ${plan_out}
+                 STDOUT_REGEX "Searched +[0-9]+ candidates; [0-9]+ fit" "Best plan +tp[0-9]" "Megatron-LM arguments" "--tensor-model-parallel-size [0-9]"
+                              "--global-batch-size 32" "given"
+                 FILE ${plan_out}/best_plan.yaml REPEAT)
+set_tests_properties(cli_plan_lab PROPERTIES FIXTURES_SETUP planned)
+parasim_cli_test(NAME plan_lab_json ARGS plan ${lab} --json --top 3 REPEAT JSON gpus=16 plans.0.rank=1 plans.0.fits=ON)
+# The plan file is a plan simulate accepts, and it simulates to the time the planner reported.
+parasim_cli_test(NAME plan_best_simulates ARGS simulate ${lab} --plan ${plan_out}/best_plan.yaml STDOUT_REGEX "Iteration" "Memory +fits")
+set_tests_properties(cli_plan_best_simulates PROPERTIES FIXTURES_REQUIRED planned)
+# Plans given as YAML or as Megatron-LM arguments are ranked with the rest; --explain compares.
+parasim_cli_test(NAME plan_given ARGS plan ${lab} --top 40 --explain
+                 --from-megatron-args "--tensor-model-parallel-size 8 --sequence-parallel --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 32"
+                 STDOUT_REGEX "tp8 sp · pp2 1f1b · dp1 · mb1 .* given" "Why the best plan beats runner-up" "Why the best plan beats given plan" "Largest difference")
+parasim_cli_test(NAME plan_power_of_two ARGS plan ${lab} --power-of-two --micro-batch 1 --micro-batch 2 --json JSON gpus=16)
+
+parasim_cli_test(NAME plan_negative_headroom ARGS plan ${lab} --headroom=-3GiB RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_negative_headroom.expected)
+parasim_cli_test(NAME plan_bad_headroom ARGS plan ${lab} --headroom "3 parsecs" RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_bad_headroom.expected)
+parasim_cli_test(NAME plan_bad_megatron_args ARGS plan ${lab} --from-megatron-args "--tensor-model-parallel-size x" RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_bad_megatron_args.expected)
+parasim_cli_test(NAME plan_missing_include ARGS plan ${lab} --include nowhere.yaml RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_missing_include.expected)
+parasim_cli_test(NAME plan_space_not_power_of_two ARGS plan --list-space --gpus 12 RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_space_not_power_of_two.expected)
+parasim_cli_test(NAME plan_no_scenario ARGS plan RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_no_scenario.expected)
+parasim_cli_test(NAME plan_needs_model ARGS plan scenarios/clusters/lab-2node.yaml RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_needs_model.expected)
+# Llama-3 405B on 16 GPUs: nothing fits, and the planner says so with the counts.
+parasim_cli_test(NAME plan_nothing_fits ARGS plan ${lab} --set model=scenarios/models/llama-3-405b.yaml RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_nothing_fits.expected)

@@ -1,0 +1,134 @@
+#include <doctest/doctest.h>
+
+#include <fmt/format.h>
+#include <random>
+
+#include "calibrate/cost_model.hpp"
+#include "planner/analytic_cost.hpp"
+#include "planner/search.hpp"
+#include "sim/scenario.hpp"
+#include "sim/simulator.hpp"
+#include "tests/workload/fixtures.hpp"
+#include "workload/memory.hpp"
+#include "workload/task_graph.hpp"
+
+using namespace parasim;
+using namespace parasim::planner;
+
+TEST_CASE("the analytical oracle stays near the simulator on plans of every shape") {
+  const auto s = sim::load_scenario("scenarios/jobs/llama2-7b-lab.yaml");
+  const topology::Cluster cluster(s.cluster);
+  const calibrate::CostModel cost(s.cluster.node.gpu, s.effective_profile());
+  AnalyticCost oracle(cluster, *s.model, *s.training, cost);
+  auto base = *s.plan;
+  std::vector<workload::Plan> plans{base};
+  auto p = base;
+  p.tp = 8, p.pp = 1, p.dp = 2;
+  plans.push_back(p);
+  p = base;
+  p.tp = 1, p.pp = 4, p.dp = 4, p.vpp = 2, p.schedule = workload::Schedule::interleaved_1f1b, p.micro_batch = 1;
+  plans.push_back(p);
+  p = base;
+  p.tp = 1, p.pp = 1, p.dp = 16, p.sp = false, p.zero = 3, p.micro_batch = 2, p.recompute = workload::Recompute::full;
+  plans.push_back(p);
+  for (const auto& plan : plans) {
+    CAPTURE(plan_name(plan));
+    REQUIRE_FALSE(workload::find_plan_problem(plan, *s.model, 16, s.training->seq_len));
+    const auto graph = workload::build_tasks(*s.model, *s.training, plan);
+    const auto simulated = sim::simulate({&cluster, &*s.model, &*s.training, &plan, &graph, &cost});
+    const auto estimate = oracle.estimate(plan);
+    // The parts add up to the estimate.
+    const double parts = (estimate.compute + estimate.tp + estimate.pp + estimate.cp + estimate.ep + estimate.dp + estimate.bubble + estimate.optimizer).value();
+    CHECK(parts == doctest::Approx(estimate.iteration.value()).epsilon(1e-9));
+    CHECK(estimate.iteration.value() == doctest::Approx(simulated.iteration.value()).epsilon(0.2));
+  }
+}
+
+TEST_CASE("the bubble of 1F1B is (p - 1) stage-times of a micro-batch, divided by v when interleaved") {
+  // With free communication (one node, tp 1) and uniform stages: bubble = (p − 1) · T / v, where
+  // T = compute per micro-batch of the slowest stage = estimate.compute / m.
+  const auto s = sim::load_scenario("scenarios/jobs/llama2-7b-lab.yaml");
+  const topology::Cluster cluster(s.cluster);
+  const calibrate::CostModel cost(s.cluster.node.gpu, s.effective_profile());
+  AnalyticCost oracle(cluster, *s.model, *s.training, cost);
+  auto p = *s.plan;
+  p.tp = 1, p.sp = false, p.pp = 4, p.dp = 4, p.micro_batch = 1, p.global_batch = 32;
+  for (int v : {1, 2, 4}) {
+    p.vpp = v;
+    p.schedule = v > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b;
+    const auto e = oracle.estimate(p);
+    const int m = p.micro_batches();
+    const double per_micro = (e.compute + e.pp).value() / m;
+    CHECK(e.bubble.value() == doctest::Approx(3 * per_micro / v).epsilon(1e-6));
+  }
+}
+
+TEST_CASE("no plan the planner returns exceeds memory (random models, clusters, batches)") {
+  std::mt19937 rng(20261122);
+  auto pick = [&](std::vector<int> v) { return v[std::uniform_int_distribution<std::size_t>(0, v.size() - 1)(rng)]; };
+  const auto lab = sim::load_scenario("scenarios/clusters/lab-2node.yaml").cluster;
+  int answered = 0, recomputing = 0, rejected_oom = 0;
+  for (int round = 0; round < 10; ++round) {
+    auto cluster = lab;
+    cluster.nodes = pick({1, 2});
+    cluster.node.gpu.hbm_capacity = Bytes(pick({8, 12, 16, 24, 40}) * 1073741824.0);
+    auto m = test::llama3_8b();
+    m.name = fmt::format("random-{}", round);
+    m.layers = pick({8, 12, 16, 32, 48});
+    m.heads = pick({16, 32, 64});
+    m.kv_heads = pick({m.heads, 8});
+    m.head_dim = 128;
+    m.hidden = m.heads * m.head_dim;
+    m.ffn_hidden = m.hidden * pick({3, 4});
+    m.vocab = pick({32000, 50257, 128256});
+    const auto tr = test::training(pick({1024, 2048, 4096}));
+    const int batch = pick({16, 32, 64, 128});
+    CAPTURE(round);
+    CAPTURE(m.layers);
+    CAPTURE(m.hidden);
+    CAPTURE(batch);
+    CAPTURE(cluster.node.gpu.hbm_capacity.value());
+    SearchOptions options;
+    options.simulate_top = 4;
+    options.headroom = Bytes(pick({0, 1}) * 1073741824.0);
+    const auto report = search(cluster, m, tr, batch, calibrate::default_profile(cluster.node.gpu.name), options);
+    CHECK(report.considered > 0);
+    for (const auto& r : report.ranked) {
+      if (!r.fits) continue;
+      const auto mem = workload::memory_per_stage(m, tr, r.plan, report.budget);
+      CHECK(mem.fits());
+      CHECK_FALSE(workload::find_plan_problem(r.plan, m, cluster.gpus(), tr.seq_len));
+    }
+    // Every candidate simulated fits (only plans the user gives may not).
+    for (const auto& r : report.ranked) CHECK((r.fits || r.included));
+    answered += !report.ranked.empty();
+    recomputing += !report.ranked.empty() && (report.ranked.front().plan.recompute != workload::Recompute::none ||
+                                              !report.ranked.front().plan.recompute_overrides.empty());
+    rejected_oom += report.rejected.count("out of memory even with full recompute") > 0;
+  }
+  // The draws exercise the memory limit: some answers recompute, some candidates never fit.
+  MESSAGE(answered << " answered, " << recomputing << " recompute, " << rejected_oom << " with OOM rejections");
+  CHECK(answered >= 5);
+  CHECK(rejected_oom >= 3);
+  CHECK(recomputing >= 1);
+}
+
+TEST_CASE("a plan given to the planner is simulated and never beats the plan returned") {
+  const auto s = sim::load_scenario("scenarios/jobs/llama2-7b-lab.yaml");
+  SearchOptions options;
+  options.simulate_top = 8;
+  options.include = {*s.plan};
+  const auto report = search(s.cluster, *s.model, *s.training, s.plan->global_batch, s.effective_profile(), options);
+  REQUIRE_FALSE(report.ranked.empty());
+  const auto given = std::find_if(report.ranked.begin(), report.ranked.end(), [](const RankedPlan& r) { return r.included; });
+  REQUIRE(given != report.ranked.end());
+  CHECK(report.ranked.front().simulated.iteration <= given->simulated.iteration);
+  // Ranked by simulated time.
+  for (std::size_t i = 1; i < report.ranked.size(); ++i) {
+    if (report.ranked[i].fits) CHECK(report.ranked[i - 1].simulated.iteration <= report.ranked[i].simulated.iteration);
+  }
+  // The same question twice gives the same answer.
+  const auto again = search(s.cluster, *s.model, *s.training, s.plan->global_batch, s.effective_profile(), options);
+  REQUIRE(again.ranked.size() == report.ranked.size());
+  for (std::size_t i = 0; i < report.ranked.size(); ++i) CHECK(again.ranked[i].plan == report.ranked[i].plan);
+}
