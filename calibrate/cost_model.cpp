@@ -47,6 +47,22 @@ double CostModel::wave_efficiency(std::int64_t m, std::int64_t n, int batch) con
   return static_cast<double>(tiles) / static_cast<double>(waves * gpu_.sms);
 }
 
+double CostModel::attention_efficiency(const workload::Op& op) const {
+  double eff = op.kind == OpKind::attention_grad ? profile_.attention_backward_efficiency : profile_.attention_forward_efficiency;
+  // Sequence fill: each query block's prologue (Q load, statistics) and epilogue (normalize, write O)
+  // amortize over the keys it meets.
+  if (profile_.attention_seq_half > 0 && op.seq_kv > 0) {
+    const auto fill = [&](double s) { return s / (s + profile_.attention_seq_half); };
+    eff *= fill(op.seq_kv) / fill(kAttentionReferenceSeq);
+  }
+  // Head dim: one exponential per score on the special-function units against 4·d tensor-core FLOPs.
+  if (profile_.attention_exp_head_dim > 0 && op.head_dim > 0) {
+    const auto matmul_share = [&](double d) { return 1.0 / (1.0 + profile_.attention_exp_head_dim / d); };
+    eff *= matmul_share(op.head_dim) / matmul_share(kAttentionReferenceHeadDim);
+  }
+  return eff;
+}
+
 Seconds CostModel::op_time(const workload::Op& op) const {
   const double hbm = gpu_.hbm_bandwidth.value() * profile_.memory_efficiency;
   const double memory = op.bytes / hbm;
@@ -55,14 +71,19 @@ Seconds CostModel::op_time(const workload::Op& op) const {
     case OpKind::gemm: {
       const double eff = main_loop_efficiency(op.precision);
       const double k_fill = static_cast<double>(op.k) / (static_cast<double>(op.k) + profile_.gemm_k_half);
-      compute = op.flops / (peak(op.precision).value() * eff * wave_efficiency(op.m, op.n, op.batch) * k_fill);
+      compute = op.flops / (peak(op.precision).value() * eff * wave_efficiency(op.m, op.n, op.batch) * k_fill * profile_.sustained_clock);
       break;
     }
     case OpKind::attention:
     case OpKind::attention_grad: {
-      const double eff = op.kind == OpKind::attention ? profile_.attention_forward_efficiency : profile_.attention_backward_efficiency;
-      const double work = op.causal ? profile_.causal_work_fraction : 1.0;
-      compute = op.flops * work / (peak(op.precision).value() * eff);
+      const double eff = attention_efficiency(op);
+      double work = 1.0;
+      if (op.causal) {
+        // Masked blocks are skipped, the diagonal ones run whole: (n + 1) / n of the half for n key blocks.
+        const auto diagonal = [](double s) { return 1.0 + kFlashBlock / std::max(s, 1.0); };
+        work = profile_.causal_work_fraction * diagonal(op.seq_kv) / diagonal(kAttentionReferenceSeq);
+      }
+      compute = op.flops * work / (peak(op.precision).value() * eff * profile_.sustained_clock);
       break;
     }
     case OpKind::memory_bound: break;

@@ -3,8 +3,14 @@
 //   GEMM: max(FLOPs / (peak · main-loop efficiency · wave quantization · K fill), bytes / (HBM ·
 //         efficiency)) + kernel time. Wave quantization: ceil(M/tile)·ceil(N/tile) output tiles run in
 //         waves of one per SM; a partial last wave idles the rest. K fill: K / (K + k_half).
-//   Attention (flash): FLOPs · causal work fraction / (peak · attention efficiency), or its bytes
-//         at HBM speed if that is slower, + launch.
+//   GEMMs and attention run at the profile's sustained clock: the fraction of the burst tensor-core
+//         rate (short benchmarks) a GPU keeps through training under its power limit.
+//   Attention (flash): FLOPs · causal work / (peak · attention efficiency · sustained clock), or its
+//         bytes at HBM speed if that is slower, + launch. The profile quotes the efficiency at head dim
+//         128 and 16K keys; other shapes scale by the sequence fill s/(s + seq_half) and by the matmul
+//         share 1/(1 + exp_head_dim/d) (one softmax exponential per score against 4·d matmul FLOPs), each
+//         relative to the reference shape. Causal work: the causal fraction × (n + 1)/n for n key blocks
+//         of kFlashBlock (the diagonal blocks run whole), relative to the reference.
 //   Memory-bound: bytes / (HBM · efficiency) + launch.
 //   Measured GEMM points (profile.gemm_points) scale a GEMM's time by the measured / law ratio
 //   interpolated in log space (calibrate/gemm_points.hpp); without points the factor is exactly 1.
@@ -16,6 +22,9 @@
 #include "workload/ops.hpp"
 
 namespace parasim::calibrate {
+
+/// Key block of flash kernels (FlashAttention-1/2/3 tile the keys by 128 at head dim 128).
+inline constexpr double kFlashBlock = 128;
 
 ComputeKind compute_kind(workload::OpKind kind);
 
@@ -35,6 +44,8 @@ class CostModel {
   double main_loop_efficiency(Precision p) const;
   /// Wave-quantization efficiency of an M x N output (times batch) on this GPU's SMs.
   double wave_efficiency(std::int64_t m, std::int64_t n, int batch) const;
+  /// Flash attention efficiency of an attention op's shape (before the sustained clock).
+  double attention_efficiency(const workload::Op& op) const;
   /// Dense peak for a format; fp8 falls back to nothing on GPUs without it (checked by the caller).
   FlopsPerSecond peak(Precision p) const;
 

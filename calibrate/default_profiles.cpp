@@ -12,6 +12,15 @@
 //          shapes on H100): fitted on 70% of its rows (every row i with i mod 10 < 7), the shape law
 //          K fill K/(K + 128) and 4 us per kernel gives a median error of 9.6% on the other 30%
 //          (the law with K/(K + 64) and no fixed time: 33%).
+//  [POWER] Horace He, "Strangely, Matrix Multiplications on GPUs Run Faster When Given 'Predictable'
+//          Data" (thonking.ai, 2024): cuBLAS BF16 8192^3 on A100 SXM (400 W) 257 TFLOP/s with randn
+//          inputs, 295 with zeros (same kernel, under the power limit): training data keeps the GPU at
+//          its power limit, where the tensor-core rate is 0.87 of the burst rate MAMF's 150-iteration
+//          runs see; "matmuls on the H100 are primarily power limited" (same figure assumed).
+//  [FA3S]  pytorch/benchmark PR #2391 (FA3 forward, H100, head dim 128, B*S = 16K): 430, 517, 566, 590,
+//          614, 621 TFLOP/s at 512 ... 16K keys; s / (s + 240) fits every point within 1.5%.
+//  [A100]  NVIDIA A100 whitepaper: 16 special-function (exp) ops per clock per SM, x 108 SMs x 1.41 GHz
+//          = 2.44 T/s; one exponential per score against 4·d tensor-core FLOPs.
 //  [assumed] a stated default the calibration issue will replace with fitted values.
 #include <algorithm>
 
@@ -32,6 +41,9 @@ Profile generic() {
   p.gemm_efficiency[idx(Precision::fp16)] = 0.80;
   p.gemm_efficiency[idx(Precision::fp8)] = 0.70;
   p.gemm_k_half = 128;                       // [XLA]
+  p.sustained_clock = 0.87;                  // [POWER] 257 / 295 TFLOP/s, A100 cuBLAS 8192^3 power-limited / not
+  p.attention_seq_half = 240;                // [FA3S] fitted on the FA3 forward sweep, 512-16K keys
+  p.attention_exp_head_dim = 32;             // [A100] 312 TFLOP/s / (4 x 2.44 T exp/s)
   p.memory_efficiency = 0.85;                // [assumed] STREAM-like copy kernels reach 80-90% of HBM
   p.kernel_launch = Seconds(4e-6);           // [XLA] fixed time per kernel
   // Collectives [NCCL8 A100 8-GPU all-reduce, fitted: with 0.7 us of NVLink wires per step, LL
@@ -84,8 +96,10 @@ Profile default_profile(const std::string& gpu_name) {
     p.source = "public: [MAMF] [NCCL8] [FA2]";
     p.gemm_efficiency[idx(Precision::bf16)] = p.gemm_efficiency[idx(Precision::fp16)] = 0.869;  // [MAMF] 271.2 / 312
     p.gemm_reference = {1024, 10240, 5120};                                                       // [MAMF] best shape
-    p.attention_forward_efficiency = 0.61;   // [FA2] ~190 / 312
-    p.attention_backward_efficiency = 0.48;  // [FA2] ~150 / 312
+    // FlashAttention-1, the flash kernel of the A100 era's PyTorch stacks (llm-foundry's 2023 benchmark
+    // images pinned flash-attn 1.0.3); [FA2]: FlashAttention-2 is 2x faster (0.61 / 0.48).
+    p.attention_forward_efficiency = 0.305;  // [FA2] FA1 at half of FA2's ~190 / 312
+    p.attention_backward_efficiency = 0.24;  // [FA2] FA1 at half of FA2's ~150 / 312
     p.nvlink = {0.76, Seconds(5.7e-6), 0.10, Seconds(1.8e-6)};  // [NCCL8] see generic()
   } else if (starts("H100") || starts("H800") || starts("H200") || starts("GH200")) {
     p.name = starts("H200") ? "h200" : "h100";
@@ -95,6 +109,7 @@ Profile default_profile(const std::string& gpu_name) {
     p.gemm_reference = {2048, 2048, 13312};                                                       // [MAMF] best BF16 shape
     p.attention_forward_efficiency = 0.55;   // [FA3] ~540 / 989 at moderate sequence lengths
     p.attention_backward_efficiency = 0.45;  // [FA3] backward runs ~20% below forward
+    p.attention_exp_head_dim = 63;           // [FA3] 989 TFLOP/s matmul / (4 x 3.9 TFLOP/s exponential)
     p.nvlink = {0.816, Seconds(5.7e-6), 0.10, Seconds(1.8e-6)};  // [NCCL8] H200 ring 367.2 / 450
     p.nvls = true;
     p.nvls_efficiency = 0.61;                // [NCCL8] NVLS busbw 480 = 2·7/8 · 450 · 0.61
@@ -107,6 +122,7 @@ Profile default_profile(const std::string& gpu_name) {
     p.gemm_reference = starts("GB200") ? std::array<std::int64_t, 3>{4096, 9728, 2048} : std::array<std::int64_t, 3>{1792, 16128, 3072};  // [MAMF]
     p.attention_forward_efficiency = 0.55;   // [assumed] as H100
     p.attention_backward_efficiency = 0.45;  // [assumed] as H100
+    p.attention_exp_head_dim = 63;           // [assumed] as H100 [FA3]
     p.nvlink = {0.80, Seconds(5.7e-6), 0.10, Seconds(1.8e-6)};  // [assumed] as A100/H100
     p.nvls = true;
     p.nvls_efficiency = 0.6;                 // [assumed] as H200

@@ -78,6 +78,10 @@ struct MemoryPoint {
   bool operator==(const MemoryPoint&) const = default;
 };
 
+/// The shape the attention efficiencies of a profile are quoted at.
+inline constexpr double kAttentionReferenceHeadDim = 128;
+inline constexpr double kAttentionReferenceSeq = 16384;
+
 struct Profile {
   std::string name;
   std::string source;
@@ -101,10 +105,21 @@ struct Profile {
   int gemm_tile = 128;        ///< output tile edge for wave quantization
   double gemm_k_half = 128;   ///< K at which the main loop's fill and drain halve the efficiency
   double memory_efficiency = 0.85;  ///< streaming kernels, fraction of HBM bandwidth
-  double attention_forward_efficiency = 0.6;   ///< flash attention forward, of the dense peak
+  /// Fraction of the burst tensor-core rate (what short benchmarks such as MAMF measure) that a GPU
+  /// sustains through minutes of training under its board power limit: GEMMs and attention run at it.
+  double sustained_clock = 1.0;
+  /// Flash attention forward / backward, of the dense peak, at the kernels' reference shape: head dim
+  /// kAttentionReferenceHeadDim, kAttentionReferenceSeq keys (the figures FlashAttention papers quote).
+  double attention_forward_efficiency = 0.6;
   double attention_backward_efficiency = 0.5;
   /// Fraction of the full s² work a causal flash kernel does (masked blocks skipped).
   double causal_work_fraction = 0.5;
+  /// Keys at which a flash kernel's per-(query block) prologue and epilogue halve its efficiency:
+  /// efficiency ∝ s_kv / (s_kv + seq_half); 0 turns the law off.
+  double attention_seq_half = 0;
+  /// Head dim at which the softmax exponentials (one per score, on the special-function units) take as
+  /// long as the two matmuls (4·d FLOPs per score on the tensor cores): efficiency ∝ 1 / (1 + this / d).
+  double attention_exp_head_dim = 0;
   Seconds kernel_launch;      ///< fixed time per kernel (launch, prologue, epilogue)
   Seconds collective_launch;  ///< fixed cost of starting a collective
   FabricProfile nvlink, pcie, network;

@@ -56,6 +56,7 @@ constexpr Field kGemmFields[] = {
     {.name = "reference", .type = FieldType::section, .description = "shape of the best efficiency", .required = true, .schema = &kReferenceSchema},
     {.name = "tile", .type = FieldType::integer, .description = "output tile edge for wave quantization", .required = true, .min = 1},
     {.name = "k_half", .type = FieldType::number, .description = "K at which the main loop's fill and drain halve the efficiency", .required = true, .min = 0},
+    {.name = "sustained_clock", .type = FieldType::number, .description = "fraction of the burst tensor-core rate sustained under the power limit (GEMMs and attention)", .required = true, .min = 0, .max = 1, .min_exclusive = true},
     {.name = "points", .type = FieldType::section_list, .description = "measured GEMMs; the cost model interpolates between them in log space", .schema = &kGemmPointSchema},
 };
 constexpr Schema kGemmSchema{"gemm", "Matrix multiplication.", kGemmFields};
@@ -78,6 +79,8 @@ constexpr Field kAttentionFields[] = {
     {.name = "forward_efficiency", .type = FieldType::number, .description = "flash attention forward, of the dense peak", .required = true, .min = 0, .max = 1, .min_exclusive = true},
     {.name = "backward_efficiency", .type = FieldType::number, .description = "flash attention backward, of the dense peak", .required = true, .min = 0, .max = 1, .min_exclusive = true},
     {.name = "causal_work_fraction", .type = FieldType::number, .description = "fraction of the full s² work a causal kernel does", .required = true, .min = 0, .max = 1, .min_exclusive = true},
+    {.name = "seq_half", .type = FieldType::number, .description = "keys at which a flash kernel's efficiency halves (s / (s + seq_half)); 0: off", .required = true, .min = 0},
+    {.name = "exp_head_dim", .type = FieldType::number, .description = "head dim at which the softmax exponentials take as long as the matmuls; 0: off", .required = true, .min = 0},
 };
 constexpr Schema kAttentionSchema{"attention", "Attention kernels.", kAttentionFields};
 
@@ -197,10 +200,13 @@ const std::vector<Accessor>& accessors() {
     }
     number("gemm.tile", NumberUnit::integer, &Profile::gemm_tile);
     number("gemm.k_half", NumberUnit::number, &Profile::gemm_k_half);
+    number("gemm.sustained_clock", NumberUnit::fraction, &Profile::sustained_clock);
     number("memory.efficiency", NumberUnit::fraction, &Profile::memory_efficiency);
     number("attention.forward_efficiency", NumberUnit::fraction, &Profile::attention_forward_efficiency);
     number("attention.backward_efficiency", NumberUnit::fraction, &Profile::attention_backward_efficiency);
     number("attention.causal_work_fraction", NumberUnit::fraction, &Profile::causal_work_fraction);
+    number("attention.seq_half", NumberUnit::number, &Profile::attention_seq_half);
+    number("attention.exp_head_dim", NumberUnit::number, &Profile::attention_exp_head_dim);
     seconds("launch.kernel", [](auto& p) -> auto& { return p.kernel_launch; });
     seconds("launch.collective", [](auto& p) -> auto& { return p.collective_launch; });
     for (std::size_t f = 0; f < 3; ++f) {

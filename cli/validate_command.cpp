@@ -1,7 +1,9 @@
 // parasim validate FILE...: published training runs simulated with one fill-in policy, and how far
 // the predictions are from the measurements.
 #include <fmt/format.h>
+#include <algorithm>
 #include <iostream>
+#include <stdexcept>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <unistd.h>
@@ -33,6 +35,7 @@ Action add_validate_command(CLI::App& app) {
     bool json = false;
     double max_mape = -1;
     int threads = 0;
+    std::vector<std::string> explain;
     std::string hardware = std::string(PARASIM_SOURCE_DIR) + "/scenarios/hardware";
   };
   auto o = std::make_shared<Options>();
@@ -41,6 +44,7 @@ Action add_validate_command(CLI::App& app) {
   cmd->add_flag("--json", o->json, "print JSON: one object per row with id and predicted_iteration_s, and the summary");
   cmd->add_option("--max-mape", o->max_mape, "exit with code 3 when the overall MAPE (in %) is above this");
   cmd->add_option("--threads", o->threads, "rows simulated at once (default: the machine's cores)");
+  cmd->add_option("--explain", o->explain, "print where one row's predicted time goes (its id; repeatable) instead of the table");
   cmd->add_option("--hardware", o->hardware, "directory of the bundled hardware files")->capture_default_str();
   return [o]() {
     std::vector<sim::MeasuredRun> runs;
@@ -50,6 +54,37 @@ Action add_validate_command(CLI::App& app) {
         runs.push_back(std::move(r));
         file_of.push_back(f);
       }
+    }
+    if (!o->explain.empty()) {
+      for (const auto& id : o->explain) {
+        const auto it = std::find_if(runs.begin(), runs.end(), [&](const sim::MeasuredRun& r) { return r.id == id; });
+        if (it == runs.end()) throw std::invalid_argument(fmt::format("no row '{}' in the files", id));
+        const auto got = sim::explain_row(*it, o->hardware);
+        if (std::holds_alternative<std::string>(got)) {
+          std::cout << fmt::format("{}: not simulated: {}\n", id, std::get<std::string>(got));
+          continue;
+        }
+        const auto& e = std::get<sim::RowExplanation>(got);
+        const auto& r = e.result;
+        std::cout << fmt::format("{}  measured {}  predicted {} ({:+.1f}%)  {}{}\n", id, format_duration(Seconds(it->measured_iteration_s)),
+                                 format_duration(r.iteration), 100 * e.row.error, e.row.plan, e.row.fits ? "" : " (OOM)");
+        std::cout << fmt::format("  model {:.1f} TFLOP/s/GPU  MFU {:.1f}%  HFU {:.1f}%  (measured MFU {:.1f}%)\n", r.model_tflops_per_gpu, 100 * r.mfu,
+                                 100 * r.hfu, 100 * r.mfu * r.iteration.value() / it->measured_iteration_s);
+        std::cout << fmt::format("  stage 0 compute by kind: gemm {}  attention {}  memory-bound {}  launch {} ({} kernels)  GEMM {:.1f} TFLOP/s\n",
+                                 format_duration(Seconds(e.gemm_s)), format_duration(Seconds(e.attention_s)), format_duration(Seconds(e.memory_s)),
+                                 format_duration(Seconds(e.launch_s)), e.kernels, e.gemm_s > 0 ? e.gemm_flops / e.gemm_s / 1e12 : 0.0);
+        std::string ops;
+        for (std::size_t i = 0; i < std::min<std::size_t>(12, e.ops.size()); ++i) ops += fmt::format(" {} {}", e.ops[i].first, format_duration(Seconds(e.ops[i].second)));
+        std::cout << "  stage 0 largest ops:" << ops << "\n";
+        for (const auto& b : r.stages) {
+          std::cout << fmt::format("  stage {:>2}: fwd {} bwd {} recompute {} optimizer {} exposed tp {} dp {} pp {} cp {} ep {} bubble {}\n", b.stage,
+                                   format_duration(b.forward), format_duration(b.backward), format_duration(b.recompute), format_duration(b.optimizer),
+                                   format_duration(b.exposed[0]), format_duration(b.exposed[1]), format_duration(b.exposed[2]), format_duration(b.exposed[3]),
+                                   format_duration(b.exposed[4]), format_duration(b.bubble));
+          if (b.stage >= 1 && r.stages.size() > 3) break;
+        }
+      }
+      return 0;
     }
     sim::ValidateOptions options;
     options.hardware_dir = o->hardware;

@@ -261,6 +261,7 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   out.fits = best.fits;
   out.error = (best.time - r.measured_iteration_s) / r.measured_iteration_s;
   out.plan = plan_line(p);
+  out.chosen = p;
   return out;
 }
 
@@ -281,6 +282,39 @@ std::string plan_group(const MeasuredRun& r) {
 }
 
 }  // namespace
+
+std::variant<RowExplanation, std::string> explain_row(const MeasuredRun& r, const std::filesystem::path& hardware_dir) {
+  RowExplanation e;
+  e.row = run_row(r, hardware_dir);
+  if (e.row.skipped) return *e.row.skipped;
+  const auto s = std::get<RowScenario>(row_scenario(r, hardware_dir));
+  const topology::Cluster cluster(s.cluster);
+  const calibrate::CostModel cost(s.cluster.node.gpu, calibrate::default_profile(s.cluster.node.gpu.name));
+  const auto& p = e.row.chosen;
+  const auto g = workload::build_tasks(s.model, s.training, p);
+  const SimInput in{&cluster, &s.model, &s.training, &p, &g, &cost};
+  e.result = simulate(in);
+  const double launch = cost.profile().kernel_launch.value();
+  std::map<std::string, double> by_name;
+  for (const auto& t : g.tasks) {
+    if (t.kind != workload::TaskKind::compute || t.stage != 0) continue;
+    for (const auto& op : g.ops(t)) {
+      const double time = cost.op_time(op).value();
+      ++e.kernels;
+      e.launch_s += launch;
+      by_name[std::string(op.name)] += time;
+      switch (op.kind) {
+        case workload::OpKind::gemm: e.gemm_s += time - launch; e.gemm_flops += op.flops; break;
+        case workload::OpKind::attention:
+        case workload::OpKind::attention_grad: e.attention_s += time - launch; break;
+        case workload::OpKind::memory_bound: e.memory_s += time - launch; break;
+      }
+    }
+  }
+  e.ops.assign(by_name.begin(), by_name.end());
+  std::stable_sort(e.ops.begin(), e.ops.end(), [](const auto& a, const auto& b) { return a.second > b.second; });
+  return e;
+}
 
 Summary summarize(const std::vector<const RowResult*>& rows) {
   Summary s;

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "sim/measured_run.hpp"
+#include "sim/result.hpp"
 #include "sim/scenario.hpp"
 
 namespace parasim::sim {
@@ -27,6 +28,7 @@ struct RowResult {
   std::vector<std::string> filled;  ///< "micro_batch=2 (searched)", "vocab=51200 (params)", …
   bool fits = true;
   std::string plan;  ///< the plan simulated, in a line
+  workload::Plan chosen;  ///< the plan simulated
 };
 
 struct Summary {
@@ -63,5 +65,17 @@ struct RowScenario {
 std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& run, const std::filesystem::path& hardware_dir);
 
 Summary summarize(const std::vector<const RowResult*>& rows);
+
+/// Where a row's predicted time goes (`validate --explain ID`): the chosen plan simulated again,
+/// and the first stage's compute time by op kind over the iteration.
+struct RowExplanation {
+  RowResult row;
+  Result result;
+  double gemm_s = 0, attention_s = 0, memory_s = 0, launch_s = 0;  ///< stage 0, whole iteration
+  int kernels = 0;                                                  ///< stage 0 kernels per iteration
+  double gemm_flops = 0;                                            ///< stage 0 GEMM FLOPs per GPU
+  std::vector<std::pair<std::string, double>> ops;                  ///< stage 0 seconds by op name, largest first
+};
+std::variant<RowExplanation, std::string> explain_row(const MeasuredRun& run, const std::filesystem::path& hardware_dir);
 
 }  // namespace parasim::sim
