@@ -198,6 +198,9 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   const topology::Cluster cluster(s.cluster);
   const auto& gpu = s.cluster.node.gpu;
   const calibrate::CostModel cost(gpu, calibrate::default_profile(gpu.name));
+  // A plan that does not fit never beats one that does (Candidate::better_than): once a fitting plan
+  // is known, candidates that do not fit are not simulated.
+  bool have_fit = false;
   auto evaluate = [&](Plan p) {
     // Uneven layer counts: balanced chunks, the remainder on the middle ones.
     const int chunks = p.pp * p.vpp;
@@ -212,9 +215,11 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
     c.plan = p;
     if (workload::find_plan_problem(p, s.model, cluster.gpu_count(), s.training.seq_len)) return c;  // not a valid plan
     c.fits = workload::memory_per_stage(s.model, s.training, p, gpu.hbm_capacity).fits();
+    if (!c.fits && have_fit) return c;
     const auto g = workload::build_tasks(s.model, s.training, p);
     const SimInput in{&cluster, &s.model, &s.training, &p, &g, &cost};
     c.time = simulate(in).iteration.value();
+    have_fit = have_fit || c.fits;
     return c;
   };
   Candidate best = evaluate(s.candidates.front());

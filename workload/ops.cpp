@@ -101,16 +101,22 @@ Op attention_core(const Dims& d, bool flash, bool backward) {
 }
 
 // Eager attention as Megatron-LM ran it before FlashAttention: batched GEMMs around a softmax whose
-// output (and dropout mask and output) is materialized.
+// output (and dropout mask and output) is materialized. Each pass over the s² scores is its own
+// kernel: the fused scale-mask-softmax reads the scores and writes the probabilities (2e bytes per
+// score); dropout reads them and writes its output and a byte mask (2e + 1). Backward, dropout's
+// gradient reads dP and the mask and writes (2e + 1); the softmax gradient reads that and the
+// probabilities and writes dS (3e).
 void eager_core(const Dims& d, std::vector<Op>& fwd, std::vector<Op>& bwd) {
   const double heads = d.b * d.heads_local;
   const double scores = d.b * d.heads_local * d.sq * d.skv;  // elements
   fwd.push_back(gemm("scores", d.sq, d.skv, d.hd, d, d.core, heads));
-  fwd.push_back(memory("softmax", scores * (2 * d.e + d.mask * (1 + d.e)), d.core));
+  fwd.push_back(memory("softmax", scores * 2 * d.e, d.core));
+  if (d.mask > 0) fwd.push_back(memory("attention_dropout", scores * (2 * d.e + d.mask), d.core));
   fwd.push_back(gemm("context", d.sq, d.hd, d.skv, d, d.core, heads));
   bwd.push_back(gemm("context_grad_v", d.skv, d.hd, d.sq, d, d.core, heads));
   bwd.push_back(gemm("context_grad_p", d.sq, d.skv, d.hd, d, d.core, heads));
-  bwd.push_back(memory("softmax_grad", scores * (3 * d.e + d.mask), d.core));
+  if (d.mask > 0) bwd.push_back(memory("attention_dropout_grad", scores * (2 * d.e + d.mask), d.core));
+  bwd.push_back(memory("softmax_grad", scores * 3 * d.e, d.core));
   bwd.push_back(gemm("scores_grad_q", d.sq, d.hd, d.skv, d, d.core, heads));
   bwd.push_back(gemm("scores_grad_k", d.skv, d.hd, d.sq, d, d.core, heads));
 }

@@ -148,3 +148,24 @@ TEST_CASE("encoders: bidirectional attention and BERT's masked-LM head") {
   // Per token: 6 x the transform's h² on top of the decoder's.
   CHECK(training_flops_per_token(m, 512) - training_flops_per_token(test::small_gpt(24), 512) == doctest::Approx(6.0 * 1024 * 1024));
 }
+
+TEST_CASE("eager attention: each pass over the s² scores moves its own bytes") {
+  auto model = test::gpt175b();
+  model.dropout = 0.1;
+  auto tr = test::training(2048);
+  tr.attention = AttentionKernel::eager;
+  const auto a = attention_block(model, tr, {1, 2048, 8, false, Recompute::none});
+  // 96 heads / 8 TP ranks x 2048² scores of 2 bytes. Softmax reads the scores, writes the
+  // probabilities: 2 x 2; dropout reads them, writes its output and a byte mask: 2 x 2 + 1.
+  const double scores = 12.0 * 2048 * 2048;
+  CHECK(find(a.forward, "softmax").bytes == doctest::Approx(scores * 4));
+  CHECK(find(a.forward, "attention_dropout").bytes == doctest::Approx(scores * 5));
+  // Backward: dropout's gradient reads dP and the mask, writes 2 + 1 + 2; the softmax gradient reads
+  // that and the probabilities and writes dS: 3 x 2.
+  CHECK(find(a.backward_input, "attention_dropout_grad").bytes == doctest::Approx(scores * 5));
+  CHECK(find(a.backward_input, "softmax_grad").bytes == doctest::Approx(scores * 6));
+  // Without dropout there is no dropout kernel.
+  model.dropout = 0;
+  const auto plain = attention_block(model, tr, {1, 2048, 8, false, Recompute::none});
+  for (const auto& op : plain.forward) CHECK(op.name != "attention_dropout");
+}
