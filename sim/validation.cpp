@@ -31,9 +31,11 @@ const char* const kFillPolicy =
     "           (tp > 1), recompute {none,selective,full}, vpp {1,2,4} (pp > 1, interleaved), zero {0,1} are\n"
     "           searched with the simulator, one field at a time from micro_batch 1, sp on, no recompute,\n"
     "           vpp 1, zero 0: published runs were tuned and fit in memory, so the fastest plan that fits\n"
-    "           wins (the fastest at all if none fits). Layers that do not divide into pp x vpp chunks are split\n"
-    "           as evenly as possible, the first and last chunks (which also hold the embedding and the head)\n"
-    "           taking the smaller share, as Megatron-DeepSpeed's parameter-balanced partition does.\n";
+    "           wins (the fastest at all if none fits); a plan fits when its tensors and the fixed allowance\n"
+    "           do (the allocator's fragmentation estimate left out: tuned runs keep it small). Layers that\n"
+    "           do not divide into pp x vpp chunks are split as evenly as possible, the first and last chunks\n"
+    "           (which also hold the embedding and the head) taking the smaller share, as Megatron-DeepSpeed's\n"
+    "           parameter-balanced partition does.\n";
 
 namespace {
 
@@ -92,6 +94,7 @@ ModelSpec base_model(const MeasuredRun& r, int vocab, bool tied) {
   return m;
 }
 
+
 struct Candidate {
   Plan plan;
   bool fits = false;
@@ -106,6 +109,13 @@ std::string plan_line(const Plan& p) {
 }
 
 }  // namespace
+
+bool fits_published(const workload::MemoryReport& m) {
+  return std::all_of(m.stages.begin(), m.stages.end(), [&](const workload::StageMemory& st) {
+    const double fragmentation = st.allowance.value() - workload::kFixedAllowanceBytes;
+    return st.total().value() - fragmentation <= m.capacity.value();
+  });
+}
 
 std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const std::filesystem::path& hardware_dir) {
   RowScenario s;
@@ -214,7 +224,7 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
     Candidate c;
     c.plan = p;
     if (workload::find_plan_problem(p, s.model, cluster.gpu_count(), s.training.seq_len)) return c;  // not a valid plan
-    c.fits = workload::memory_per_stage(s.model, s.training, p, gpu.hbm_capacity).fits();
+    c.fits = fits_published(workload::memory_per_stage(s.model, s.training, p, gpu.hbm_capacity));
     if (!c.fits && have_fit) return c;
     const auto g = workload::build_tasks(s.model, s.training, p);
     const SimInput in{&cluster, &s.model, &s.training, &p, &g, &cost};

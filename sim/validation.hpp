@@ -14,6 +14,7 @@
 #include "sim/measured_run.hpp"
 #include "sim/result.hpp"
 #include "sim/scenario.hpp"
+#include "workload/memory.hpp"
 
 namespace parasim::sim {
 
@@ -61,6 +62,11 @@ struct RowScenario {
   std::vector<workload::Plan> candidates;  ///< the plan, once per combination of unknown fields
   std::vector<std::string> filled;         ///< model and cluster fields the policy filled
 };
+/// Whether a plan fits as the fill policy counts it: published runs fit, so a plan fits when its
+/// tensors and the fixed allowance (CUDA context, NCCL and cuBLAS workspaces) do, leaving out the
+/// caching allocator's fragmentation estimate, which tuned runs keep small.
+bool fits_published(const workload::MemoryReport& memory);
+
 /// Builds a row's scenario, or the reason it cannot be simulated.
 std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& run, const std::filesystem::path& hardware_dir);
 

@@ -63,3 +63,23 @@ TEST_CASE("validate rebuilds MoE and context-parallel rows: experts from the row
   bad.experts.reset();
   CHECK(std::get<std::string>(row_scenario(bad, "scenarios/hardware")) == "a mixture of experts needs experts and top_k");
 }
+
+TEST_CASE("the fill policy counts a plan as fitting when its tensors and the fixed allowance do") {
+  // 76 GiB of tensors on an 80 GiB GPU: with the 1.5 GiB fixed allowance 77.5 GiB fit; the model's
+  // full total adds 5% fragmentation (3.8 GiB) and is 81.3 GiB, over the capacity.
+  const double gib = 1073741824.0;
+  workload::MemoryReport m;
+  m.capacity = Bytes(80 * gib);
+  workload::StageMemory st;
+  st.weights = Bytes(20 * gib);
+  st.optimizer = Bytes(30 * gib);
+  st.activations = Bytes(26 * gib);
+  st.allowance = Bytes(workload::kFixedAllowanceBytes + workload::kFragmentation * 76 * gib);
+  m.stages.push_back(st);
+  CHECK_FALSE(m.fits());
+  CHECK(fits_published(m));
+  // 79 GiB of tensors: 80.5 GiB with the fixed allowance alone, which does not fit either way.
+  m.stages[0].activations = Bytes(29 * gib);
+  m.stages[0].allowance = Bytes(workload::kFixedAllowanceBytes + workload::kFragmentation * 79 * gib);
+  CHECK_FALSE(fits_published(m));
+}
