@@ -287,8 +287,8 @@ class Replay {
 
 // Sweep over one stage's compute and communication intervals: busy compute by phase, exposed
 // communication by dimension (split evenly where several overlap), and the idle rest (bubble).
-StageBreakdown breakdown(int stage, const TaskGraph& g, const std::vector<std::int64_t>& start, const std::vector<std::int64_t>& finish,
-                         std::int64_t end) {
+StageBreakdown breakdown(int stage, const std::vector<std::uint32_t>& tasks, const TaskGraph& g, const std::vector<std::int64_t>& start,
+                         const std::vector<std::int64_t>& finish, std::int64_t end) {
   StageBreakdown b;
   b.stage = stage;
   struct Edge {
@@ -297,9 +297,10 @@ StageBreakdown breakdown(int stage, const TaskGraph& g, const std::vector<std::i
     int kind;  // 0 compute, 1 + CommDim for communication
   };
   std::vector<Edge> edges;
-  for (std::uint32_t t = 0; t < g.tasks.size(); ++t) {
+  edges.reserve(2 * tasks.size());
+  for (const std::uint32_t t : tasks) {
     const Task& task = g.tasks[t];
-    if (task.stage != stage || finish[t] <= start[t]) continue;
+    if (finish[t] <= start[t]) continue;
     const double d = static_cast<double>(finish[t] - start[t]) * 1e-12;
     if (task.kind == TaskKind::compute) {
       switch (task.phase) {
@@ -362,7 +363,13 @@ Result Replay::result() const {
   const double peak = in_.cost->peak(tr.precision).value();
   r.mfu = r.model_flops / r.iteration.value() / r.gpus / peak;
   r.hfu = r.hardware_flops / r.iteration.value() / r.gpus / peak;
-  for (int s = 0; s < g_.stages; ++s) r.stages.push_back(breakdown(s, g_, start_, finish_, end));
+  // Each stage's tasks, in id order, gathered once (a scan per stage is quadratic in long pipelines).
+  std::vector<std::vector<std::uint32_t>> by_stage(static_cast<std::size_t>(g_.stages));
+  for (std::uint32_t t = 0; t < g_.tasks.size(); ++t) {
+    const auto st = g_.tasks[t].stage;
+    if (st >= 0 && st < g_.stages) by_stage[static_cast<std::size_t>(st)].push_back(t);
+  }
+  for (int s = 0; s < g_.stages; ++s) r.stages.push_back(breakdown(s, by_stage[static_cast<std::size_t>(s)], g_, start_, finish_, end));
   r.memory = workload::memory_per_stage(*in_.model, tr, plan, in_.cluster->spec().node.gpu.hbm_capacity);
 
   // Critical path: from the last task back through the dependency that finished last.
