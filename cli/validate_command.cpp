@@ -1,9 +1,9 @@
 // parasim validate FILE...: published training runs simulated with one fill-in policy, and how far
 // the predictions are from the measurements.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <algorithm>
 #include <iostream>
-#include <stdexcept>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <unistd.h>
@@ -58,7 +58,7 @@ Action add_validate_command(CLI::App& app) {
     if (!o->explain.empty()) {
       for (const auto& id : o->explain) {
         const auto it = std::find_if(runs.begin(), runs.end(), [&](const sim::MeasuredRun& r) { return r.id == id; });
-        if (it == runs.end()) throw std::invalid_argument(fmt::format("no row '{}' in the files", id));
+        if (it == runs.end()) throw InputError({"--explain", 0, 0}, "explain", fmt::format("no row '{}' in {}", id, fmt::join(o->files, ", ")));
         const auto got = sim::explain_row(*it, o->hardware);
         if (std::holds_alternative<std::string>(got)) {
           std::cout << fmt::format("{}: not simulated: {}\n", id, std::get<std::string>(got));

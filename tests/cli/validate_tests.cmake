@@ -15,3 +15,9 @@ parasim_cli_test(NAME validate_missing_file ARGS validate tests/data/validation/
 # Rows that need Workload II (a Grok-1 proxy with EP 8, Llama 3.1 8B with CP 2) are simulated.
 parasim_cli_test(NAME validate_workload2 ARGS validate tests/data/validation/workload2.yaml --json
                  JSON summary.rows=2 summary.simulated=2 rows.0.id=dgxc-grok1-314b-fp8-32g rows.1.plan=tp1\ pp1\ dp8\ cp2\ mb1\ sp\ off\ recompute\ none\ zero\ 1)
+# --explain ID: where one row's predicted time goes; an unknown id is a one-line error.
+parasim_cli_test(NAME validate_explain ARGS validate tests/data/validation/sample.yaml --explain foundry-130-125m-a100_80gb-8g-s65536-amp_bf16
+                 STDOUT_REGEX "foundry-130-125m-a100_80gb-8g-s65536-amp_bf16 +measured 6.435 s +predicted" "compute by kind: gemm .* attention"
+                              "largest ops: attention_grad" "stage +0: fwd")
+parasim_cli_test(NAME validate_explain_unknown ARGS validate tests/data/validation/sample.yaml --explain nope RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_explain_unknown.expected)
