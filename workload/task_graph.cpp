@@ -695,11 +695,15 @@ class Builder {
       const double bucket = p_.gradient_bucket_params();
       double filled = dense_params - layers_dense;  // embedding and head go first
       std::vector<std::int64_t> users;
+      // NCCL runs one communicator's collectives in the order they were issued: the buckets' gathers
+      // go one after another, the first layers' first, not all at once sharing the links.
+      std::int64_t previous = kNone;
       auto flush = [&]() {
         if (filled <= 0) return;
         const auto gather = add(collective(stage, Phase::optimizer, Collective::all_gather, CommDim::dp, Stream::dp_comm,
                                            filled * tr_.weight_bytes(), sharding_group_[stage], -1, -1, -1),
-                                {}, false);
+                                {previous}, false);
+        previous = gather;
         for (auto u : users) edges_.emplace_back(static_cast<std::uint32_t>(u), gather);
         users.clear();
         filled = 0;

@@ -310,3 +310,24 @@ TEST_CASE("ZB-H1 builds the same tasks as 1F1B in another order: weight gradient
     }
   }
 }
+
+TEST_CASE("overlapped parameter gathers run one after another in bucket order, as NCCL issues them") {
+  const auto m = test::small_gpt(4);
+  auto p = test::plan(1, 1, 8, 1, 16);
+  p.zero = 1;
+  p.overlap.param_gather = true;
+  p.bucket_params = 1;  // a bucket per layer (plus the embedding and head first)
+  const auto g = build_tasks(m, test::training(1024), p);
+  std::vector<std::uint32_t> gathers;
+  for (std::uint32_t t = 0; t < g.tasks.size(); ++t) {
+    if (g.tasks[t].kind == TaskKind::collective && g.tasks[t].dim == CommDim::dp && g.tasks[t].collective == Collective::all_gather) gathers.push_back(t);
+  }
+  REQUIRE(gathers.size() >= 4);
+  // The first waits for nothing (it starts the iteration); each later one waits for the one before.
+  CHECK(g.dependencies(gathers[0]).empty());
+  for (std::size_t i = 1; i < gathers.size(); ++i) {
+    const auto deps = g.dependencies(gathers[i]);
+    CHECK(std::find(deps.begin(), deps.end(), gathers[i - 1]) != deps.end());
+  }
+  CHECK(acyclic(g));
+}
