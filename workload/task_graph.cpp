@@ -382,14 +382,17 @@ class Builder {
   }
 
   // FSDP gathers a layer's parameters before its forward and again before its backward, every
-  // micro-batch, on its own stream ahead of the compute (prefetch).
+  // micro-batch, on its own stream ahead of the compute, one layer ahead: the gather of the next
+  // layer is issued when the current layer starts (FSDP's forward/backward prefetch with its
+  // all-gather rate limit; DeepSpeed's prefetch bucket is smaller than a layer of a large model), so
+  // `issued_after` is the current layer's first compute task, kNone for the first layer of a pass.
   // A MoE layer's experts are gathered over their own (expert-data-parallel) group, after the rest.
-  std::int64_t zero3_gather(int stage, Phase phase, int mb, int chunk, int layer) {
+  std::int64_t zero3_gather(int stage, Phase phase, int mb, int chunk, int layer, std::int64_t issued_after) {
     if (p_.zero < 3) return kNone;
     const auto& params = layer_params_[static_cast<std::size_t>(layer)];
     std::int64_t id = add(collective(stage, phase, Collective::all_gather, CommDim::dp, Stream::dp_comm, params.dense * tr_.weight_bytes(),
                                      sharding_group_[stage], mb, chunk, layer),
-                          {});
+                          {issued_after});
     if (params.expert > 0) {
       id = add(collective(stage, phase, Collective::all_gather, CommDim::dp, Stream::dp_comm, params.expert * tr_.weight_bytes(),
                           expert_dp_group_[stage], mb, chunk, layer),
@@ -472,10 +475,12 @@ class Builder {
       }
     }
     const int first = first_[static_cast<std::size_t>(chunk)];
+    std::int64_t previous_layer = kNone;  // first compute task of the layer before
     for (int l = first; l < first + sizes_[static_cast<std::size_t>(chunk)]; ++l) {
       const Recompute r = recompute_[static_cast<std::size_t>(l)];
-      const auto gathered = zero3_gather(stage, Phase::forward, mb, chunk, l);
+      const auto gathered = zero3_gather(stage, Phase::forward, mb, chunk, l, previous_layer);
       const auto before = g_.tasks.size();
+      previous_layer = static_cast<std::int64_t>(before);
       prev = block_forward(stage, Phase::forward, BlockKind::attention, r, mb, chunk, l, prev);
       // The block's first task also waits for its gathered parameters.
       if (gathered != kNone) edges_.emplace_back(static_cast<std::uint32_t>(before), static_cast<std::uint32_t>(gathered));
@@ -517,11 +522,13 @@ class Builder {
       }
     }
     const int first = first_[static_cast<std::size_t>(chunk)];
+    std::int64_t previous_layer = kNone;  // first compute task of the layer after (backward runs down)
     for (int l = first + sizes_[static_cast<std::size_t>(chunk)] - 1; l >= first; --l) {
       const Recompute r = recompute_[static_cast<std::size_t>(l)];
       note_in();
-      const auto gathered = zero3_gather(stage, Phase::backward_input, mb, chunk, l);
+      const auto gathered = zero3_gather(stage, Phase::backward_input, mb, chunk, l, previous_layer);
       const auto first_of_layer = g_.tasks.size();
+      previous_layer = static_cast<std::int64_t>(first_of_layer);
       if (r == Recompute::full) {
         prev = block_forward(stage, Phase::recompute, BlockKind::attention, r, mb, chunk, l, prev);
         prev = m_.moe_layer(l) ? moe_forward(stage, Phase::recompute, r, mb, chunk, l, prev)

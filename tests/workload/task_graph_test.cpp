@@ -331,3 +331,25 @@ TEST_CASE("overlapped parameter gathers run one after another in bucket order, a
   }
   CHECK(acyclic(g));
 }
+
+TEST_CASE("ZeRO-3 prefetches one layer ahead: a layer's gather is issued when the layer before it starts") {
+  const auto m = test::small_gpt(4);
+  auto p = test::plan(1, 1, 8, 1, 8);  // one micro-batch
+  p.zero = 3;
+  const auto g = build_tasks(m, test::training(1024), p);
+  // Forward gathers in layer order; the first needs nothing, gather l waits for a compute task of
+  // layer l - 1 (its first), never for one of layer l or later.
+  for (std::uint32_t t = 0; t < g.tasks.size(); ++t) {
+    const auto& task = g.tasks[t];
+    if (task.kind != TaskKind::collective || task.collective != Collective::all_gather || task.phase != Phase::forward) continue;
+    bool waits_on_previous_layer = false;
+    for (auto d : g.dependencies(t)) {
+      if (g.tasks[d].kind == TaskKind::compute) {
+        CHECK(g.tasks[d].layer == task.layer - 1);
+        waits_on_previous_layer = true;
+      }
+    }
+    CHECK(waits_on_previous_layer == (task.layer > 0));
+  }
+  CHECK(acyclic(g));
+}
