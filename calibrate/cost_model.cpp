@@ -83,6 +83,10 @@ Seconds CostModel::op_time(const workload::Op& op) const {
         const auto diagonal = [](double s) { return 1.0 + kFlashBlock / std::max(s, 1.0); };
         work = profile_.causal_work_fraction * diagonal(op.seq_kv) / diagonal(kAttentionReferenceSeq);
       }
+      // Flash backward recomputes the scores: five matmuls against the four its FLOPs count, and the
+      // profile's backward efficiency is quoted on the five (FlashAttention's benchmarks count the
+      // backward as 2.5x the forward).
+      if (op.kind == OpKind::attention_grad) work *= kFlashBackwardWork;
       compute = op.flops * work / (peak(op.precision).value() * eff * profile_.sustained_clock);
       break;
     }

@@ -25,6 +25,9 @@ namespace parasim::calibrate {
 
 /// Key block of flash kernels (FlashAttention-1/2/3 tile the keys by 128 at head dim 128).
 inline constexpr double kFlashBlock = 128;
+/// Matmul work of a flash backward against the FLOPs it is counted with (2 x forward): the scores are
+/// recomputed, 5 matmuls for 4; FlashAttention's benchmarks count the backward as 2.5 x forward.
+inline constexpr double kFlashBackwardWork = 1.25;
 
 ComputeKind compute_kind(workload::OpKind kind);
 
