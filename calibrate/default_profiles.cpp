@@ -127,7 +127,9 @@ Profile default_profile(const std::string& gpu_name) {
     p.attention_exp_head_dim = 63;           // [assumed] as H100 [FA3]
     p.nvlink = {0.80, Seconds(5.7e-6), 0.10, Seconds(1.8e-6)};  // [assumed] as A100/H100
     p.nvls = true;
-    p.nvls_efficiency = 0.6;                 // [assumed] as H200
+    // [NCCL8] the two 8x B200 tables agree: NVLS busbw 838.0 GB/s at 8 GiB (nccl-tests) and 845.7 at
+    // 16 GiB (torch) = 2·7/8 · 900 · 0.532 and · 0.537; each table is predicted with the other's figure.
+    p.nvls_efficiency = 0.535;
   } else if (starts("RTX")) {
     p.name = "rtx-4090";
     p.source = "assumed (GeForce, no public training benchmarks in shared/data)";

@@ -145,39 +145,66 @@ const LinkUsage& CollectiveLowering::pairwise(std::uint64_t group, const std::ve
   return cache_.emplace(key, finish(all, static_cast<double>(n - 1) / static_cast<double>(n), static_cast<int>(n - 1), own)).first->second;
 }
 
-std::vector<const LinkUsage*> CollectiveLowering::hierarchical(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
-  const auto key_intra = std::make_tuple(group, static_cast<int>(Algorithm::hierarchical), 0);
-  const auto key_inter = std::make_tuple(group, static_cast<int>(Algorithm::hierarchical), 1);
-  if (!cache_.count(key_intra)) {
-    const auto& cluster = router_->cluster();
-    topology::LinkLoads intra, inter, own_intra, own_inter;
-    int m = 0, p = 0;
-    for (std::size_t t = 0; t < twins.size(); ++t) {
-      const auto islands = topology::ranks_by_island(cluster, twins[t]);
-      m = static_cast<int>(islands.front().size());
-      p = static_cast<int>(islands.size());
-      for (const auto& members : islands) {
-        for (std::size_t i = 0; i < members.size(); ++i) {
+const LinkUsage& CollectiveLowering::hierarchical(std::uint64_t group, const std::vector<std::vector<int>>& twins, bool nvls) {
+  const auto key = std::make_tuple(group, static_cast<int>(Algorithm::hierarchical), nvls ? 1 : 0);
+  if (auto it = cache_.find(key); it != cache_.end()) return it->second;
+  const auto& cluster = router_->cluster();
+  const auto& g = cluster.graph();
+  topology::LinkLoads intra, inter, own_intra, own_inter;
+  int m = 0, p = 0;
+  for (std::size_t t = 0; t < twins.size(); ++t) {
+    const auto islands = topology::ranks_by_island(cluster, twins[t]);
+    m = static_cast<int>(islands.front().size());
+    p = static_cast<int>(islands.size());
+    for (const auto& members : islands) {
+      for (std::size_t i = 0; i < members.size(); ++i) {
+        if (nvls) {
+          // As nvls(): the rank's buffer up to the switch and the reduced buffer back.
+          const auto v = cluster.gpu_vertex(members[i]);
+          for (auto [e, end] = boost::out_edges(v, g); e != end; ++e) {
+            if (g[*e].kind != topology::LinkKind::nvlink) continue;
+            const auto back = boost::edge(boost::target(*e, g), v, g).first;
+            const double w = profile_->nvlink.efficiency / profile_->nvls_efficiency;
+            intra.links[g[*e].id] += w;
+            intra.links[g[back].id] += w;
+            if (t == 0) own_intra.links[g[*e].id] = own_intra.links[g[back].id] = 1.0;
+            intra.max_latency = std::max(intra.max_latency, 2 * g[*e].latency.value());
+          }
+        } else {
           router_->accumulate(members[i], members[(i + 1) % members.size()], 1.0, intra);
           if (t == 0) router_->accumulate(members[i], members[(i + 1) % members.size()], 1.0, own_intra);
         }
       }
-      for (int j = 0; j < m; ++j) {
-        for (int i = 0; i < p; ++i) {
-          const int a = islands[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
-          const int b = islands[static_cast<std::size_t>((i + 1) % p)][static_cast<std::size_t>(j)];
-          router_->accumulate(a, b, 1.0, inter);
-          if (t == 0) router_->accumulate(a, b, 1.0, own_inter);
-        }
+    }
+    for (int j = 0; j < m; ++j) {
+      for (int i = 0; i < p; ++i) {
+        const int a = islands[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
+        const int b = islands[static_cast<std::size_t>((i + 1) % p)][static_cast<std::size_t>(j)];
+        router_->accumulate(a, b, 1.0, inter);
+        if (t == 0) router_->accumulate(a, b, 1.0, own_inter);
       }
     }
-    // Reduce-scatter and all-gather of S inside islands: (m−1)/m·S each; all-reduce of S/m across.
-    cache_.emplace(key_intra, finish(intra, static_cast<double>(m - 1) / m, m - 1, own_intra));
-    cache_.emplace(key_inter, finish(inter, 2.0 * (p - 1) / p / m, 2 * (p - 1), own_inter));
   }
-  const LinkUsage* a = &cache_.at(key_intra);
-  const LinkUsage* b = &cache_.at(key_inter);
-  return {a, b, a};
+  // Per byte of the buffer: reduce-scatter and all-gather in the island, 2(m−1)/m (NVLS: 1 up, 1
+  // down, counted by its weights); all-reduce of the 1/m shard across islands, 2(p−1)/p/m.
+  const LinkUsage in = finish(intra, nvls ? 1.0 : 2.0 * (m - 1) / m, nvls ? 2 : 2 * (m - 1), own_intra);
+  const LinkUsage out = finish(inter, 2.0 * (p - 1) / p / m, 2 * (p - 1), own_inter);
+  // Pipelined: one phase at the buffer's rate, each link loaded by both levels' traffic per byte.
+  std::map<FluidModel::ResourceId, double> weights;
+  for (const auto& x : in.usage) weights[x.resource] += x.weight * in.bytes_factor;
+  for (const auto& x : out.usage) weights[x.resource] += x.weight * out.bytes_factor;
+  LinkUsage u;
+  u.bytes_factor = 1.0;
+  u.alone_rate = std::numeric_limits<double>::infinity();
+  for (const auto& [link, w] : weights) {
+    u.usage.push_back({link, w});
+    u.alone_rate = std::min(u.alone_rate, cluster.link(link).bandwidth.value() / w);
+  }
+  u.fabric = std::max(in.fabric, out.fabric);
+  u.steps = in.steps + out.steps;
+  u.step_latency = std::max(in.step_latency, out.step_latency);
+  u.parts = {{in.fabric, in.steps, in.step_latency, nvls}, {out.fabric, out.steps, out.step_latency, false}};
+  return cache_.emplace(key, std::move(u)).first->second;
 }
 
 std::string_view protocol_name(Protocol p) { return p == Protocol::simple ? "simple" : "ll"; }
@@ -190,13 +217,21 @@ void CollectiveLowering::price(Lowering& l, double bytes) const {
   for (const auto* p : l.phases) {
     const auto& f = profile_->fabric(p->fabric);
     const double traffic = p->bytes_factor * bytes;
-    double simple_latency = p->steps * (p->step_latency.value() + f.step_latency.value());
-    double ll_latency = p->steps * (p->step_latency.value() + f.ll_step_latency.value());
-    if (l.algorithm == Algorithm::nvls) simple_latency = ll_latency = p->steps * p->step_latency.value() + profile_->nvls_latency.value();
+    const std::vector<LatencyPart> parts =
+        p->parts.empty() ? std::vector<LatencyPart>{{p->fabric, p->steps, p->step_latency, l.algorithm == Algorithm::nvls}} : p->parts;
+    double simple_latency = 0, ll_latency = 0;
+    bool nvls = false;
+    for (const auto& part : parts) {
+      const auto& pf = profile_->fabric(part.fabric);
+      const double wires = part.steps * part.step_latency.value();
+      nvls = nvls || part.nvls;
+      simple_latency += part.nvls ? wires + profile_->nvls_latency.value() : wires + part.steps * pf.step_latency.value();
+      ll_latency += part.nvls ? wires + profile_->nvls_latency.value() : wires + part.steps * pf.ll_step_latency.value();
+    }
     const double ll_scale = f.ll_efficiency / f.efficiency;
     const double simple = simple_latency + traffic / p->alone_rate;
     const double ll = ll_latency + traffic / (p->alone_rate * ll_scale);
-    const bool use_ll = ll < simple && l.algorithm != Algorithm::nvls;
+    const bool use_ll = ll < simple && !nvls;
     l.protocols.push_back(use_ll ? Protocol::ll : Protocol::simple);
     l.latencies.push_back(Seconds(use_ll ? ll_latency : simple_latency));
     l.rate_scales.push_back(use_ll ? ll_scale : 1.0);
@@ -244,7 +279,10 @@ Lowering CollectiveLowering::choose(Collective kind, std::uint64_t group, const 
     const auto islands = topology::ranks_by_island(cluster, twins.front());
     const bool even = std::all_of(islands.begin(), islands.end(), [&](const auto& i) { return i.size() == islands.front().size(); });
     if (islands.size() == 1 && profile_->nvls) add(Algorithm::nvls, {&nvls(group, twins)});
-    else if (islands.size() > 1 && even && islands.front().size() > 1) add(Algorithm::hierarchical, hierarchical(group, twins));
+    else if (islands.size() > 1 && even && islands.front().size() > 1) {
+      add(Algorithm::hierarchical, {&hierarchical(group, twins, false)});
+      if (profile_->nvls) add(Algorithm::hierarchical, {&hierarchical(group, twins, true)});
+    }
   }
   return *std::min_element(options.begin(), options.end(), [](const Lowering& a, const Lowering& b) { return a.estimated < b.estimated; });
 }

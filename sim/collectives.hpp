@@ -12,8 +12,12 @@
 //   ring all-reduce 2(n−1)/n·S in 2(n−1) steps; ring all-gather / reduce-scatter (n−1)/n·S in n−1;
 //   tree all-reduce (double binary tree) ~2·S in 2·⌈log2 n⌉ steps, same links as the ring;
 //   NVLS all-reduce inside one NVSwitch island: S up to the switch and S back, 2 steps;
-//   hierarchical all-reduce: reduce-scatter in each island, all-reduce across islands among ranks
-//     of equal position, all-gather in each island (three phases);
+//   hierarchical all-reduce (NCCL's tree and NVLS-tree across NVSwitch nodes, pipelined): in each
+//     island a reduce-scatter and an all-gather of S, 2(m−1)/m·S per rank on the island's ring (or,
+//     where the profile has NVLS, S up to the switch and S back), and across islands an all-reduce of
+//     S/m among ranks of equal position, 2(p−1)/p·S/m per rank; NCCL streams chunks through both
+//     levels at once, so it runs as one phase that loads the island and network links together (its
+//     rate is set by the slower level) and pays the latency of both;
 //   SHARP all-reduce across nodes (InfiniBand with SHARP, NCCL CollNet): each rank sends S up to its
 //     leaf and receives the reduced S back; the switches combine it; 2 steps per switch tier;
 //   pairwise all-to-all: every rank sends S/n to each other rank, (n−1)/n·S in n−1 steps;
@@ -38,6 +42,14 @@ std::string_view algorithm_name(Algorithm a);
 
 calibrate::Fabric fabric_of(topology::LinkKind kind);
 
+/// The steps a phase's latency is made of, on one fabric.
+struct LatencyPart {
+  calibrate::Fabric fabric = calibrate::Fabric::nvlink;
+  int steps = 1;
+  Seconds step_latency;  ///< wires (route latency) per step
+  bool nvls = false;     ///< an NVLS reduction: the profile's NVLS latency instead of per-step protocol costs
+};
+
 /// Link usage of one phase, per unit of the phase's rate (directed link id, weight).
 struct LinkUsage {
   std::vector<FluidModel::Usage> usage;  ///< resource ids are directed link ids
@@ -46,6 +58,9 @@ struct LinkUsage {
   Seconds step_latency;                  ///< wires (route latency) + protocol per step
   calibrate::Fabric fabric = calibrate::Fabric::nvlink;  ///< slowest fabric crossed
   double alone_rate = 0;                 ///< bytes/s per rank with no other traffic
+  /// Where a phase spans fabrics (the pipelined hierarchical all-reduce), its latency by part; empty:
+  /// one part, {fabric, steps, step_latency}.
+  std::vector<LatencyPart> parts;
 };
 
 enum class Protocol { simple, ll };
@@ -77,7 +92,7 @@ class CollectiveLowering {
   const LinkUsage& direct(std::uint64_t group, const std::vector<std::vector<int>>& twins);
   const LinkUsage& sharp(std::uint64_t group, const std::vector<std::vector<int>>& twins);
   const LinkUsage& pairwise(std::uint64_t group, const std::vector<std::vector<int>>& twins);
-  std::vector<const LinkUsage*> hierarchical(std::uint64_t group, const std::vector<std::vector<int>>& twins);
+  const LinkUsage& hierarchical(std::uint64_t group, const std::vector<std::vector<int>>& twins, bool nvls);
   LinkUsage finish(topology::LinkLoads& all, double factor, int steps, topology::LinkLoads& own) const;
   /// Fills the protocols, latencies and estimate of a lowering for a buffer of `bytes`.
   void price(Lowering& l, double bytes) const;

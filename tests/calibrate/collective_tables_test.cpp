@@ -329,7 +329,6 @@ const std::vector<std::string> kKnownMisses = {
     "stas00 8x A100 all-reduce",
     "stas00 8x B200, 1 node",
     "stas00 32x B200, 4 nodes (EFA v4)",
-    "stas00 B200 all-reduce 8 GiB on 4-8 GPUs",
     "xla sm_90 all-gather in 1 group of 8",
     "xla sm_90 all-gather in 2 groups of 4",
     "xla sm_90 all-gather in 4 groups of 2",

@@ -1,0 +1,82 @@
+// The collective lowering alone (no engine): which algorithm it picks and the time it estimates for a
+// collective running alone, against hand computations on small DGX clusters.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <numeric>
+
+#include "calibrate/profile.hpp"
+#include "sim/collectives.hpp"
+#include "tests/topology/fixtures.hpp"
+
+using namespace parasim;
+using namespace parasim::sim;
+using workload::Collective;
+
+namespace {
+
+// Round numbers (as simulator_test.cpp's plain profile): NVLink 80% of 450 GB/s, 1 us per Simple step;
+// network 5 us per Simple step; 10 us to launch; no NVLS.
+calibrate::Profile plain_profile() {
+  auto p = calibrate::default_profile("generic");
+  p.collective_launch = Seconds(10e-6);
+  p.nvlink = {0.8, Seconds(1e-6), 0.1, Seconds(0.5e-6)};
+  p.network = {0.9, Seconds(5e-6), 0.1, Seconds(2e-6)};
+  p.nvls = false;
+  p.nvls_latency = Seconds(0);
+  return p;
+}
+
+std::vector<int> range(int from, int to) {
+  std::vector<int> r(static_cast<std::size_t>(to - from));
+  std::iota(r.begin(), r.end(), from);
+  return r;
+}
+
+}  // namespace
+
+TEST_CASE("two-level all-reduce across two DGX nodes: both levels at once, the slower one sets the rate") {
+  const topology::Cluster cluster(test::dgx_cluster(2));
+  const topology::Router router(cluster);
+  auto profile = plain_profile();
+  profile.network.efficiency = 0.1;  // a slow network, so that the levels differ clearly,
+  profile.network.ll_efficiency = 0.01;  // and LL a tenth of it again
+  CollectiveLowering lowering(router, profile);
+  const auto all = range(0, 16);
+  const double S = 4294967296.0;  // 4 GiB: past NCCL's tree correction table
+  const auto l = lowering.lower(Collective::all_reduce, 1, {all}, S);
+  REQUIRE(l.algorithm == Algorithm::hierarchical);
+  REQUIRE(l.phases.size() == 1);
+  // Per byte of the buffer: in the node 2·7/8 on each NVLink ring hop (360 GB/s: 205.7 GB/s of
+  // buffer); across nodes each GPU sends its 1/8 shard, 2·1/2·1/8 = 1/8, through its own 400 Gb/s
+  // NIC at 10%: 5 GB/s / (1/8) = 40 GB/s of buffer. Pipelined, the rate is the slower: 40 GB/s (in
+  // three sequential phases it would be S/205.7 + S/40 + ...).
+  const double rate = 40e9;
+  // Latency: launch; 2·7 NVLink steps of 0.7 us wires + 1 us; 2 network steps of the route's wires + 5 us.
+  double wire = 0;
+  for (int j = 0; j < 8; ++j) wire = std::max(wire, router.route(j, 8 + j).latency.value());
+  const double latency = 10e-6 + 14 * (router.route(0, 1).latency.value() + 1e-6) + 2 * (wire + 5e-6);
+  CHECK(l.phases[0]->alone_rate == doctest::Approx(rate).epsilon(1e-9));
+  CHECK(l.estimated.value() == doctest::Approx(latency + S / rate).epsilon(1e-9));
+}
+
+TEST_CASE("two-level all-reduce with NVLS in the nodes (NCCL's NVLS-tree): the switch's rate and latency") {
+  const topology::Cluster cluster(test::dgx_cluster(2));
+  const topology::Router router(cluster);
+  auto profile = plain_profile();
+  profile.nvls = true;
+  profile.nvls_efficiency = 0.5;
+  profile.nvls_latency = Seconds(20e-6);
+  CollectiveLowering lowering(router, profile);
+  const double S = 4294967296.0;
+  const auto l = lowering.lower(Collective::all_reduce, 1, {range(0, 16)}, S);
+  REQUIRE(l.algorithm == Algorithm::hierarchical);
+  // In the node each GPU pushes S into the switch and pulls S back at 450 GB/s x 0.5 = 225 GB/s;
+  // across nodes the 1/8 shard at 50 GB/s x 0.9 per NIC: 360 GB/s of buffer. The switch sets the rate.
+  CHECK(l.phases[0]->alone_rate == doctest::Approx(225e9).epsilon(1e-9));
+  // Latency: launch + NVLS (2 wire steps of 0.35 us x 2 + 20 us) + 2 network steps.
+  double wire = 0;
+  for (int j = 0; j < 8; ++j) wire = std::max(wire, router.route(j, 8 + j).latency.value());
+  const double latency = 10e-6 + 2 * 0.7e-6 + 20e-6 + 2 * (wire + 5e-6);
+  CHECK(l.estimated.value() == doctest::Approx(latency + S / 225e9).epsilon(1e-9));
+}
