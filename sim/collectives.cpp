@@ -102,7 +102,9 @@ const LinkUsage& CollectiveLowering::nvls(std::uint64_t group, const std::vector
       }
     }
   }
-  return cache_.emplace(key, finish(all, 1.0, 2, own)).first->second;
+  LinkUsage u = finish(all, 1.0, 2, own);
+  u.ranks = static_cast<int>(twins.front().size());
+  return cache_.emplace(key, std::move(u)).first->second;
 }
 
 const LinkUsage& CollectiveLowering::direct(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
@@ -203,7 +205,7 @@ const LinkUsage& CollectiveLowering::hierarchical(std::uint64_t group, const std
   u.fabric = std::max(in.fabric, out.fabric);
   u.steps = in.steps + out.steps;
   u.step_latency = std::max(in.step_latency, out.step_latency);
-  u.parts = {{in.fabric, in.steps, in.step_latency, nvls}, {out.fabric, out.steps, out.step_latency, false}};
+  u.parts = {{in.fabric, in.steps, in.step_latency, nvls, m}, {out.fabric, out.steps, out.step_latency, false, 1}};
   return cache_.emplace(key, std::move(u)).first->second;
 }
 
@@ -218,15 +220,17 @@ void CollectiveLowering::price(Lowering& l, double bytes) const {
     const auto& f = profile_->fabric(p->fabric);
     const double traffic = p->bytes_factor * bytes;
     const std::vector<LatencyPart> parts =
-        p->parts.empty() ? std::vector<LatencyPart>{{p->fabric, p->steps, p->step_latency, l.algorithm == Algorithm::nvls}} : p->parts;
+        p->parts.empty() ? std::vector<LatencyPart>{{p->fabric, p->steps, p->step_latency, l.algorithm == Algorithm::nvls, p->ranks}} : p->parts;
     double simple_latency = 0, ll_latency = 0;
     bool nvls = false;
     for (const auto& part : parts) {
       const auto& pf = profile_->fabric(part.fabric);
       const double wires = part.steps * part.step_latency.value();
       nvls = nvls || part.nvls;
-      simple_latency += part.nvls ? wires + profile_->nvls_latency.value() : wires + part.steps * pf.step_latency.value();
-      ll_latency += part.nvls ? wires + profile_->nvls_latency.value() : wires + part.steps * pf.ll_step_latency.value();
+      // NVLS's fixed cost, quoted at 8 ranks, grows with the ranks the switch reduces over.
+      const double nvls_latency = profile_->nvls_latency.value() * part.ranks / 8.0;
+      simple_latency += part.nvls ? wires + nvls_latency : wires + part.steps * pf.step_latency.value();
+      ll_latency += part.nvls ? wires + nvls_latency : wires + part.steps * pf.ll_step_latency.value();
     }
     const double ll_scale = f.ll_efficiency / f.efficiency;
     const double simple = simple_latency + traffic / p->alone_rate;

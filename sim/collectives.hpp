@@ -11,7 +11,9 @@
 // Algorithms and their per-rank traffic for an S-byte buffer over n ranks:
 //   ring all-reduce 2(n−1)/n·S in 2(n−1) steps; ring all-gather / reduce-scatter (n−1)/n·S in n−1;
 //   tree all-reduce (double binary tree) ~2·S in 2·⌈log2 n⌉ steps, same links as the ring;
-//   NVLS all-reduce inside one NVSwitch island: S up to the switch and S back, 2 steps;
+//   NVLS all-reduce inside one NVSwitch island: S up to the switch and S back, 2 steps, and a fixed
+//     cost that grows with the ranks it spans: the profile's NVLS latency (quoted at 8 ranks, as
+//     measured on 8x H200) times ranks / 8 (GB200 NVL72: 72 ranks, 9 times that);
 //   hierarchical all-reduce (NCCL's tree and NVLS-tree across NVSwitch nodes, pipelined): in each
 //     island a reduce-scatter and an all-gather of S, 2(m−1)/m·S per rank on the island's ring (or,
 //     where the profile has NVLS, S up to the switch and S back), and across islands an all-reduce of
@@ -48,6 +50,7 @@ struct LatencyPart {
   int steps = 1;
   Seconds step_latency;  ///< wires (route latency) per step
   bool nvls = false;     ///< an NVLS reduction: the profile's NVLS latency instead of per-step protocol costs
+  int ranks = 8;         ///< ranks of the NVLS reduction (its fixed cost is the profile's x ranks / 8)
 };
 
 /// Link usage of one phase, per unit of the phase's rate (directed link id, weight).
@@ -61,6 +64,7 @@ struct LinkUsage {
   /// Where a phase spans fabrics (the pipelined hierarchical all-reduce), its latency by part; empty:
   /// one part, {fabric, steps, step_latency}.
   std::vector<LatencyPart> parts;
+  int ranks = 8;  ///< ranks in the island (NVLS)
 };
 
 enum class Protocol { simple, ll };

@@ -323,7 +323,6 @@ const std::vector<std::string> kKnownMisses = {
     "aws 2x p5 (16x H100, EFA 32x100G)",
     "aws 2x p5, EKS (NCCL 2.18.5)",
     "gcp 2x A3 Mega (16x H100, TCPXO)",
-    "coreweave GB200 NVL72, 1 rack",
     "coreweave GB200 NVL72, 2 racks",
     "coreweave GB200 NVL72, 20 racks",
     "stas00 8x A100 all-reduce",

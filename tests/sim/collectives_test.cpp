@@ -80,3 +80,21 @@ TEST_CASE("two-level all-reduce with NVLS in the nodes (NCCL's NVLS-tree): the s
   const double latency = 10e-6 + 2 * 0.7e-6 + 20e-6 + 2 * (wire + 5e-6);
   CHECK(l.estimated.value() == doctest::Approx(latency + S / 225e9).epsilon(1e-9));
 }
+
+TEST_CASE("NVLS's fixed cost grows with the ranks it spans: the profile's figure at 8 ranks, x ranks / 8") {
+  const topology::Cluster cluster(test::dgx_cluster(1));
+  const topology::Router router(cluster);
+  auto profile = plain_profile();
+  profile.nvls = true;
+  profile.nvls_efficiency = 0.6;
+  profile.nvls_latency = Seconds(80e-6);
+  CollectiveLowering lowering(router, profile);
+  const double S = 8589934592.0;  // 8 GiB: NVLS beats the ring on 4 and 8 ranks alike
+  const auto eight = lowering.lower(Collective::all_reduce, 1, {range(0, 8)}, S);
+  const auto four = lowering.lower(Collective::all_reduce, 2, {range(0, 4)}, S);
+  REQUIRE(eight.algorithm == Algorithm::nvls);
+  REQUIRE(four.algorithm == Algorithm::nvls);
+  // Launch 10 us, two wire steps of 0.7 us, 80 us x 8/8 or x 4/8, and S at 450 GB/s x 0.6 either way.
+  CHECK(eight.estimated.value() == doctest::Approx(10e-6 + 1.4e-6 + 80e-6 + S / 270e9).epsilon(1e-9));
+  CHECK(four.estimated.value() == doctest::Approx(10e-6 + 1.4e-6 + 40e-6 + S / 270e9).epsilon(1e-9));
+}
