@@ -14,7 +14,9 @@
 #include "planner/launch.hpp"
 #include "planner/search.hpp"
 #include "planner/space.hpp"
+#include "sim/measured_run.hpp"
 #include "sim/scenario.hpp"
+#include "sim/validation.hpp"
 
 namespace parasim::cli {
 namespace {
@@ -36,6 +38,12 @@ struct Options {
   std::vector<std::string> megatron_args;
   std::string out;
   int threads = 0;
+  std::string published;
+  std::vector<std::string> rows;
+  std::vector<std::string> fix;
+  int max_pp = 0, max_tp = 0;
+  double time_limit = 0;
+  std::string hardware = std::string(PARASIM_SOURCE_DIR) + "/scenarios/hardware";
 };
 
 int list_space(const Options& o) {
@@ -153,6 +161,142 @@ nlohmann::json plan_json(const planner::RankedPlan& r, const planner::SearchRepo
           {"analytical_rank", r.analytical_rank}};
 }
 
+// One published run against the planner: the same model, cluster, precision and batch planned from
+// scratch, the published plan (each way the policy fills its unknown fields) given too.
+struct PublishedCheck {
+  std::string id;
+  std::optional<std::string> skipped;
+  std::string published_plan, best_plan;
+  double published_s = 0, best_s = 0;
+  int published_rank = 0;  // 1-based among the simulated
+  bool published_fits = true;
+  bool sound = true;       // the planner's best is at least as fast as the published plan
+  std::string why;         // when the published plan is outside the top 10
+  std::vector<std::string> unsimulated;  // fillings of the published plan that could not be simulated, with the reason
+};
+
+PublishedCheck check_published(const sim::MeasuredRun& run, const Options& o) {
+  PublishedCheck c;
+  c.id = run.id;
+  const auto built = sim::row_scenario(run, o.hardware);
+  if (const auto* why = std::get_if<std::string>(&built)) {
+    c.skipped = *why;
+    return c;
+  }
+  const auto& row = std::get<sim::RowScenario>(built);
+  planner::SearchOptions options;
+  options.simulate_top = o.simulate_top;
+  options.threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.include = row.candidates;
+  const auto report = planner::search(row.cluster, row.model, row.training, row.candidates.front().global_batch,
+                                      calibrate::default_profile(row.cluster.node.gpu.name), options);
+  for (const auto& [plan, why] : report.unusable) c.unsimulated.push_back(fmt::format("{}: {}", planner::plan_name(plan), why));
+  if (report.ranked.empty()) {
+    c.skipped = "nothing simulated";
+    return c;
+  }
+  // The published plan: the fastest of its fillings (fitting ones first), as validate picks it.
+  std::size_t published = report.ranked.size();
+  for (std::size_t i = 0; i < report.ranked.size(); ++i) {
+    if (report.ranked[i].included) {
+      published = i;
+      break;
+    }
+  }
+  if (published == report.ranked.size()) {
+    c.skipped = report.unusable.empty() ? "the published plan was not simulated" : report.unusable.front().second;
+    return c;
+  }
+  const auto& best = report.ranked.front();
+  const auto& pub = report.ranked[published];
+  c.published_plan = planner::plan_name(pub.plan);
+  c.best_plan = planner::plan_name(best.plan);
+  c.published_s = pub.simulated.iteration.value();
+  c.best_s = best.simulated.iteration.value();
+  c.published_rank = static_cast<int>(published) + 1;
+  c.published_fits = pub.fits;
+  c.sound = !pub.fits || best.simulated.iteration <= pub.simulated.iteration;
+  if (!pub.fits) {
+    c.why = fmt::format("the published plan needs {} per GPU under parasim's memory model, more than {}", format_bytes(Bytes(peak_memory(pub.simulated))),
+                        format_bytes(report.budget));
+  } else if (published >= 10) {
+    const auto a = breakdown(best.simulated), b = breakdown(pub.simulated);
+    std::size_t worst = 0;
+    for (std::size_t i = 1; i < a.parts.size(); ++i) {
+      if (b.parts[i].second - a.parts[i].second > b.parts[worst].second - a.parts[worst].second) worst = i;
+    }
+    c.why = fmt::format("{}: {} vs {} in the best plan", a.parts[worst].first, format_duration(Seconds(b.parts[worst].second)),
+                        format_duration(Seconds(a.parts[worst].second)));
+  }
+  return c;
+}
+
+int check_published_file(const Options& o) {
+  auto runs = sim::load_measured_runs(o.published);
+  if (!o.rows.empty()) {
+    std::vector<sim::MeasuredRun> kept;
+    for (const auto& id : o.rows) {
+      const auto it = std::find_if(runs.begin(), runs.end(), [&](const sim::MeasuredRun& r) { return r.id == id; });
+      if (it == runs.end()) throw InputError({o.published, 0, 0}, "--rows", fmt::format("no row '{}' in the file", id));
+      kept.push_back(*it);
+    }
+    runs = std::move(kept);
+  }
+  std::vector<PublishedCheck> checks;
+  for (std::size_t i = 0; i < runs.size(); ++i) {
+    if (isatty(STDERR_FILENO) && !o.json) std::cerr << fmt::format("\rplanning row {}/{}: {:<40}", i + 1, runs.size(), runs[i].id) << std::flush;
+    checks.push_back(check_published(runs[i], o));
+  }
+  if (isatty(STDERR_FILENO) && !o.json) std::cerr << "\n";
+  int checked = 0, sound = 0, top10 = 0;
+  double speedup_sum = 0;
+  for (const auto& c : checks) {
+    if (c.skipped) continue;
+    ++checked;
+    sound += c.sound;
+    top10 += c.published_rank <= 10;
+    speedup_sum += c.published_s / c.best_s;
+  }
+  if (o.json) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& c : checks) {
+      if (c.skipped) {
+        rows.push_back({{"id", c.id}, {"skipped", *c.skipped}});
+        continue;
+      }
+      rows.push_back({{"id", c.id},
+                      {"published_plan", c.published_plan},
+                      {"published_iteration_s", c.published_s},
+                      {"published_rank", c.published_rank},
+                      {"published_fits", c.published_fits},
+                      {"best_plan", c.best_plan},
+                      {"best_iteration_s", c.best_s},
+                      {"sound", c.sound},
+                      {"unsimulated_fillings", c.unsimulated},
+                      {"why", c.why}});
+    }
+    std::cout << nlohmann::json{{"file", o.published}, {"rows", rows}, {"checked", checked}, {"sound", sound}, {"published_in_top_10", top10}}.dump(2) << "\n";
+  } else {
+    Table t({"row", "published plan (simulated)", "time", "rank", "best plan found", "time", "speed-up", "verdict"},
+            {Table::Align::left, Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::left, Table::Align::right,
+             Table::Align::right, Table::Align::left});
+    for (const auto& c : checks) {
+      if (c.skipped) {
+        t.add({c.id, "skipped: " + *c.skipped, "", "", "", "", "", ""});
+        continue;
+      }
+      t.add({c.id, c.published_plan, format_duration(Seconds(c.published_s)), fmt::format("{}", c.published_rank), c.best_plan,
+             format_duration(Seconds(c.best_s)), fmt::format("{:.2f}x", c.published_s / c.best_s),
+             !c.sound ? "UNSOUND: published plan faster" : c.why.empty() ? "ok" : c.why});
+    }
+    std::cout << t.render();
+    std::cout << fmt::format("\n{} rows planned: the best plan found is at least as fast as the published one on {}; the published plan is in the "
+                             "top 10 on {}; mean speed-up {:.2f}x\n",
+                             checked, sound, top10, checked ? speedup_sum / checked : 0.0);
+  }
+  return sound == checked ? 0 : 3;
+}
+
 }  // namespace
 
 Action add_plan_command(CLI::App& app) {
@@ -173,9 +317,20 @@ Action add_plan_command(CLI::App& app) {
   cmd->add_option("--include", o->include, "a plan YAML to simulate and rank with the rest (repeatable)");
   cmd->add_option("--from-megatron-args", o->megatron_args, "a plan as Megatron-LM arguments, quoted, to rank with the rest (repeatable)");
   cmd->add_option("--out", o->out, "directory for best_plan.yaml, megatron_args.txt, ds_config.json and plans.json");
-  cmd->add_option("--threads", o->threads, "simulations at once (default: the machine's cores)");
+  cmd->add_option("--threads", o->threads, "threads for both phases (default: the machine's cores); the result is the same for any count");
+  cmd->add_option("--fix", o->fix, "pin a dimension, e.g. --fix tp=8 --fix schedule=zb-h1 (tp, pp, dp, cp, ep, vpp, mb, zero, schedule, cp_kind)");
+  cmd->add_option("--max-pp", o->max_pp, "largest pipeline degree to consider")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--max-tp", o->max_tp, "largest tensor-parallel degree to consider")->check(CLI::Range(1, 1 << 20));
+  cmd->add_option("--time-limit", o->time_limit, "seconds for the whole search: the analytical scan stops at half, the simulator scores what it can "
+                                                 "in the rest (results then depend on the machine)")->check(CLI::PositiveNumber);
+  cmd->add_option("--published", o->published,
+                  "plan every row of a measured-run file (../shared/validation/*.yaml) and compare with the published plan; exit 3 if one is faster "
+                  "than the plan found");
+  cmd->add_option("--rows", o->rows, "with --published: only these row ids (repeatable)");
+  cmd->add_option("--hardware", o->hardware, "with --published: directory of the bundled hardware files")->capture_default_str();
   return [o]() {
     if (o->list_space) return list_space(*o);
+    if (!o->published.empty()) return check_published_file(*o);
     if (o->scenario.empty()) throw InputError({"", 0, 0}, "scenario", "missing: parasim plan <scenario.yaml> (or --list-space --gpus N)");
     const auto s = sim::load_scenario(o->scenario, o->set);
     for (auto [present, key] : {std::pair{s.model.has_value(), "model"}, {s.training.has_value(), "training"}}) {
@@ -199,11 +354,20 @@ Action add_plan_command(CLI::App& app) {
     options.power_of_two = o->power_of_two;
     options.micro_batches = o->micro_batches;
     options.threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    for (const auto& f : o->fix) {
+      if (const auto problem = options.constraints.set(f)) throw InputError({"", 0, 0}, "--fix", *problem);
+    }
+    options.constraints.max_pp = o->max_pp;
+    options.constraints.max_tp = o->max_tp;
+    options.time_limit = o->time_limit;
     const int gpus = s.cluster.gpus();
     if (s.plan) {
       auto given = *s.plan;
       given.global_batch = global_batch;
-      if (!workload::find_plan_problem(given, *s.model, gpus, s.training->seq_len)) options.include.push_back(given);
+      // The scenario's own plan is a candidate like the others: it must obey --fix and the bounds.
+      if (!workload::find_plan_problem(given, *s.model, gpus, s.training->seq_len) && options.constraints.allows(given)) {
+        options.include.push_back(given);
+      }
     }
     for (const auto& file : o->include) {
       const auto plan = sim::load_plan(file, *s.model, gpus, s.training->seq_len);
@@ -220,14 +384,17 @@ Action add_plan_command(CLI::App& app) {
       };
     }
     const auto report = planner::search(s.cluster, *s.model, *s.training, global_batch, s.effective_profile(), options);
+    if (report.considered == 0) {
+      throw InputError({"", 0, 0}, "--fix", "no candidate satisfies the constraints on this cluster and model");
+    }
     if (report.ranked.empty() || !report.ranked.front().fits) {
       std::string reasons;
       for (const auto& [why, n] : report.rejected) reasons += fmt::format("{}{}: {}", reasons.empty() ? "" : "; ", why, n);
       throw InputError({o->scenario, 1, 1}, "plan", fmt::format("no plan of the {} considered fits in {} per GPU ({})", report.considered,
                                                                  format_bytes(report.budget), reasons));
     }
-    std::cerr << fmt::format("searched {} candidates ({} fit) in {:.2f} s, {:.0f} per second; simulated {} in {:.2f} s\n", report.considered,
-                             report.scored, report.analytical_seconds, report.considered / std::max(1e-9, report.analytical_seconds),
+    std::cerr << fmt::format("searched {} candidates ({} fit) in {:.2f} s, {:.0f} per second; simulated {} in {:.2f} s\n", report.visited,
+                             report.scored, report.analytical_seconds, report.visited / std::max(1e-9, report.analytical_seconds),
                              report.ranked.size(), report.simulated_seconds);
     const auto& best = report.ranked.front();
     const std::string comment = fmt::format("parasim plan {}: {} on {} x {}\nsimulated iteration {}, {} tokens/s, MFU {:.1f}%", s.name, s.model->name,
@@ -248,6 +415,8 @@ Action add_plan_command(CLI::App& app) {
                           {"capacity_bytes", report.capacity.value()},
                           {"budget_bytes", report.budget.value()},
                           {"considered", report.considered},
+                          {"visited", report.visited},
+                          {"time_limited", report.time_limited},
                           {"fit", report.scored},
                           {"simulated", report.ranked.size()},
                           {"rejected", rejected},
@@ -281,6 +450,10 @@ Action add_plan_command(CLI::App& app) {
                                   global_batch, s.training->seq_len);
     out += fmt::format("Searched   {} candidates; {} fit in {} per GPU (capacity {} less headroom {}); {} simulated\n", report.considered,
                        report.scored, format_bytes(report.budget), format_bytes(report.capacity), format_bytes(options.headroom), report.ranked.size());
+    if (report.time_limited) {
+      out += fmt::format("  time limit {} s reached: {} of {} candidates scanned, {} simulated\n", o->time_limit, report.visited, report.considered,
+                         report.ranked.size());
+    }
     for (const auto& [why, n] : report.rejected) out += fmt::format("  rejected {:>6}  {}\n", n, why);
     for (const auto& [p, why] : report.unusable) out += fmt::format("  given plan not simulated: {} ({})\n", planner::plan_name(p), why);
     out += "\n";

@@ -4,7 +4,9 @@
 #include <atomic>
 #include <chrono>
 #include <cmath>
+#include <exception>
 #include <fmt/format.h>
+#include <memory>
 #include <mutex>
 #include <numeric>
 #include <thread>
@@ -53,6 +55,53 @@ std::string plan_name(const Plan& p) {
     if (p.recompute == Recompute::full && p.recompute_method == workload::RecomputeMethod::block) out += fmt::format(" block {}", p.recompute_layers);
   }
   return out;
+}
+
+std::optional<std::string> Constraints::set(const std::string& assignment) {
+  const auto eq = assignment.find('=');
+  if (eq == std::string::npos) return fmt::format("'{}' is not key=value", assignment);
+  const std::string key = assignment.substr(0, eq), value = assignment.substr(eq + 1);
+  if (key == "schedule") {
+    for (auto s : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved_1f1b, Schedule::zb_h1}) {
+      if (workload::schedule_name(s) == value) {
+        schedule = s;
+        return std::nullopt;
+      }
+    }
+    return fmt::format("schedule: '{}' is not one of 1f1b, interleaved-1f1b, zb-h1, gpipe", value);
+  }
+  if (key == "cp_kind") {
+    for (auto k : {workload::CpKind::ring, workload::CpKind::ulysses}) {
+      if (workload::cp_kind_name(k) == value) {
+        cp_kind = k;
+        return std::nullopt;
+      }
+    }
+    return fmt::format("cp_kind: '{}' is not ring or ulysses", value);
+  }
+  const std::map<std::string, std::optional<int>*> numbers{{"tp", &tp}, {"pp", &pp}, {"dp", &dp}, {"cp", &cp}, {"ep", &ep},
+                                                           {"vpp", &vpp}, {"mb", &micro_batch}, {"micro_batch", &micro_batch}, {"zero", &zero}};
+  const auto it = numbers.find(key);
+  if (it == numbers.end()) return fmt::format("unknown key '{}' (tp, pp, dp, cp, ep, vpp, mb, zero, schedule, cp_kind)", key);
+  std::size_t used = 0;
+  int n = -1;
+  try {
+    n = std::stoi(value, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  if (used != value.size() || n < (key == "zero" ? 0 : 1) || (key == "zero" && n > 3)) {
+    return fmt::format("{}: '{}' is not {}", key, value, key == "zero" ? "a ZeRO stage 0-3" : "a positive integer");
+  }
+  *it->second = n;
+  return std::nullopt;
+}
+
+bool Constraints::allows(const Plan& p) const {
+  auto same = [](const std::optional<int>& want, int have) { return !want || *want == have; };
+  return same(tp, p.tp) && same(pp, p.pp) && same(dp, p.dp) && same(cp, p.cp) && same(ep, p.ep) && same(vpp, p.vpp) &&
+         same(micro_batch, p.micro_batch) && same(zero, p.zero) && (!schedule || *schedule == p.schedule) &&
+         (!cp_kind || p.cp == 1 || *cp_kind == p.cp_kind) && (max_pp == 0 || p.pp <= max_pp) && (max_tp == 0 || p.tp <= max_tp);
 }
 
 namespace {
@@ -193,7 +242,6 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
   const topology::Cluster cluster(spec);
   const calibrate::CostModel cost(spec.node.gpu, profile);
   AnalyticCost analytic(cluster, model, training, cost);
-  Context ctx{model, training, spec, analytic, report.budget};
 
   // Global choices.
   std::vector<Plan> global;
@@ -255,7 +303,7 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
                   p.overlap.grad_reduce = true;
                   p.overlap.param_gather = true;
                   if (dp_inner) p.order = {workload::ParallelDim::dp, workload::ParallelDim::tp, workload::ParallelDim::cp, workload::ParallelDim::pp};
-                  global.push_back(std::move(p));
+                  if (options.constraints.allows(p)) global.push_back(std::move(p));
                 }
               }
             }
@@ -266,26 +314,90 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
   }
   report.considered = global.size();
 
+  const int threads = std::max(1, options.threads);
+  auto after = [&](double seconds) { return started + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds)); };
+  const auto deadline = after(options.time_limit), scan_deadline = after(options.time_limit / 2);
+  auto past = [&](clock::time_point t) { return options.time_limit > 0 && clock::now() > t; };
+
+  // The analytical scan, on every thread, each with its own oracle (its caches are not shared). The
+  // candidates are visited in a spread order (a stride coprime with their count) so that a scan cut
+  // short by the time limit has seen every region of the space; each outcome is kept at its index,
+  // so the merged result does not depend on the thread count.
+  std::size_t stride = 1;
+  if (global.size() > 2) {
+    stride = static_cast<std::size_t>(static_cast<double>(global.size()) * 0.6180339887);
+    while (std::gcd(stride, global.size()) != 1) ++stride;
+  }
+  struct Outcome {
+    bool visited = false;
+    std::optional<Scored> scored;
+    std::string rejected;
+  };
+  std::vector<Outcome> outcomes(global.size());
+  std::atomic<std::size_t> next_visit{0}, visited{0};
+  std::atomic<bool> cut{false};
+  std::mutex progress_mutex;
+  auto scan = [&](AnalyticCost& oracle) {
+    Context c{model, training, spec, oracle, report.budget};
+    for (std::size_t k = next_visit++; k < global.size(); k = next_visit++) {
+      if (past(scan_deadline)) {
+        cut = true;
+        break;
+      }
+      const std::size_t i = (k * stride) % global.size();
+      auto& out = outcomes[i];
+      out.visited = true;
+      Plan p = global[i];
+      // Stages balanced by cost (the layers' time without recompute).
+      if (p.pp > 1) {
+        std::vector<double> layer_time;
+        for (int l = 0; l < model.layers; ++l) layer_time.push_back(oracle.layer(p, l, Recompute::none).total());
+        p.chunk_layers = balanced_chunks(layer_time, p.pp, p.vpp, oracle.embedding_time(p), oracle.head_time(p));
+      }
+      if (const auto problem = workload::find_plan_problem(p, model, gpus, training.seq_len)) {
+        out.rejected = fmt::format("invalid plan ({})", problem->key);
+      } else if (const auto oom = fit_recompute(c, p)) {
+        out.rejected = *oom;
+      } else {
+        const auto mem = workload::memory_per_stage(model, training, p, report.budget);
+        out.scored = Scored{p, oracle.estimate(p), mem.stages[static_cast<std::size_t>(mem.worst_stage)].total().value(), i};
+      }
+      const std::size_t d = ++visited;
+      if (options.progress && (d % 64 == 0 || d == global.size())) {
+        std::lock_guard lock(progress_mutex);
+        options.progress("analytical", d, global.size());
+      }
+    }
+  };
+  {
+    std::vector<std::unique_ptr<AnalyticCost>> oracles;
+    for (int t = 1; t < threads; ++t) oracles.push_back(std::make_unique<AnalyticCost>(cluster, model, training, cost));
+    std::vector<std::exception_ptr> failed(static_cast<std::size_t>(threads));
+    auto run = [&](int t) {
+      try {
+        scan(t == 0 ? analytic : *oracles[static_cast<std::size_t>(t - 1)]);
+      } catch (...) {
+        failed[static_cast<std::size_t>(t)] = std::current_exception();
+        next_visit = global.size();
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(run, t);
+    run(0);
+    for (auto& t : pool) t.join();
+    for (const auto& f : failed) {
+      if (f) std::rethrow_exception(f);
+    }
+  }
   std::vector<Scored> scored;
-  for (std::size_t i = 0; i < global.size(); ++i) {
-    if (options.progress && (i % 64 == 0 || i + 1 == global.size())) options.progress("analytical", i + 1, global.size());
-    Plan p = global[i];
-    // Stages balanced by cost (the layers' time without recompute).
-    if (p.pp > 1) {
-      std::vector<double> layer_time;
-      for (int l = 0; l < model.layers; ++l) layer_time.push_back(analytic.layer(p, l, Recompute::none).total());
-      p.chunk_layers = balanced_chunks(layer_time, p.pp, p.vpp, analytic.embedding_time(p), analytic.head_time(p));
+  for (auto& out : outcomes) {
+    if (!out.visited) continue;
+    ++report.visited;
+    if (out.scored) {
+      scored.push_back(std::move(*out.scored));
+    } else {
+      ++report.rejected[out.rejected];
     }
-    if (const auto problem = workload::find_plan_problem(p, model, gpus, training.seq_len)) {
-      ++report.rejected[fmt::format("invalid plan ({})", problem->key)];
-      continue;
-    }
-    if (const auto oom = fit_recompute(ctx, p)) {
-      ++report.rejected[*oom];
-      continue;
-    }
-    const auto mem = workload::memory_per_stage(model, training, p, report.budget);
-    scored.push_back({p, analytic.estimate(p), mem.stages[static_cast<std::size_t>(mem.worst_stage)].total().value(), i});
   }
   report.scored = scored.size();
   std::stable_sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
@@ -323,15 +435,28 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
 
   const auto sim_started = clock::now();
   std::atomic<std::size_t> next{0}, done{0};
-  std::mutex progress_mutex;
+  // An exception must not leave a worker thread (std::terminate): each is kept with its plan, and
+  // after the join a given plan that cannot be simulated is reported unusable, while a searched
+  // one (a bug) is rethrown on this thread, the first by rank so that the message is deterministic.
+  std::vector<std::exception_ptr> failure(chosen.size());
+  std::vector<char> skipped(chosen.size(), 0);
   auto worker = [&]() {
     for (std::size_t i = next++; i < chosen.size(); i = next++) {
       auto& r = chosen[i];
-      const auto graph = workload::build_tasks(model, training, r.plan);
-      const sim::SimInput in{&cluster, &model, &training, &r.plan, &graph, &cost};
-      r.simulated = sim::simulate(in);
-      const auto mem = workload::memory_per_stage(model, training, r.plan, report.budget);
-      r.fits = mem.fits();
+      if (!r.included && past(deadline)) {
+        cut = true;
+        skipped[i] = 1;
+        continue;
+      }
+      try {
+        const auto graph = workload::build_tasks(model, training, r.plan);
+        const sim::SimInput in{&cluster, &model, &training, &r.plan, &graph, &cost};
+        r.simulated = sim::simulate(in);
+        const auto mem = workload::memory_per_stage(model, training, r.plan, report.budget);
+        r.fits = mem.fits();
+      } catch (...) {
+        failure[i] = std::current_exception();
+      }
       const std::size_t d = ++done;
       if (options.progress) {
         std::lock_guard lock(progress_mutex);
@@ -340,10 +465,26 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
     }
   };
   std::vector<std::thread> pool;
-  for (int t = 1; t < std::max(1, options.threads); ++t) pool.emplace_back(worker);
+  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
   worker();
   for (auto& t : pool) t.join();
   report.simulated_seconds = std::chrono::duration<double>(clock::now() - sim_started).count();
+  std::vector<RankedPlan> simulated;
+  report.time_limited = cut;
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    if (skipped[i]) continue;
+    if (!failure[i]) {
+      simulated.push_back(std::move(chosen[i]));
+      continue;
+    }
+    if (!chosen[i].included || chosen[i].analytical_rank >= 0) std::rethrow_exception(failure[i]);
+    try {
+      std::rethrow_exception(failure[i]);
+    } catch (const std::exception& e) {
+      report.unusable.push_back({chosen[i].plan, e.what()});
+    }
+  }
+  chosen = std::move(simulated);
 
   auto peak = [](const RankedPlan& r) {
     double worst = 0;

@@ -30,13 +30,31 @@
 
 namespace parasim::planner {
 
+/// What the user pins (`--fix tp=8`, `--max-pp 16`): candidates that disagree are not enumerated.
+struct Constraints {
+  std::optional<int> tp, pp, dp, cp, ep, vpp, micro_batch, zero;
+  std::optional<workload::Schedule> schedule;
+  std::optional<workload::CpKind> cp_kind;
+  int max_pp = 0, max_tp = 0;  ///< 0: no limit
+
+  /// Reads "key=value" (tp, pp, dp, cp, ep, vpp, mb, zero, schedule, cp_kind); nullopt when it can,
+  /// else a message naming what is wrong.
+  std::optional<std::string> set(const std::string& assignment);
+  bool allows(const workload::Plan& p) const;
+};
+
 struct SearchOptions {
   Bytes headroom{0.0};        ///< kept free on every GPU beyond the memory model's own allowance
   int simulate_top = 32;      ///< candidates the simulator scores after the analytical ranking
   bool power_of_two = false;  ///< pp and dp powers of two only (Galvatron's default)
   std::vector<int> micro_batches;  ///< empty: powers of two up to 16
   std::vector<workload::Plan> include;  ///< always simulated and ranked with the rest
-  int threads = 1;
+  Constraints constraints;
+  /// Wall-clock budget for the whole search in seconds (0: none). The analytical scan visits the
+  /// candidates in a spread order and stops at half of it; the simulator then scores the best it
+  /// has in the time left (the plans given are always scored). Results then depend on the machine.
+  double time_limit = 0;
+  int threads = 1;  ///< both phases; the result is the same for any count
   /// Called as work advances: phase ("analytical", "simulated"), done, total.
   std::function<void(const char* phase, std::size_t done, std::size_t total)> progress;
 };
@@ -54,6 +72,8 @@ struct SearchReport {
   std::vector<RankedPlan> ranked;  ///< simulated, best first; plans that do not fit last
   std::size_t considered = 0;      ///< global choices enumerated
   std::size_t scored = 0;          ///< candidates that fit and were estimated
+  std::size_t visited = 0;         ///< global choices the analytical scan reached (< considered: time limit)
+  bool time_limited = false;       ///< the time limit cut a phase short
   std::map<std::string, std::size_t> rejected;  ///< reason → candidates
   /// Pairs of simulated search candidates the analytical model orders differently than the simulator.
   std::size_t pairs = 0, discordant = 0;

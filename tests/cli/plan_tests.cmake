@@ -37,3 +37,26 @@ parasim_cli_test(NAME plan_needs_model ARGS plan scenarios/clusters/lab-2node.ya
 # Llama-3 405B on 16 GPUs: nothing fits, and the planner says so with the counts.
 parasim_cli_test(NAME plan_nothing_fits ARGS plan ${lab} --set model=scenarios/models/llama-3-405b.yaml RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_nothing_fits.expected)
+
+# Constraints: --fix pins a dimension, --max-pp bounds the pipeline; every searched plan obeys them
+# (the scenario's own plan, tp2, is left out as it does not).
+parasim_cli_test(NAME plan_fixed ARGS plan ${lab} --fix tp=4 --fix schedule=zb-h1 --max-pp 2 --json --top 3
+                 JSON plans.0.tp=4 plans.0.pp=2 plans.0.schedule=zb-h1 plans.1.tp=4 plans.1.schedule=zb-h1 plans.2.tp=4)
+parasim_cli_test(NAME plan_bad_fix ARGS plan ${lab} --fix tq=4 RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_bad_fix.expected)
+parasim_cli_test(NAME plan_fix_nothing ARGS plan ${lab} --fix tp=32 RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_fix_nothing.expected)
+# A time limit still returns a plan (a generous one here: the search takes about a second).
+parasim_cli_test(NAME plan_time_limit ARGS plan ${lab} --time-limit 60 --json JSON gpus=16 time_limited=OFF plans.0.fits=ON)
+
+# The planner against published plans (planner issue): each row's model, cluster, precision and batch
+# planned from scratch with the published plan among the candidates; the plan found must be at least as
+# fast under the same simulator (exit 3 otherwise). Two small rows in CI; every row of megatron.yaml
+# under the long label (about 4 minutes on 2 cores).
+set(megatron_rows ../shared/validation/megatron.yaml)
+parasim_cli_test(NAME plan_published_subset ARGS plan --published ${megatron_rows} --rows korthikanti-t5-02-22B-sel-sp
+                 --rows megatron-readme-h100-weak-01-1.7B --json
+                 JSON checked=2 sound=2 rows.0.id=korthikanti-t5-02-22B-sel-sp rows.0.sound=ON rows.1.sound=ON rows.1.published_fits=ON)
+parasim_cli_test(NAME plan_published_subset_table ARGS plan --published ${megatron_rows} --rows megatron-readme-h100-weak-01-1.7B
+                 STDOUT_REGEX "megatron-readme-h100-weak-01-1.7B +tp1 · pp1 · dp48 · mb1" "1 rows planned: the best plan found is at least as fast as the published one on 1")
+parasim_cli_test(NAME plan_published_bad_row ARGS plan --published ${megatron_rows} --rows no-such-row RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_published_bad_row.expected)
+parasim_cli_test(NAME plan_published_megatron ARGS plan --published ${megatron_rows} --json JSON checked=40 sound=40 LABELS long)

@@ -132,3 +132,51 @@ TEST_CASE("a plan given to the planner is simulated and never beats the plan ret
   REQUIRE(again.ranked.size() == report.ranked.size());
   for (std::size_t i = 0; i < report.ranked.size(); ++i) CHECK(again.ranked[i].plan == report.ranked[i].plan);
 }
+
+TEST_CASE("the search gives the same ranking for any thread count") {
+  const auto s = sim::load_scenario("scenarios/jobs/llama2-7b-lab.yaml");
+  SearchOptions options;
+  options.simulate_top = 6;
+  options.threads = 1;
+  const auto one = search(s.cluster, *s.model, *s.training, s.plan->global_batch, s.effective_profile(), options);
+  options.threads = 3;
+  const auto three = search(s.cluster, *s.model, *s.training, s.plan->global_batch, s.effective_profile(), options);
+  CHECK(one.considered == three.considered);
+  CHECK(one.visited == one.considered);
+  CHECK(one.scored == three.scored);
+  CHECK(one.rejected == three.rejected);
+  REQUIRE(one.ranked.size() == three.ranked.size());
+  for (std::size_t i = 0; i < one.ranked.size(); ++i) {
+    CHECK(one.ranked[i].plan == three.ranked[i].plan);
+    CHECK(one.ranked[i].simulated.iteration == three.ranked[i].simulated.iteration);
+  }
+}
+
+TEST_CASE("constraints pin dimensions and bound pp and tp") {
+  Constraints c;
+  CHECK_FALSE(c.set("tp=4"));
+  CHECK_FALSE(c.set("schedule=zb-h1"));
+  CHECK_FALSE(c.set("cp_kind=ulysses"));
+  CHECK(c.set("tp") == "'tp' is not key=value");
+  CHECK(c.set("tq=4")->starts_with("unknown key 'tq'"));
+  CHECK(c.set("tp=four") == "tp: 'four' is not a positive integer");
+  CHECK(c.set("zero=4") == "zero: '4' is not a ZeRO stage 0-3");
+  CHECK(c.set("schedule=pipedream")->starts_with("schedule: 'pipedream'"));
+  c.max_pp = 2;
+
+  const auto s = sim::load_scenario("scenarios/jobs/llama2-7b-lab.yaml");
+  SearchOptions options;
+  options.simulate_top = 4;
+  options.constraints = c;
+  const auto report = search(s.cluster, *s.model, *s.training, s.plan->global_batch, s.effective_profile(), options);
+  REQUIRE_FALSE(report.ranked.empty());
+  for (const auto& r : report.ranked) {
+    CHECK(r.plan.tp == 4);
+    CHECK(r.plan.pp == 2);  // zb-h1 needs a pipeline; at most 2
+    CHECK(r.plan.schedule == workload::Schedule::zb_h1);
+  }
+  // Without them the space is larger.
+  SearchOptions free;
+  free.simulate_top = 1;
+  CHECK(search(s.cluster, *s.model, *s.training, s.plan->global_batch, s.effective_profile(), free).considered > report.considered);
+}

@@ -143,6 +143,19 @@ TEST_CASE("bundled MoE models: Mixtral-8x22B 141B / 39B active, Qwen2-57B-A14B 5
   CHECK(q.total() == 57'408'658'944.0);
   CHECK(q.active() == 14'249'270'784.0);
   CHECK(q.active() == doctest::Approx(14.25e9).epsilon(0.005));
+  // DeepSeekMoE-16B: attention 4·2048² = 16,777,216; norms 4,096; the dense first layer's MLP
+  // 3·2048·10944 = 67,239,936; router 2048·64 = 131,072; expert 3·2048·1408 = 8,650,752; 2 shared
+  // = 17,301,504. MoE layer 16,781,312 + 131,072 + 64 x expert + 17,301,504 = 587,862,016, x 27
+  // = 15,872,274,432; dense layer 84,021,248; embeddings 2·102400·2048 = 419,430,400; final norm
+  // 2,048: 16,375,728,128 (the paper's 16.4B). Active: (16,912,384 + 6 x expert + 17,301,504) x 27
+  // = 2,325,196,800 + 84,021,248 + 419,432,448 = 2,828,650,496 (the paper's 2.8B).
+  const auto deepseek = load_model("scenarios/models/deepseek-moe-16b.yaml");
+  CHECK(deepseek.moe_layers() == 27);
+  const auto d = count_parameters(deepseek);
+  CHECK(d.expert == 8'650'752.0);
+  CHECK(d.shared == 17'301'504.0);
+  CHECK(d.total() == 16'375'728'128.0);
+  CHECK(d.active() == 2'828'650'496.0);
 }
 
 TEST_CASE("MoE keys need experts; top_k cannot exceed them") {
