@@ -55,7 +55,7 @@ void Scenario::require_workload() const {
   }
 }
 
-Scenario load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides) {
+Scenario load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides, PlanCheck plan_check) {
   yaml::Overrides o;
   for (const auto& s : overrides) o.add(s);
   const yaml::Node root = yaml::load_file(file, {}, &o);
@@ -75,7 +75,16 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<std:
     if (r.has("profile")) s.profile = calibrate::parse_profile(r.section("profile"));
     if (r.has("plan")) {
       if (!s.model) r.fail("plan", "a plan needs a model section");
-      s.plan = workload::parse_plan(r.section("plan"), *s.model, s.cluster.gpus(), s.training ? s.training->seq_len : 0);
+      const auto& plan = r.section("plan");
+      try {
+        s.plan = workload::parse_plan(plan, *s.model, s.cluster.gpus(), s.training ? s.training->seq_len : 0);
+      } catch (const InputError& e) {
+        // Only the plan's fit to this cluster and model is forgiven; the section was read (and its
+        // overrides consumed) before parse_plan checks it.
+        if (plan_check == PlanCheck::strict || !e.key_path().starts_with("plan")) throw;
+        s.dropped_plan = e.what();
+        s.dropped_plan_global_batch = plan.has("global_batch") ? static_cast<int>(plan.integer("global_batch")) : 0;
+      }
     }
   }
   o.check_all_used();

@@ -24,6 +24,12 @@ struct Scenario {
   /// The calibration profile the scenario names; nullopt: the bundled profile of its GPU.
   std::optional<calibrate::Profile> profile;
 
+  /// Set only when loaded with PlanCheck::drop_unsuitable: the error line that strict loading gives
+  /// for the plan section (it does not suit the cluster or model as overridden); the plan is then
+  /// absent and `dropped_plan_global_batch` keeps the global batch it asked for (0 if none).
+  std::optional<std::string> dropped_plan;
+  int dropped_plan_global_batch = 0;
+
   /// The profile to price the scenario with: its own, or the bundled one of its GPU.
   calibrate::Profile effective_profile() const;
 
@@ -33,9 +39,15 @@ struct Scenario {
 
 extern const yaml::Schema kScenarioSchema;
 
+/// What to do with a plan section that does not suit the cluster or model (as overridden): strict
+/// throws; drop_unsuitable leaves the plan out (a what-if variant with more nodes re-plans anyway).
+/// Malformed values and unknown keys are errors either way.
+enum class PlanCheck { strict, drop_unsuitable };
+
 /// Loads a scenario file, or a bare cluster file (a file without a `cluster:` key), applying
 /// `--set key.path=value` overrides. Throws InputError.
-Scenario load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides = {});
+Scenario load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides = {},
+                       PlanCheck plan_check = PlanCheck::strict);
 
 /// Loads a plan on its own: a plan file (`parasim plan --out` writes one) or the plan section of a
 /// scenario file, checked against the model, the GPUs and the sequence length. Throws InputError.

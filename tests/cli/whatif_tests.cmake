@@ -1,0 +1,87 @@
+# parasim whatif end to end: the quick bundled study (CI), sensitivity, the chart and data files, bad
+# input; the full bundled studies under the label `long`, each within its three minutes.
+set(lab scenarios/jobs/llama2-7b-lab.yaml)
+set(whatif_out ${CMAKE_CURRENT_BINARY_DIR}/whatif-out)
+set(CHECK_OUTPUTS ${CMAKE_CURRENT_SOURCE_DIR}/whatif_check_outputs.cmake)
+set(whatif_expected ${CMAKE_CURRENT_SOURCE_DIR}/expected)
+
+# A check of the files a run wrote, after the run (fixture); STEM whatif or sensitivity.
+function(whatif_check_test name dir stem rows chart)
+  add_test(NAME cli_${name}_files COMMAND ${CMAKE_COMMAND} -DDIR=${dir} -DSTEM=${stem} -DROWS=${rows} -DCHART=${chart} -DMIN_BYTES=10000
+                                          -P ${CHECK_OUTPUTS})
+  set_tests_properties(cli_${name} PROPERTIES FIXTURES_SETUP ${name})
+  set_tests_properties(cli_${name}_files PROPERTIES FIXTURES_REQUIRED ${name} LABELS "cli;${ARGN}")
+endfunction()
+
+parasim_cli_test(NAME whatif_help ARGS whatif --help STDOUT_REGEX "--vary" "--fixed-plan" "--sensitivity" "--by" "--out" "--chart")
+
+# The quick study: 2 x 3 variants, re-planned; the same bytes twice; table, CSV, JSON and chart.
+parasim_cli_test(NAME whatif_lab ARGS whatif scenarios/whatif/lab-nics.yaml --out ${whatif_out}/lab
+                 STDOUT_REGEX "Study +lab-nics" "cluster.nodes +cluster.node.nics.bandwidth" "best plan" "speed-up" "1.00x" "exposed dp"
+                              "Fastest +4 / 400 Gb/s"
+                 FILE ${whatif_out}/lab/whatif.json REPEAT)
+whatif_check_test(whatif_lab ${whatif_out}/lab whatif 6 svg)
+parasim_cli_test(NAME whatif_lab_json ARGS whatif scenarios/whatif/lab-nics.yaml --json --threads 1
+                 JSON study=lab-nics mode=re-planned axes.0.key=cluster.nodes variants.0.speedup=1.0 variants.0.gpus=16 variants.5.gpus=32
+                      "variants.5.label=4 / 400 Gb/s" variants.0.plan_changed=OFF)
+# --vary on the command line, several keys, a PNG chart; --set applies to every variant.
+parasim_cli_test(NAME whatif_vary_png ARGS whatif ${lab} --vary cluster.node.hardware.hbm.capacity=40GiB,80GiB --set cluster.node.nics.bandwidth=200Gb/s
+                 --out ${whatif_out}/png --chart png STDOUT_REGEX "cluster.node.hardware.hbm.capacity" "40GiB" "80GiB")
+whatif_check_test(whatif_vary_png ${whatif_out}/png whatif 2 png)
+# The plan kept: every variant simulates the scenario's own plan.
+parasim_cli_test(NAME whatif_fixed_plan ARGS whatif ${lab} --vary cluster.node.nics.bandwidth=100Gb/s,400Gb/s --fixed-plan --json
+                 JSON "mode=fixed plan" variants.0.scenario_plan=ON variants.1.scenario_plan=ON variants.1.tp=2 variants.1.pp=2 variants.1.plan_changed=OFF)
+# A value with commas inside brackets is one value.
+parasim_cli_test(NAME whatif_list_value ARGS whatif ${lab} --fixed-plan --json
+                 "--vary=cluster.node.nics.affinity=[0,0,0,0,1,1,1,1],[0,0,0,0,0,0,0,0]" --set cluster.node.nics.count=2
+                 JSON axes.0.values.0=[0,0,0,0,1,1,1,1] axes.0.values.1=[0,0,0,0,0,0,0,0] variants.1.label=[0,0,0,0,0,0,0,0] variants.1.fits=ON)
+# No gnuplot: one line says so, CSV and JSON are still written, exit 0.
+parasim_cli_test(NAME whatif_no_gnuplot ARGS whatif ${lab} --vary cluster.nodes=2,4 --out ${whatif_out}/nognuplot --gnuplot /nonexistent/gnuplot
+                 STDOUT_REGEX "Fastest")
+whatif_check_test(whatif_no_gnuplot ${whatif_out}/nognuplot whatif 2 none)
+
+# Sensitivity: every hardware parameter of the lab cluster, ranked; files and chart.
+parasim_cli_test(NAME whatif_sensitivity ARGS whatif ${lab} --sensitivity --by 10% --out ${whatif_out}/sensitivity
+                 STDOUT_REGEX "Sensitivity .* -10% and \\+10%" " 1  peak-flops" "nic-bandwidth" "overlap-slowdown" "hbm-capacity" "re-planned -10%")
+whatif_check_test(whatif_sensitivity ${whatif_out}/sensitivity sensitivity 12 svg)
+parasim_cli_test(NAME whatif_sensitivity_fixed_json ARGS whatif ${lab} --sensitivity --fixed-plan --json
+                 JSON "mode=fixed plan" parameters.0.name=peak-flops fraction=0.25)
+
+# Bad input: one line naming the key, exit 2.
+foreach(case IN ITEMS
+        "unknown_key|--vary|cluster.node.nics.bandwith=400Gb/s,800Gb/s"
+        "malformed_value|--vary|cluster.node.nics.bandwidth=400Gb/s,fast"
+        "bad_yaml_value|--vary|cluster.nodes={2"
+        "not_an_assignment|--vary|cluster.nodes"
+        "empty_value|--vary|cluster.nodes=2,,4"
+        "twice|--vary|cluster.nodes=2|--vary|cluster.nodes=4"
+        "nothing_to_vary"
+        "bad_by|--sensitivity|--by|125%"
+        "sensitivity_with_vary|--sensitivity|--vary|cluster.nodes=2"
+        "fixed_plan_unsuitable|--fixed-plan|--vary|cluster.nodes=1,2")
+  string(REPLACE "|" ";" case "${case}")
+  list(GET case 0 name)
+  list(REMOVE_AT case 0)
+  parasim_cli_test(NAME whatif_error_${name} ARGS whatif ${lab} ${case} RC 2 STDERR ${whatif_expected}/whatif_${name}.expected)
+endforeach()
+parasim_cli_test(NAME whatif_error_no_scenario ARGS whatif RC 2 STDERR ${whatif_expected}/whatif_no_scenario.expected)
+parasim_cli_test(NAME whatif_error_bad_chart ARGS whatif ${lab} --vary cluster.nodes=2 --chart gif RC 2 STDERR ${whatif_expected}/whatif_bad_chart.expected)
+# Study files: an unknown scenario key points at the study's line; a typo in the study itself too.
+parasim_cli_test(NAME whatif_error_study_key ARGS whatif tests/cli/expected/whatif_study_unknown_key.yaml RC 2
+                 STDERR ${whatif_expected}/whatif_study_unknown_key.expected)
+parasim_cli_test(NAME whatif_error_study_typo ARGS whatif tests/cli/expected/whatif_study_typo.yaml RC 2
+                 STDERR ${whatif_expected}/whatif_study_typo.expected)
+
+# The bundled studies, in full: each under three minutes on a 2-core machine (TIMEOUT), writing
+# table, CSV, JSON and chart.
+foreach(study IN ITEMS "gpu-generations|3|png" "nic-bandwidth|3|svg" "islands-moe|4|svg")
+  string(REPLACE "|" ";" study "${study}")
+  list(GET study 0 name)
+  list(GET study 1 rows)
+  list(GET study 2 chart)
+  string(REPLACE "-" "_" id ${name})
+  parasim_cli_test(NAME whatif_study_${id} ARGS whatif scenarios/whatif/${name}.yaml --out ${whatif_out}/${name} --chart ${chart}
+                   STDOUT_REGEX "Study +${name}" "best plan" "Fastest" LABELS long)
+  set_tests_properties(cli_whatif_study_${id} PROPERTIES TIMEOUT 180)
+  whatif_check_test(whatif_study_${id} ${whatif_out}/${name} whatif ${rows} ${chart} long)
+endforeach()
