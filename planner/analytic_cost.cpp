@@ -209,7 +209,10 @@ AnalyticCost::Stage AnalyticCost::stage_time(const Plan& p, int stage, const std
     // Each chunk receives its input and sends its output forward, and the gradients back: with SP or
     // Megatron-LM's scatter-gather every TP rank moves 1/t of the activation.
     const double bytes = training_->element_bytes() * p.micro_batch * training_->seq_len * model_->hidden / (p.cp * p.tp);
-    s.pp = 2 * p.vpp * collective(p, Collective::send_recv, Group::pp_pair, bytes);
+    s.p2p = collective(p, Collective::send_recv, Group::pp_pair, bytes);
+    // In the steady state a transfer runs while the stage computes another chunk: only what a
+    // chunk's forward does not cover waits.
+    s.pp = 2 * p.vpp * std::max(0.0, s.p2p - s.forward / p.vpp);
   }
   return s;
 }
@@ -243,7 +246,10 @@ Estimate AnalyticCost::estimate(const Plan& p) {
         bubble = (p.pp - 1) * chunk;
       }
     }
-    const double pipeline = m * pace + bubble;
+    // Filling and draining the pipeline waits for every hop of the chain: pp − 1 between stages, and
+    // with interleaving each chunk's first micro-batches wait once more per stage.
+    const double fill = p.pp > 1 ? 2.0 * (p.vpp * p.pp - 1) * slow.p2p : 0.0;
+    const double pipeline = m * pace + bubble + fill;
 
     // Data parallel.
     const double params = workload::stage_parameters(*model_, p, s);
@@ -252,6 +258,31 @@ Estimate AnalyticCost::estimate(const Plan& p) {
     const int zg = p.sharding_group();
     double dp = 0;
     const double last_backward = st.backward + st.weight;
+    // With overlapped reduction each chunk's gradients are reduced once its last backward is done,
+    // in the order the chunks finish (v − 1 first, pp micro-batch backward passes of a chunk apart
+    // in the cool-down), one collective after another; the last chunk's wait is what shows. With
+    // overlapped parameter gathers chunk c's parameters are needed by its first forward, c·pp chunk
+    // forwards after the step. One chunk (v = 1) reduces to max(bucket, reduce − backward) and
+    // max(bucket, gather − forward).
+    const double chunk_backward = last_backward / p.vpp, chunk_forward = st.forward / p.vpp;
+    auto exposed_reduce = [&](double reduce, double buckets) {
+      double done = 0;
+      const double end = p.vpp * p.pp * chunk_backward;  // any origin: only done − end matters
+      for (int k = 0; k < p.vpp; ++k) {
+        const double finish = end - (p.vpp - 1 - k) * p.pp * chunk_backward;
+        done = std::max(done, finish - chunk_backward) + reduce / p.vpp;
+        done = std::max(done, finish + reduce / buckets);
+      }
+      return std::max(0.0, done - end);
+    };
+    auto exposed_gather = [&](double gather, double buckets) {
+      double done = 0, stall = gather / buckets;
+      for (int c = 0; c < p.vpp; ++c) {
+        done += gather / p.vpp;
+        stall = std::max(stall, done - (c * p.pp + 1) * chunk_forward);
+      }
+      return stall;
+    };
     auto bucketed = [&](Collective kind, Group g, double parameters, double bytes_per_param) {
       const double buckets = std::max(1.0, std::ceil(parameters / bucket));
       return std::pair{buckets * collective(p, kind, g, parameters * bytes_per_param / buckets), buckets};
@@ -260,15 +291,17 @@ Estimate AnalyticCost::estimate(const Plan& p) {
       const auto kind = p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
       const auto [reduce, buckets] = bucketed(kind, p.zero >= 1 ? Group::sharding : Group::data, dense, grad_bytes);
       if (p.zero == 2) {
-        dp += m * std::max(reduce / buckets, reduce - last_backward);
+        // Every micro-batch's gradients are reduced chunk by chunk as its backward finishes; each
+        // chunk's share hides behind the stage's next chunk of work (a forward and a backward).
+        dp += (m - 1) * p.vpp * std::max(0.0, reduce / p.vpp - chunk_forward - chunk_backward) + exposed_reduce(reduce, buckets);
       } else if (p.overlap.grad_reduce) {
-        dp += std::max(reduce / buckets, reduce - last_backward);
+        dp += exposed_reduce(reduce, buckets);
       } else {
         dp += reduce;
       }
       if (p.zero >= 1) {
         const auto [gather, gbuckets] = bucketed(Collective::all_gather, Group::sharding, dense, weight_bytes);
-        dp += p.overlap.param_gather ? std::max(gather / gbuckets, gather - st.forward) : gather;
+        dp += p.overlap.param_gather ? exposed_gather(gather, gbuckets) : gather;
       }
       if (p.zero_group > 0 && p.zero_group < p.data_ranks()) dp += collective(p, Collective::all_reduce, Group::replica, dense / zg * grad_bytes);
     }
@@ -290,7 +323,7 @@ Estimate AnalyticCost::estimate(const Plan& p) {
     if (expert > 0 && p.expert_data_ranks() > 1) {
       const auto kind = p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
       const auto [reduce, buckets] = bucketed(kind, Group::expert_data, expert, grad_bytes);
-      dp += p.overlap.grad_reduce ? std::max(reduce / buckets, reduce - last_backward) : reduce;
+      dp += p.overlap.grad_reduce ? exposed_reduce(reduce, buckets) : reduce;
       if (p.zero >= 1) dp += collective(p, Collective::all_gather, Group::expert_data, expert * weight_bytes);
     }
     const double held = p.zero >= 1 ? dense / zg + expert / p.expert_data_ranks() : params;
@@ -304,7 +337,7 @@ Estimate AnalyticCost::estimate(const Plan& p) {
       best.tp = Seconds(m * slow.tp);
       best.cp = Seconds(m * slow.cp);
       best.ep = Seconds(m * slow.ep);
-      best.pp = Seconds(m * slow.pp);
+      best.pp = Seconds(m * slow.pp + fill);
       best.bubble = Seconds(bubble);
       best.dp = Seconds(dp);
       best.optimizer = Seconds(optimizer);

@@ -60,6 +60,7 @@ class AnalyticCost final : public CostOracle {
  private:
   struct Stage {
     double forward = 0, backward = 0, weight = 0, recompute = 0, tp = 0, cp = 0, ep = 0, pp = 0;
+    double p2p = 0;  ///< one activation transfer to the next stage (not in total(): pp holds what is exposed)
     double total() const { return forward + backward + weight + tp + cp + ep + pp; }
   };
   Stage stage_time(const workload::Plan& plan, int stage, const std::vector<workload::Recompute>& recompute,
