@@ -135,7 +135,7 @@ int run_study(const Options& o, const planner::WhatifOptions& base_options) {
   r.scenario = r.study.scenario.string();
   r.variants = planner::variant_grid(r.study.axes);
   const auto scenarios = load_variants(r.study, r.variants);
-  if (!r.study.fixed_plan) {
+  if (!r.study.fixed_plan && is_root_process()) {
     for (const auto& a : r.study.axes) {
       if (a.key.starts_with("plan.") && a.key != "plan.global_batch") {
         std::cerr << fmt::format("note: {} is varied but each variant is re-planned; --fixed-plan compares the plans as given\n", a.key);

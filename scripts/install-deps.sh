@@ -7,6 +7,7 @@ packages=(
   libboost-graph-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   doctest-dev libbenchmark-dev libsimdjson-dev zlib1g-dev libeigen3-dev libtbb-dev
   gnuplot-nox python3
+  libopenmpi-dev openmpi-bin
 )
 
 missing=()

@@ -85,3 +85,24 @@ foreach(study IN ITEMS "gpu-generations|3|png" "nic-bandwidth|3|svg" "islands-mo
   set_tests_properties(cli_whatif_study_${id} PROPERTIES TIMEOUT 180)
   whatif_check_test(whatif_study_${id} ${whatif_out}/${name} whatif ${rows} ${chart} long)
 endforeach()
+
+# Open MPI: the variants spread over 2 and 3 ranks give the same bytes as one process (table, CSV,
+# JSON), for a bundled study and for sensitivity. Skipped, saying so, where Open MPI is absent.
+if(MPI_CXX_FOUND AND MPIEXEC_EXECUTABLE)
+  foreach(run IN ITEMS "lab_np2|2|whatif|whatif|scenarios/whatif/lab-nics.yaml" "lab_np3|3|whatif|whatif|scenarios/whatif/lab-nics.yaml"
+                       "sensitivity_np2|2|sensitivity|whatif|${lab}|--sensitivity")
+    string(REPLACE "|" ";" run "${run}")
+    list(GET run 0 name)
+    list(GET run 1 np)
+    list(GET run 2 stem)
+    list(SUBLIST run 3 -1 args)
+    string(REPLACE ";" "|" args "${args}")
+    add_test(NAME cli_whatif_mpi_${name}
+             COMMAND ${CMAKE_COMMAND} -DPARASIM=$<TARGET_FILE:parasim> -DMPIEXEC=${MPIEXEC_EXECUTABLE} -DNP=${np} -DWORKDIR=${PROJECT_SOURCE_DIR}
+                     -DOUT=${whatif_out}/mpi-${name} -DSTEM=${stem} "-DARGS=${args}" -P ${CMAKE_CURRENT_SOURCE_DIR}/whatif_mpi_compare.cmake)
+    set_tests_properties(cli_whatif_mpi_${name} PROPERTIES LABELS "cli;mpi")
+  endforeach()
+else()
+  add_test(NAME cli_whatif_mpi COMMAND ${CMAKE_COMMAND} -E echo "skipped: Open MPI not found (apt-get install libopenmpi-dev openmpi-bin, then reconfigure)")
+  set_tests_properties(cli_whatif_mpi PROPERTIES LABELS "cli;mpi" SKIP_REGULAR_EXPRESSION "skipped: Open MPI not found")
+endif()

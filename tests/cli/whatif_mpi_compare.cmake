@@ -1,0 +1,28 @@
+# Runs `parasim whatif` in one process and under mpirun with NP ranks; the CSV, the JSON and the
+# table must be byte-identical. Used by ctest; portable (no shell).
+#   -DPARASIM=exe -DMPIEXEC=mpirun -DNP=n -DWORKDIR=dir -DOUT=dir -DSTEM=whatif|sensitivity
+#   -DARGS="whatif;args..." (a CMake list, without --out)
+string(REPLACE "|" ";" ARGS "${ARGS}")
+set(single ${OUT}/single)
+set(multi ${OUT}/mpi-${NP})
+file(REMOVE_RECURSE ${single} ${multi})
+execute_process(COMMAND ${PARASIM} ${ARGS} --out ${single} WORKING_DIRECTORY ${WORKDIR} RESULT_VARIABLE rc1 OUTPUT_VARIABLE out1 ERROR_VARIABLE err1)
+if(NOT rc1 EQUAL 0)
+  message(FATAL_ERROR "single process run exited ${rc1}:\n${err1}")
+endif()
+execute_process(COMMAND ${MPIEXEC} -np ${NP} --oversubscribe --allow-run-as-root ${PARASIM} ${ARGS} --out ${multi} --threads 1
+                WORKING_DIRECTORY ${WORKDIR} RESULT_VARIABLE rc2 OUTPUT_VARIABLE out2 ERROR_VARIABLE err2)
+if(NOT rc2 EQUAL 0)
+  message(FATAL_ERROR "mpirun -np ${NP} exited ${rc2}:\n${out2}\n${err2}")
+endif()
+if(NOT out1 STREQUAL out2)
+  message(FATAL_ERROR "the table differs between one process and ${NP} ranks:\n${out1}\n---\n${out2}")
+endif()
+foreach(ext csv json)
+  file(READ ${single}/${STEM}.${ext} a)
+  file(READ ${multi}/${STEM}.${ext} b)
+  if(NOT a STREQUAL b)
+    message(FATAL_ERROR "${STEM}.${ext} differs between one process and ${NP} ranks")
+  endif()
+endforeach()
+message(STATUS "${STEM}.csv, ${STEM}.json and the table are identical with ${NP} ranks")
