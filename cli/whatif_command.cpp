@@ -23,6 +23,15 @@
 namespace parasim::cli {
 namespace {
 
+// After the outputs are written: an internal error in any evaluation is one line and exit code 1.
+int exit_status(const std::vector<planner::Outcome>& outcomes) {
+  const auto bad = std::count_if(outcomes.begin(), outcomes.end(), [](const planner::Outcome& o) { return o.internal_error; });
+  if (bad == 0) return 0;
+  const auto first = std::find_if(outcomes.begin(), outcomes.end(), [](const planner::Outcome& o) { return o.internal_error; });
+  std::cerr << fmt::format("parasim: {} of {} evaluations failed; the first: {}\n", bad, outcomes.size(), *first->failure);
+  return 1;
+}
+
 struct Options {
   std::string scenario;
   std::vector<std::string> vary;
@@ -159,7 +168,7 @@ int run_study(const Options& o, const planner::WhatifOptions& base_options) {
   if (!o.out.empty()) {
     write_outputs(o, "whatif", study_csv(r), json, [&](const std::string& terminal, const std::string& image) { return study_chart(r, terminal, image); });
   }
-  return 0;
+  return exit_status(r.outcomes);
 }
 
 int run_sensitivity(const Options& o, const planner::WhatifOptions& base_options) {
@@ -189,7 +198,7 @@ int run_sensitivity(const Options& o, const planner::WhatifOptions& base_options
     write_outputs(o, "sensitivity", sensitivity_csv(r), json,
                   [&](const std::string& terminal, const std::string& image) { return sensitivity_chart(r, terminal, image); });
   }
-  return 0;
+  return exit_status(outcomes);
 }
 
 }  // namespace

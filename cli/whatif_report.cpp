@@ -111,6 +111,7 @@ nlohmann::json outcome_json(const Outcome& o) {
                       {"peak_memory_bytes", o.peak_memory_bytes},
                       {"capacity_bytes", o.capacity_bytes}};
   j["failure"] = o.failure ? nlohmann::json(*o.failure) : nlohmann::json(nullptr);
+  j["internal_error"] = o.internal_error;
   return j;
 }
 
@@ -134,6 +135,7 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   o.peak_memory_bytes = j.at("peak_memory_bytes").get<double>();
   o.capacity_bytes = j.at("capacity_bytes").get<double>();
   if (!j.at("failure").is_null()) o.failure = j.at("failure").get<std::string>();
+  o.internal_error = j.at("internal_error").get<bool>();
   return o;
 }
 

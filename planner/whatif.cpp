@@ -146,8 +146,23 @@ Outcome evaluate(const sim::Scenario& s, bool fixed_plan, int simulate_top, int 
 }
 
 std::vector<Outcome> evaluate_jobs(const std::vector<Job>& jobs, const WhatifOptions& options) {
-  return parallel_map(jobs.size(), options,
-                      [&](std::size_t i, int threads) { return evaluate(jobs[i].scenario, jobs[i].fixed_plan, options.simulate_top, threads); });
+  return parallel_map(jobs.size(), options, [&](std::size_t i, int threads) {
+    const auto& s = jobs[i].scenario;
+    try {
+      return evaluate(s, jobs[i].fixed_plan, options.simulate_top, threads);
+    } catch (const InputError&) {
+      throw;
+    } catch (const std::exception& e) {
+      // One variant's fault must not lose the others' answers; the row says what went wrong.
+      Outcome o;
+      o.gpu = s.cluster.node.gpu.name;
+      o.gpus = s.cluster.gpus();
+      o.fits = false;
+      o.failure = fmt::format("internal error: {}", e.what());
+      o.internal_error = true;
+      return o;
+    }
+  });
 }
 
 std::vector<Job> study_jobs(std::vector<sim::Scenario> variants, bool fixed_plan) {

@@ -32,6 +32,9 @@ struct Outcome {
   int gpus = 0;
   /// Why there is no result ("no plan fits in 72 GiB per GPU (...)"); the figures are then zero.
   std::optional<std::string> failure;
+  /// The failure is a fault of parasim (the simulator or planner threw), not of the variant: the
+  /// study goes on and reports it, and the command exits 1.
+  bool internal_error = false;
   std::string plan;  ///< planner::plan_name of the plan evaluated
   int tp = 1, pp = 1, vpp = 1, dp = 1, cp = 1, ep = 1, zero = 0, micro_batch = 1;
   bool scenario_plan = false;  ///< the plan is the scenario's own (given, not found by the search)
