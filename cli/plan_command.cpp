@@ -187,7 +187,17 @@ PublishedCheck check_published(const sim::MeasuredRun& run, const Options& o) {
   planner::SearchOptions options;
   options.simulate_top = o.simulate_top;
   options.threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  options.include = row.candidates;
+  // The published plan with its unprinted fields filled as validate fills them (the fastest choice
+  // that fits under the fill policy), so that both commands speak of the same plan.
+  sim::ValidateOptions vo;
+  vo.hardware_dir = o.hardware;
+  const auto validated = sim::validate({run}, {o.published}, vo);
+  const auto& filled = validated.rows.front();
+  if (filled.skipped) {
+    c.skipped = *filled.skipped;
+    return c;
+  }
+  options.include = {filled.chosen};
   const auto report = planner::search(row.cluster, row.model, row.training, row.candidates.front().global_batch,
                                       calibrate::default_profile(row.cluster.node.gpu.name), options);
   for (const auto& [plan, why] : report.unusable) c.unsimulated.push_back(fmt::format("{}: {}", planner::plan_name(plan), why));
@@ -195,7 +205,7 @@ PublishedCheck check_published(const sim::MeasuredRun& run, const Options& o) {
     c.skipped = "nothing simulated";
     return c;
   }
-  // The published plan: the fastest of its fillings (fitting ones first), as validate picks it.
+  // The published plan, as simulated among the candidates.
   std::size_t published = report.ranked.size();
   for (std::size_t i = 0; i < report.ranked.size(); ++i) {
     if (report.ranked[i].included) {

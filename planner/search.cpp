@@ -8,6 +8,7 @@
 #include <fmt/format.h>
 #include <memory>
 #include <mutex>
+#include <stdexcept>
 #include <numeric>
 #include <thread>
 
@@ -477,7 +478,13 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
       simulated.push_back(std::move(chosen[i]));
       continue;
     }
-    if (!chosen[i].included || chosen[i].analytical_rank >= 0) std::rethrow_exception(failure[i]);
+    if (!chosen[i].included || chosen[i].analytical_rank >= 0) {
+      try {
+        std::rethrow_exception(failure[i]);
+      } catch (const std::exception& e) {
+        throw std::runtime_error(fmt::format("simulating {}: {}", plan_name(chosen[i].plan), e.what()));
+      }
+    }
     try {
       std::rethrow_exception(failure[i]);
     } catch (const std::exception& e) {

@@ -120,14 +120,21 @@ void FluidModel::solve() {
   auto slot = [&](ResourceId r) { return static_cast<std::size_t>(resource_slot_[r]); };
   for (std::size_t i = 0; i < touched.size(); ++i) left[i] = resources_[touched[i]].capacity;
   std::vector<char> fixed(component.size(), 0);
+  // Unfixed users per resource: a resource whose users are all fixed limits nothing, whatever
+  // rounding leaves in its weight (a residue of 1e-16 over a capacity left at 0 would otherwise set
+  // the level to 0 and fix no one, starving the rest).
+  std::vector<int> users_left(touched.size(), 0);
   for (ActivityId a : component) {
-    for (const auto& u : activities_[a].usage) weight[slot(u.resource)] += u.weight;
+    for (const auto& u : activities_[a].usage) {
+      weight[slot(u.resource)] += u.weight;
+      ++users_left[slot(u.resource)];
+    }
   }
   std::size_t unfixed = component.size();
   while (unfixed > 0) {
     double level = kUnlimited;
     for (std::size_t i = 0; i < touched.size(); ++i) {
-      if (weight[i] > 1e-300) level = std::min(level, std::max(0.0, left[i]) / weight[i]);
+      if (users_left[i] > 0 && weight[i] > 1e-300) level = std::min(level, std::max(0.0, left[i]) / weight[i]);
     }
     for (std::size_t k = 0; k < component.size(); ++k) {
       if (!fixed[k]) level = std::min(level, activities_[component[k]].cap);
@@ -135,7 +142,7 @@ void FluidModel::solve() {
     // Fix what saturates at this level: users of resources at it, and activities capped at it.
     std::vector<char> saturated(touched.size(), 0);
     for (std::size_t i = 0; i < touched.size(); ++i) {
-      if (weight[i] > 1e-300 && std::max(0.0, left[i]) / weight[i] <= level * (1 + 1e-12)) saturated[i] = 1;
+      if (users_left[i] > 0 && weight[i] > 1e-300 && std::max(0.0, left[i]) / weight[i] <= level * (1 + 1e-12)) saturated[i] = 1;
     }
     bool progress = false;
     for (std::size_t k = 0; k < component.size(); ++k) {
@@ -154,6 +161,7 @@ void FluidModel::solve() {
         const auto i = slot(u.resource);
         left[i] -= u.weight * level;
         weight[i] -= u.weight;
+        if (--users_left[i] == 0) weight[i] = 0;
       }
     }
     if (!progress) break;  // nothing limits the rest: unbounded (no usage, no cap)

@@ -253,7 +253,34 @@ class Replay {
         if (example < 0) example = t;
       }
     }
-    return fmt::format("simulation stalled at {} ps: {} tasks never became ready (first: task {})", now_, stuck, example);
+    // Name what the first stuck task waits for: a dependency that started and never finished points
+    // at an activity without a rate, one that never started at a cycle.
+    std::string waits;
+    if (example >= 0) {
+      const auto& task = g_.tasks[static_cast<std::size_t>(example)];
+      waits = fmt::format(" ({} stage {} mb {} layer {})", task.kind == TaskKind::compute ? "compute" : "collective", task.stage, task.microbatch, task.layer);
+      // Follow the first unfinished dependency to where the chain ends: a started task, or a cycle.
+      std::vector<std::uint32_t> chain{static_cast<std::uint32_t>(example)};
+      while (chain.size() < 5000) {
+        std::int64_t next = -1;
+        for (auto d : g_.dependencies(chain.back())) {
+          if (finish_[d] == kNever) {
+            next = d;
+            break;
+          }
+        }
+        if (next < 0) break;
+        const bool seen = std::find(chain.begin(), chain.end(), static_cast<std::uint32_t>(next)) != chain.end();
+        chain.push_back(static_cast<std::uint32_t>(next));
+        if (seen) break;
+      }
+      const auto end = chain.back();
+      const auto& dep = g_.tasks[end];
+      waits += fmt::format("; through {} unfinished tasks it waits on task {} ({} stage {} stream {} mb {} chunk {} layer {}, {})", chain.size() - 1, end,
+                           dep.kind == TaskKind::compute ? "compute" : "collective", dep.stage, static_cast<int>(dep.stream), dep.microbatch, dep.chunk,
+                           dep.layer, start_[end] != kNever ? "started" : std::count(chain.begin(), chain.end(), end) > 1 ? "a cycle" : "never started");
+    }
+    return fmt::format("simulation stalled at {} ps: {} tasks never became ready (first: task {}{})", now_, stuck, example, waits);
   }
 
   // --- results -----------------------------------------------------------------------------------

@@ -48,15 +48,16 @@ parasim_cli_test(NAME plan_fix_nothing ARGS plan ${lab} --fix tp=32 RC 2 STDERR 
 parasim_cli_test(NAME plan_time_limit ARGS plan ${lab} --time-limit 60 --json JSON gpus=16 time_limited=OFF plans.0.fits=ON)
 
 # The planner against published plans (planner issue): each row's model, cluster, precision and batch
-# planned from scratch with the published plan among the candidates; the plan found must be at least as
-# fast under the same simulator (exit 3 otherwise). Two small rows in CI; every row of megatron.yaml
+# planned from scratch with the published plan (its unprinted fields filled as validate fills them)
+# among the candidates; the plan found must be at least as fast under the same simulator (exit 3
+# otherwise). Two small rows in CI; every row of megatron.yaml
 # under the long label (about 4 minutes on 2 cores).
 set(megatron_rows ../shared/validation/megatron.yaml)
 parasim_cli_test(NAME plan_published_subset ARGS plan --published ${megatron_rows} --rows korthikanti-t5-02-22B-sel-sp
                  --rows megatron-readme-h100-weak-01-1.7B --json
                  JSON checked=2 sound=2 rows.0.id=korthikanti-t5-02-22B-sel-sp rows.0.sound=ON rows.1.sound=ON rows.1.published_fits=ON)
 parasim_cli_test(NAME plan_published_subset_table ARGS plan --published ${megatron_rows} --rows megatron-readme-h100-weak-01-1.7B
-                 STDOUT_REGEX "megatron-readme-h100-weak-01-1.7B +tp1 · pp1 · dp48 · mb1" "1 rows planned: the best plan found is at least as fast as the published one on 1")
+                 STDOUT_REGEX "megatron-readme-h100-weak-01-1.7B +tp1 · pp1 · dp48 zero1 · mb4" "1 rows planned: the best plan found is at least as fast as the published one on 1")
 parasim_cli_test(NAME plan_published_bad_row ARGS plan --published ${megatron_rows} --rows no-such-row RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_published_bad_row.expected)
 parasim_cli_test(NAME plan_published_megatron ARGS plan --published ${megatron_rows} --json JSON checked=40 sound=40 LABELS long)

@@ -88,3 +88,18 @@ TEST_CASE("a finished activity's id is not reused before the next advance") {
   CHECK(done == std::vector<FluidModel::ActivityId>{b});
   CHECK(f.start(1, {}, 1.0) == a);  // now it may be reused
 }
+
+TEST_CASE("a resource whose users are all fixed limits no one, whatever rounding leaves of its weight") {
+  // R (3 units) is shared by a (weight 0.1) and b (0.2): both fixed at 3/0.3 = 10, after which R's
+  // weight is a rounding residue (0.1 + 0.2 − 0.1 − 0.2 ≈ 4e-17) over a capacity left near 0. c shares
+  // S (100 units) with a's small use of it and must get what S has left, 100 − 0.001·10 = 99.99; a
+  // residue taken for a live user would have set a level that fixes no one and left c at rate 0.
+  FluidModel f;
+  const auto r = f.add_resource(3.0), s = f.add_resource(100.0);
+  const auto a = f.start(1.0, {{r, 0.1}, {s, 0.001}});
+  const auto b = f.start(1.0, {{r, 0.2}});
+  const auto c = f.start(1.0, {{s, 1.0}});
+  CHECK(f.rate(a) == doctest::Approx(10.0));
+  CHECK(f.rate(b) == doctest::Approx(10.0));
+  CHECK(f.rate(c) == doctest::Approx(99.99));
+}
