@@ -140,7 +140,7 @@ Block experts_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape
   bw.push_back(gemm("experts_fc1_wgrad", d.h, d.up, per_expert, d, d.gemm, d.local));
   // fc1 input (the received copies), activation input and output; the experts' output before the
   // probability weighting (Tr·k copies) and the dropout mask.
-  finish(blk, d.e * n * (d.h + d.up + d.width) + d.e * d.Tr * d.k * d.h + d.Tr * d.h * d.mask, sh.recompute);
+  finish(blk, n * (tr.gemm_input_bytes() * (d.h + d.width) + d.e * d.up) + d.e * d.Tr * d.k * d.h + d.Tr * d.h * d.mask, sh.recompute);
   return blk;
 }
 
@@ -165,7 +165,7 @@ Block shared_experts_block(const ModelSpec& m, const TrainingSpec& tr, const Blo
   bw.push_back(gemm("shared_fc1_wgrad", d.h, d.shared_up, d.T, d, d.gemm));
   if (m.shared_expert_gate) bw.push_back(gemm("shared_gate_wgrad", d.h, 1, d.Tr, d, d.router));
   // The activation's input and output (its input, the router block's norm output, is kept there).
-  finish(blk, d.e * d.T * (d.shared_up + d.shared_width), sh.recompute);
+  finish(blk, d.T * (d.e * d.shared_up + tr.gemm_input_bytes() * d.shared_width), sh.recompute);
   return blk;
 }
 

@@ -10,6 +10,7 @@ namespace {
 // Tensor sizes of one micro-batch on one GPU.
 struct Dims {
   double e;        // bytes per activation element
+  double e_in;     // bytes per element of a GEMM input kept for the weight gradient (1 in fp8)
   double T;        // tokens of the micro-batch
   double Tr;       // tokens of a "replicated" tensor on this GPU: T, or T/t with SP
   double t;        // tensor-parallel degree
@@ -24,6 +25,7 @@ struct Dims {
 Dims dims_of(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
   Dims d{};
   d.e = tr.element_bytes();
+  d.e_in = tr.gemm_input_bytes();
   d.b = sh.micro_batch;
   d.s = sh.seq_len;
   const double cp = sh.cp;
@@ -189,8 +191,8 @@ Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
   bw.push_back(gemm("qkv_wgrad", d.h, qkv_n, d.T, d, d.gemm));
 
   // Stored for backward (see the header for the term-by-term account).
-  const double replicated = d.Tr * d.h * (2 * d.e + d.mask);  // norm input, QKV input, dropout mask
-  const double split = d.e * d.T * ((d.q + d.kv) + d.kv + d.q) / d.t;  // Q and K, V, projection input
+  const double replicated = d.Tr * d.h * (d.e + d.e_in + d.mask);  // norm input, QKV input, dropout mask
+  const double split = d.T * (d.e * ((d.q + d.kv) + d.kv) + d.e_in * d.q) / d.t;  // Q and K, V, projection input
   const double score_elems = d.b * d.heads_local * d.sq * d.skv;
   const double scores = flash ? 4.0 * d.b * d.heads_local * d.sq  // softmax statistics (fp32)
                               : score_elems * (d.e + d.mask * (1 + d.e));
@@ -233,8 +235,8 @@ Block mlp_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh
   bw.push_back(gemm("fc2_wgrad", inner, d.h, d.T, d, d.gemm));
   bw.push_back(gemm("fc1_wgrad", d.h, up, d.T, d, d.gemm));
 
-  const double replicated = d.Tr * d.h * (2 * d.e + d.mask);  // norm input, fc1 input, dropout mask
-  const double split = d.e * d.T * (up + inner);              // activation input, fc2 input
+  const double replicated = d.Tr * d.h * (d.e + d.e_in + d.mask);  // norm input, fc1 input, dropout mask
+  const double split = d.T * (d.e * up + d.e_in * inner);           // activation input, fc2 input
   blk.full_activation_bytes = replicated + split;
   switch (sh.recompute) {
     case Recompute::none:

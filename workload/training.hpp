@@ -26,6 +26,10 @@ struct TrainingSpec {
   /// Bytes of an activation or weight element outside fp8 GEMMs (bf16/fp16; fp32 for fp32 training).
   double element_bytes() const { return precision == Precision::fp32 || precision == Precision::tf32 ? 4.0 : 2.0; }
   double weight_bytes() const { return element_bytes(); }
+  /// Bytes per element of a GEMM input kept for the weight gradient: in fp8 Transformer Engine keeps
+  /// the fp8 cast of the input (its Linear saves inputmat_t, LayerNormLinear the fp8 norm output,
+  /// LayerNormMLP the fp8 activation output) rather than the bf16 tensor.
+  double gemm_input_bytes() const { return precision == Precision::fp8 ? 1.0 : element_bytes(); }
   double gradient_bytes() const { return fp32_grad_accumulation ? 4.0 : element_bytes(); }
 };
 

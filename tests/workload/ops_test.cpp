@@ -169,3 +169,22 @@ TEST_CASE("eager attention: each pass over the s² scores moves its own bytes") 
   const auto plain = attention_block(model, tr, {1, 2048, 8, false, Recompute::none});
   for (const auto& op : plain.forward) CHECK(op.name != "attention_dropout");
 }
+
+TEST_CASE("fp8 keeps the inputs of its GEMMs for the weight gradients as one byte per element") {
+  // Llama-3-8B, s = 8192, b = 1, tp 2 with SP (Tr = 4096 tokens), flash, no dropout. bf16 per layer:
+  // attention 2·Tr·h (norm input, QKV input) + 2·T·(q + kv + kv + q)/t + softmax statistics, MLP
+  // 2·Tr·h·2 + 2·T·(2f + f)/t. fp8 stores the QKV, projection, fc1 and fc2 inputs at 1 byte:
+  // attention saves Tr·h + T·q/t = 4096·4096 + 8192·4096/2 = 33,554,432 bytes; the MLP Tr·h + T·f/t
+  // = 4096·4096 + 8192·14336/2 = 75,497,472 bytes.
+  const auto m = test::llama3_8b();
+  const BlockShape shape{1, 8192, 2, true, Recompute::none};
+  auto tr = test::training(8192);
+  const auto bf16_attention = attention_block(m, tr, shape), bf16_mlp = mlp_block(m, tr, shape);
+  tr.precision = Precision::fp8;
+  const auto fp8_attention = attention_block(m, tr, shape), fp8_mlp = mlp_block(m, tr, shape);
+  CHECK(bf16_attention.stored_activation_bytes - fp8_attention.stored_activation_bytes == 33'554'432.0);
+  CHECK(bf16_mlp.stored_activation_bytes - fp8_mlp.stored_activation_bytes == 75'497'472.0);
+  // Full recompute keeps the layer input, in bf16 either way.
+  const BlockShape full{1, 8192, 2, true, Recompute::full};
+  CHECK(attention_block(m, tr, full).stored_activation_bytes == 2.0 * 4096 * 4096);
+}
