@@ -43,6 +43,7 @@ struct Options {
   std::vector<std::string> fix;
   int max_pp = 0, max_tp = 0;
   double time_limit = 0;
+  std::string framework = "any";
   std::string hardware = std::string(PARASIM_SOURCE_DIR) + "/scenarios/hardware";
 };
 
@@ -329,6 +330,10 @@ Action add_plan_command(CLI::App& app) {
   cmd->add_option("--out", o->out, "directory for best_plan.yaml, megatron_args.txt, ds_config.json and plans.json");
   cmd->add_option("--threads", o->threads, "threads for both phases (default: the machine's cores); the result is the same for any count");
   cmd->add_option("--fix", o->fix, "pin a dimension, e.g. --fix tp=8 --fix schedule=zb-h1 (tp, pp, dp, cp, ep, vpp, mb, zero, schedule, cp_kind)");
+  cmd->add_option("--framework", o->framework,
+                  "what the plan must launch on: any (the whole space), megatron (ZeRO <= 1, no ZB-H1), deepspeed (Megatron-DeepSpeed: 1F1B, "
+                  "ZeRO-1 with a pipeline, Ulysses for cp)")
+      ->capture_default_str();
   cmd->add_option("--max-pp", o->max_pp, "largest pipeline degree to consider")->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--max-tp", o->max_tp, "largest tensor-parallel degree to consider")->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--time-limit", o->time_limit, "seconds for the whole search: the analytical scan stops at half, the simulator scores what it can "
@@ -366,6 +371,9 @@ Action add_plan_command(CLI::App& app) {
     options.threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     for (const auto& f : o->fix) {
       if (const auto problem = options.constraints.set(f)) throw InputError({"", 0, 0}, "--fix", *problem);
+    }
+    if (!options.constraints.set_framework(o->framework)) {
+      throw InputError({"", 0, 0}, "--framework", fmt::format("'{}' is not one of any, megatron, deepspeed", o->framework));
     }
     options.constraints.max_pp = o->max_pp;
     options.constraints.max_tp = o->max_tp;

@@ -50,7 +50,11 @@ std::string plan_name(const Plan& p) {
     for (const auto& o : p.recompute_overrides) {
       (o.recompute == Recompute::full ? full : selective) += o.last_layer - o.first_layer + 1;
     }
-    out += fmt::format(" · recompute {} full, {} selective", full, selective);
+    // The layers recomputed, by kind: "recompute 7 full", "recompute 2 full, 92 selective".
+    std::string parts;
+    if (full > 0) parts = fmt::format("{} full", full);
+    if (selective > 0) parts += fmt::format("{}{} selective", parts.empty() ? "" : ", ", selective);
+    out += " · recompute " + parts;
   } else if (p.recompute != Recompute::none) {
     out += fmt::format(" · recompute {}", workload::recompute_name(p.recompute));
     if (p.recompute == Recompute::full && p.recompute_method == workload::RecomputeMethod::block) out += fmt::format(" block {}", p.recompute_layers);
@@ -98,8 +102,21 @@ std::optional<std::string> Constraints::set(const std::string& assignment) {
   return std::nullopt;
 }
 
+bool Constraints::set_framework(const std::string& name) {
+  if (name == "any") framework = Framework::any;
+  else if (name == "megatron") framework = Framework::megatron;
+  else if (name == "deepspeed") framework = Framework::deepspeed;
+  else return false;
+  return true;
+}
+
 bool Constraints::allows(const Plan& p) const {
   auto same = [](const std::optional<int>& want, int have) { return !want || *want == have; };
+  if (framework == Framework::megatron && (p.zero > 1 || p.schedule == Schedule::zb_h1)) return false;
+  if (framework == Framework::deepspeed &&
+      (p.schedule != Schedule::one_f_one_b || p.vpp > 1 || (p.pp > 1 && p.zero > 1) || (p.cp > 1 && p.cp_kind != workload::CpKind::ulysses))) {
+    return false;
+  }
   return same(tp, p.tp) && same(pp, p.pp) && same(dp, p.dp) && same(cp, p.cp) && same(ep, p.ep) && same(vpp, p.vpp) &&
          same(micro_batch, p.micro_batch) && same(zero, p.zero) && (!schedule || *schedule == p.schedule) &&
          (!cp_kind || p.cp == 1 || *cp_kind == p.cp_kind) && (max_pp == 0 || p.pp <= max_pp) && (max_tp == 0 || p.tp <= max_tp);

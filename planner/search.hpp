@@ -36,7 +36,13 @@ struct Constraints {
   std::optional<workload::Schedule> schedule;
   std::optional<workload::CpKind> cp_kind;
   int max_pp = 0, max_tp = 0;  ///< 0: no limit
+  /// What the plan must launch on: any (the whole space), megatron (Megatron-LM/Megatron-Core: ZeRO
+  /// at most 1, the distributed optimizer; no ZB-H1), deepspeed (Megatron-DeepSpeed: 1F1B without
+  /// interleaving, ZeRO-1 at most with a pipeline, context parallelism only as Ulysses).
+  enum class Framework { any, megatron, deepspeed } framework = Framework::any;
 
+  /// Reads "any", "megatron" or "deepspeed"; false for anything else.
+  bool set_framework(const std::string& name);
   /// Reads "key=value" (tp, pp, dp, cp, ep, vpp, mb, zero, schedule, cp_kind); nullopt when it can,
   /// else a message naming what is wrong.
   std::optional<std::string> set(const std::string& assignment);

@@ -62,3 +62,7 @@ parasim_cli_test(NAME plan_published_bad_row ARGS plan --published ${megatron_ro
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_published_bad_row.expected)
 parasim_cli_test(NAME plan_published_megatron ARGS plan --published ${PROJECT_SOURCE_DIR}/../shared/validation/megatron.yaml --json
                  JSON checked=40 sound=40 LABELS long)
+# --framework: what the plan must launch on (Megatron-DeepSpeed: 1F1B, no interleaving).
+parasim_cli_test(NAME plan_framework_deepspeed ARGS plan ${lab} --framework deepspeed --json --top 3
+                 JSON plans.0.schedule=1f1b plans.0.vpp=1 plans.1.schedule=1f1b plans.2.vpp=1)
+parasim_cli_test(NAME plan_bad_framework ARGS plan ${lab} --framework torch RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_bad_framework.expected)

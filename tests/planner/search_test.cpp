@@ -178,6 +178,24 @@ TEST_CASE("constraints pin dimensions and bound pp and tp") {
     CHECK(r.plan.pp == 2);  // zb-h1 needs a pipeline; at most 2
     CHECK(r.plan.schedule == workload::Schedule::zb_h1);
   }
+  // Frameworks: Megatron-LM stops at the distributed optimizer (ZeRO-1) and has no ZB-H1;
+  // Megatron-DeepSpeed runs plain 1F1B and context parallelism only as Ulysses.
+  Constraints megatron, deepspeed;
+  CHECK(megatron.set_framework("megatron"));
+  CHECK(deepspeed.set_framework("deepspeed"));
+  CHECK_FALSE(megatron.set_framework("torch"));
+  workload::Plan p = *s.plan;
+  p.zero = 2;
+  CHECK_FALSE(megatron.allows(p));
+  p.zero = 1;
+  CHECK(megatron.allows(p));
+  p.schedule = workload::Schedule::interleaved_1f1b;
+  p.vpp = 2;
+  CHECK(megatron.allows(p));
+  CHECK_FALSE(deepspeed.allows(p));
+  p.schedule = workload::Schedule::zb_h1;
+  p.vpp = 1;
+  CHECK_FALSE(megatron.allows(p));
   // Without them the space is larger.
   SearchOptions free;
   free.simulate_top = 1;
