@@ -8,11 +8,11 @@
 // a 2-core machine (goal 10 s). For scale: Calculon's search for the first scores 92k candidates in
 // 178 s there.
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
 #include <algorithm>
 #include <thread>
 
+#include "bench/peak_rss.hpp"
 #include "planner/search.hpp"
 #include "sim/scenario.hpp"
 
@@ -20,11 +20,7 @@ namespace {
 
 using namespace parasim;
 
-double peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
-}
+using bench::peak_rss_mib;
 
 // As `parasim plan` runs it: every core, the scenario's own plan among the candidates.
 void run(benchmark::State& state, const std::string& scenario, const std::vector<std::string>& overrides) {

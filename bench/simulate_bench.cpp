@@ -5,8 +5,8 @@
 // Targets (simulator issue): GPT-3 175B on 1024 A100 <= 100 ms, Llama-3 405B on 16,384 H100 <= 1 s,
 // each under 1 GiB. Run each alone (a filter) for its own peak memory.
 #include <benchmark/benchmark.h>
-#include <sys/resource.h>
 
+#include "bench/peak_rss.hpp"
 #include "calibrate/cost_model.hpp"
 #include "sim/scenario.hpp"
 #include "sim/simulator.hpp"
@@ -15,11 +15,7 @@ namespace {
 
 using namespace parasim;
 
-double peak_rss_mib() {
-  rusage u{};
-  getrusage(RUSAGE_SELF, &u);
-  return static_cast<double>(u.ru_maxrss) / 1024.0;  // ru_maxrss is in KiB on Linux
-}
+using bench::peak_rss_mib;
 
 void run(benchmark::State& state, const std::string& scenario, const std::vector<std::string>& overrides) {
   const auto s = sim::load_scenario(std::string(PARASIM_SOURCE_DIR) + "/" + scenario, overrides);
