@@ -53,8 +53,11 @@ Profile generic() {
   p.collective_launch = Seconds(10e-6);
   p.nvlink = {0.76, Seconds(5.7e-6), 0.10, Seconds(1.8e-6)};
   p.pcie = {0.80, Seconds(3e-6), 0.10, Seconds(1.5e-6)};     // [assumed]
-  // [AWS] 2-node p4de all-reduce (EFA): ~160 us for small messages over 30 ring steps, ~5 us a step.
-  p.network = {0.90, Seconds(5e-6), 0.10, Seconds(4e-6)};
+  // [NCCLT] a Simple step across the network: NCCL's own tuning model (src/graph/tuning.cc, the
+  // 2.19-era table with MNNVL support) prices a ring's network step at hwLat[NET][Ring][Simple] = 14 us
+  // (9.6 us in older releases). It was ~5 us, 160 us of a 2x p4de small all-reduce over its 30 ring
+  // steps, most of which cross NVLink, not the network.
+  p.network = {0.90, Seconds(14e-6), 0.10, Seconds(4e-6)};
   p.nvls_latency = Seconds(80e-6);
   // Overlap interference [assumed, the calibration issue measures it]: NCCL kernels take SMs and
   // HBM bandwidth from compute; memory-bound kernels suffer most, and NVLink traffic (driven by copy

@@ -319,26 +319,44 @@ Outcome predict(const Table& table) {
 // writing; every row's figures print with PARASIM_TABLE_ROWS=1 parasim_unit_tests -tc="*published collective*".
 // A table that starts to pass fails this test until it is taken off the list.
 const std::vector<std::string> kKnownMisses = {
+    // EFA: 161 us at 8 B, busbw climbing from 6 to 78 GB/s over 1 MiB-2 GiB where the model reaches 64 by 16 MiB (+122…+162% at 1-16 MiB).
     "aws 2x p4de (16x A100, EFA 4x100G)",
+    // EFA: the same slow climb up to 1 GiB (+24…+89% at 1-512 MiB); what EFA / aws-ofi-nccl cost per message is not modelled.
     "aws 2x p5 (16x H100, EFA 32x100G)",
+    // Same hardware as the p5 table above but 1.4-2.2x slower from 64 MiB to 1 GiB (NCCL 2.18.5 on EKS): a set-up the cluster does not describe.
     "aws 2x p5, EKS (NCCL 2.18.5)",
+    // TCPXO (GPUDirect-TCPXO): 1-128 MiB 2-5x slower than predicted; what TCPXO costs per message is not modelled.
     "gcp 2x A3 Mega (16x H100, TCPXO)",
-    "coreweave GB200 NVL72, 2 racks",
+    // 151-406 GB/s over 20 racks against the rack's NVLS rate: what the cross-rack tree costs at that depth is not modelled.
     "coreweave GB200 NVL72, 20 racks",
+    // torch timing: 1 and 2 MiB both take 101 us (+52…+77%), 16 MiB reaches a lower busbw than 8 MiB; the profile follows nccl-tests' A100 table.
     "stas00 8x A100 all-reduce",
+    // NCCL 2.27 with AWS's tuner takes NVLS from 4 MiB (4-16 MiB match NVLS's 80 us fixed cost within 8%) where the simulator takes the faster ring.
     "stas00 8x B200, 1 node",
+    // EFA: 1-256 MiB at 0.32-0.56 of the predicted busbw (as the AWS tables); 1-16 GiB +22…+24%.
     "stas00 32x B200, 4 nodes (EFA v4)",
+    // 1 and 2 MiB both take 31 us: below 10 us launch + 7 steps x 5.7 us (Simple, fitted on nccl-tests A100); LL128 tried, see fidelity.md.
     "xla sm_90 all-gather in 1 group of 8",
+    // 1 MiB −35% (latency, as one group of 8); 8 MiB +22%: the 4-rank groups take as long as one group of 8 at 4-16 MiB (the model: 3 steps against 7).
     "xla sm_90 all-gather in 2 groups of 4",
+    // Four groups of 2 at once reach 78% of one group of 8 (275 vs 352 GB/s at 2 GiB); a lone 4-GPU ring matches 8 GPUs (stas00 H200 ramp), so not the ring size.
     "xla sm_90 all-gather in 4 groups of 2",
+    // Two groups at once: 302 GB/s at 2 GiB against 363 for a lone 4-GPU ring on H200 (stas00 ramp); concurrency of groups not modelled.
     "xla sm_90 all-reduce in 2 groups of 4",
+    // Four groups at once: 250 GB/s at 2 GiB (+46…+65% at 8 MiB-2 GiB); concurrency of groups not modelled.
     "xla sm_90 all-reduce in 4 groups of 2",
+    // The 1 MiB row (55 us) is slower than 2 MiB (25 us); 2-4 MiB would need one step of latency for the grouped sends, which 1 MiB forbids.
     "xla sm_90 all-to-all in 1 group of 8",
+    // 4-64 MiB +38…+70%: two groups at once, as the all-gather.
     "xla sm_90 all-to-all in 2 groups of 4",
+    // 1-256 MiB +35…+154%: four groups at once, as the all-gather.
     "xla sm_90 all-to-all in 4 groups of 2",
+    // 1 MiB in 20 us and 4 MiB in 36 us: below 10 us launch + 7 Simple steps; XLA's timing of short collectives.
     "xla sm_90 reduce-scatter in 1 group of 8",
+    // 32 MiB-2 GiB +26…+35%: two groups at once (287 GB/s at 2 GiB against 329 for one group of 8).
     "xla sm_90 reduce-scatter in 2 groups of 4",
-    "xla sm_90 reduce-scatter in 4 groups of 2"
+    // 2 MiB-2 GiB +43…+105%: four groups at once reach 205 GB/s at 2 GiB.
+    "xla sm_90 reduce-scatter in 4 groups of 2",
 };
 
 }  // namespace

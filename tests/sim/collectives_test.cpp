@@ -98,3 +98,22 @@ TEST_CASE("NVLS's fixed cost grows with the ranks it spans: the profile's figure
   CHECK(eight.estimated.value() == doctest::Approx(10e-6 + 1.4e-6 + 80e-6 + S / 270e9).epsilon(1e-9));
   CHECK(four.estimated.value() == doctest::Approx(10e-6 + 1.4e-6 + 40e-6 + S / 270e9).epsilon(1e-9));
 }
+
+TEST_CASE("the bundled profiles price a Simple step across the network at NCCL's 14 us") {
+  const topology::Cluster cluster(test::dgx_cluster(2));
+  const topology::Router router(cluster);
+  const auto profile = calibrate::default_profile("H100-SXM5-80GB");
+  CHECK(profile.network.step_latency.value() == doctest::Approx(14e-6));  // NCCL tuning.cc hwLat[NET][Ring][Simple]
+  CollectiveLowering lowering(router, profile);
+  const double S = 67108864.0;  // 64 MiB from GPU 0 to GPU 8 (node 1) over their rail-0 NICs
+  const auto l = lowering.lower(Collective::send_recv, 1, {{0, 8}}, S);
+  REQUIRE(l.algorithm == Algorithm::direct);
+  REQUIRE(l.protocols.size() == 1);
+  // One step. The NIC sets the rate: 400 Gb/s = 50 GB/s x 0.9 = 45 GB/s. Simple: launch 10 us + the
+  // route's wires + 14 us + S / 45 GB/s = 1.52 ms; LL (4 us a step, 5 GB/s) would take 13.4 ms.
+  CHECK(l.phases[0]->alone_rate == doctest::Approx(45e9).epsilon(1e-9));
+  CHECK(l.protocols[0] == Protocol::simple);
+  const double wires = router.route(0, 8).latency.value();
+  CHECK(l.latencies[0].value() == doctest::Approx(wires + 14e-6).epsilon(1e-9));
+  CHECK(l.estimated.value() == doctest::Approx(10e-6 + wires + 14e-6 + S / 45e9).epsilon(1e-9));
+}
