@@ -61,7 +61,8 @@ TEST_CASE("expert GEMMs: local experts grouped, etp ranks gather their tokens") 
   CHECK(find(e.forward, "experts_fc2").k == 7168);
   // ep 2: four local experts of 8192 / 4 = 2048 copies each, one grouped GEMM of the same FLOPs.
   const BlockShape ep2{1, 4096, 2, true, Recompute::none, 1, CpKind::ring, 2, 2};
-  const Op& grouped = find(experts_block(m, tr, ep2).forward, "experts_fc1");
+  const auto e2 = experts_block(m, tr, ep2);  // kept: find() returns a reference into it
+  const Op& grouped = find(e2.forward, "experts_fc1");
   CHECK(grouped.m == 2048);
   CHECK(grouped.batch == 4);
   CHECK(grouped.flops == doctest::Approx(fc1.flops));

@@ -113,7 +113,8 @@ TEST_CASE("context parallelism: each rank does 1/cp of the attention and its tok
   // Ulysses: the whole sequence for 16 / 4 = 4 heads (and 4 / 4 = 1 key/value head).
   BlockShape ulysses = ring;
   ulysses.cp_kind = CpKind::ulysses;
-  const Op& u = find(attention_block(m, tr, ulysses).forward, "attention");
+  const auto ulysses_block = attention_block(m, tr, ulysses);  // kept: find() returns a reference into it
+  const Op& u = find(ulysses_block.forward, "attention");
   CHECK(u.seq_q == 8192);
   CHECK(u.seq_kv == 8192);
   CHECK(u.heads == 4);
