@@ -174,6 +174,7 @@ struct PublishedCheck {
   bool sound = true;       // the planner's best is at least as fast as the published plan
   std::string why;         // when the published plan is outside the top 10
   std::vector<std::string> unsimulated;  // fillings of the published plan that could not be simulated, with the reason
+  std::string explanation;  // with --explain: every cost of the published plan against the best's
 };
 
 PublishedCheck check_published(const sim::MeasuredRun& run, const Options& o) {
@@ -227,6 +228,7 @@ PublishedCheck check_published(const sim::MeasuredRun& run, const Options& o) {
   c.published_rank = static_cast<int>(published) + 1;
   c.published_fits = pub.fits;
   c.sound = !pub.fits || best.simulated.iteration <= pub.simulated.iteration;
+  if (o.explain && published > 0) c.explanation = explain(best, pub, fmt::format("the published plan of {} (#{})", run.id, published + 1));
   if (!pub.fits) {
     c.why = fmt::format("the published plan needs {} per GPU under parasim's memory model, more than {}", format_bytes(Bytes(peak_memory(pub.simulated))),
                         format_bytes(report.budget));
@@ -284,6 +286,7 @@ int check_published_file(const Options& o) {
                       {"best_iteration_s", c.best_s},
                       {"sound", c.sound},
                       {"unsimulated_fillings", c.unsimulated},
+                      {"explanation", c.explanation},
                       {"why", c.why}});
     }
     std::cout << nlohmann::json{{"file", o.published}, {"rows", rows}, {"checked", checked}, {"sound", sound}, {"published_in_top_10", top10}}.dump(2) << "\n";
@@ -301,6 +304,9 @@ int check_published_file(const Options& o) {
              !c.sound ? "UNSOUND: published plan faster" : c.why.empty() ? "ok" : c.why});
     }
     std::cout << t.render();
+    for (const auto& c : checks) {
+      if (!c.explanation.empty()) std::cout << "\n" << c.explanation;
+    }
     std::cout << fmt::format("\n{} rows planned: the best plan found is at least as fast as the published one on {}; the published plan is in the "
                              "top 10 on {}; mean speed-up {:.2f}x\n",
                              checked, sound, top10, checked ? speedup_sum / checked : 0.0);

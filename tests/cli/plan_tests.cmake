@@ -58,6 +58,9 @@ parasim_cli_test(NAME plan_published_subset ARGS plan --published ${megatron_row
                  JSON checked=2 sound=2 rows.0.id=korthikanti-t5-02-22B-sel-sp rows.0.sound=ON rows.1.sound=ON rows.1.published_fits=ON)
 parasim_cli_test(NAME plan_published_subset_table ARGS plan --published ${megatron_rows} --rows megatron-readme-h100-weak-01-1.7B
                  STDOUT_REGEX "megatron-readme-h100-weak-01-1.7B +tp1 · pp1 · dp48 zero1 · mb4" "1 rows planned: the best plan found is at least as fast as the published one on 1")
+# --explain: every cost of a published plan against the best plan's, the largest difference named.
+parasim_cli_test(NAME plan_published_explain ARGS plan --published ${megatron_rows} --rows korthikanti-t5-02-22B-sel-sp --explain
+                 STDOUT_REGEX "Why the best plan beats the published plan of korthikanti-t5-02-22B-sel-sp" "Largest difference: exposed tp communication")
 parasim_cli_test(NAME plan_published_bad_row ARGS plan --published ${megatron_rows} --rows no-such-row RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_published_bad_row.expected)
 parasim_cli_test(NAME plan_published_megatron ARGS plan --published ${PROJECT_SOURCE_DIR}/../shared/validation/megatron.yaml --json
