@@ -472,7 +472,7 @@ Action add_plan_command(CLI::App& app) {
 
     std::string out = fmt::format("Planning   {}: {} on {} x {}, global batch {}, {} tokens per sample\n", s.name, s.model->name, gpus, gpu.name,
                                   global_batch, s.training->seq_len);
-    out += fmt::format("Searched   {} candidates; {} fit in {} per GPU (capacity {} less headroom {}); {} simulated\n", report.considered,
+    out += fmt::format("Searched   {} candidates; {} fit in {} per GPU (capacity {} less headroom {}); {} simulated\n", report.visited,
                        report.scored, format_bytes(report.budget), format_bytes(report.capacity), format_bytes(options.headroom), report.ranked.size());
     if (report.time_limited) {
       out += fmt::format("  time limit {} s reached: {} of {} candidates scanned, {} simulated\n", o->time_limit, report.visited, report.considered,
