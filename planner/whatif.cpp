@@ -60,16 +60,18 @@ Outcome simulate_given(const sim::Scenario& s) {
   return describe(s, *s.plan, r, true);
 }
 
-Outcome replan(const sim::Scenario& s, int simulate_top, int threads) {
+Outcome replan(const sim::Scenario& s, int simulate_top, int threads, const Constraints& constraints) {
   const int global_batch = study_global_batch(s);
   SearchOptions options;
   options.simulate_top = simulate_top;
+  options.constraints = constraints;
   options.threads = std::max(1, threads);
   const int gpus = s.cluster.gpus();
   if (s.plan) {
     auto given = *s.plan;
     given.global_batch = global_batch;
-    if (!workload::find_plan_problem(given, *s.model, gpus, s.training->seq_len)) options.include.push_back(given);
+    // The scenario's plan is a candidate like the others: it obeys the constraints too.
+    if (!workload::find_plan_problem(given, *s.model, gpus, s.training->seq_len) && constraints.allows(given)) options.include.push_back(given);
   }
   const auto report = search(s.cluster, *s.model, *s.training, global_batch, s.effective_profile(), options);
   if (report.ranked.empty() || !report.ranked.front().fits) {
@@ -137,19 +139,19 @@ int study_global_batch(const sim::Scenario& s) {
   return batch;
 }
 
-Outcome evaluate(const sim::Scenario& s, bool fixed_plan, int simulate_top, int threads) {
+Outcome evaluate(const sim::Scenario& s, bool fixed_plan, int simulate_top, int threads, const Constraints& constraints) {
   for (auto [present, key] : {std::pair{s.model.has_value(), "model"}, {s.training.has_value(), "training"}}) {
     if (!present) throw InputError({s.file, 1, 1}, key, "missing: parasim whatif needs a scenario with model, training and plan sections");
   }
   require_peak(s);
-  return fixed_plan ? simulate_given(s) : replan(s, simulate_top, threads);
+  return fixed_plan ? simulate_given(s) : replan(s, simulate_top, threads, constraints);
 }
 
 std::vector<Outcome> evaluate_jobs(const std::vector<Job>& jobs, const WhatifOptions& options) {
   return parallel_map(jobs.size(), options, [&](std::size_t i, int threads) {
     const auto& s = jobs[i].scenario;
     try {
-      return evaluate(s, jobs[i].fixed_plan, options.simulate_top, threads);
+      return evaluate(s, jobs[i].fixed_plan, options.simulate_top, threads, options.constraints);
     } catch (const InputError&) {
       throw;
     } catch (const std::exception& e) {

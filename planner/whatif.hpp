@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "planner/hardware_knobs.hpp"
+#include "planner/search.hpp"
 #include "sim/scenario.hpp"
 #include "workload/task_graph.hpp"
 
@@ -20,6 +21,7 @@ namespace parasim::planner {
 struct WhatifOptions {
   bool fixed_plan = false;  ///< simulate the scenario's plan instead of re-planning
   int simulate_top = 32;    ///< planner::SearchOptions::simulate_top
+  Constraints constraints;  ///< what every re-plan obeys (--fix, --max-pp, --framework)
   int threads = 1;          ///< simulations at once, shared out among the variants
   /// Called after each evaluation finishes, from the thread that ran it (serialized): done, total.
   std::function<void(std::size_t done, std::size_t total)> progress;
@@ -54,7 +56,7 @@ int study_global_batch(const sim::Scenario& scenario);
 /// Evaluates one scenario with `threads` simulations at once. Bad input (no model, no plan for
 /// --fixed-plan, no peak for the training format) throws InputError; a variant where nothing fits
 /// is an Outcome with `failure`.
-Outcome evaluate(const sim::Scenario& scenario, bool fixed_plan, int simulate_top, int threads);
+Outcome evaluate(const sim::Scenario& scenario, bool fixed_plan, int simulate_top, int threads, const Constraints& constraints = {});
 
 /// A scenario to evaluate and how.
 struct Job {

@@ -110,3 +110,9 @@ else()
   add_test(NAME cli_whatif_mpi COMMAND ${CMAKE_COMMAND} -E echo "skipped: Open MPI not found (apt-get install libopenmpi-dev openmpi-bin, then reconfigure)")
   set_tests_properties(cli_whatif_mpi PROPERTIES LABELS "cli;mpi" SKIP_REGULAR_EXPRESSION "skipped: Open MPI not found")
 endif()
+
+# Constraints reach every re-plan: --fix (as parasim plan --fix), --framework; a bad one is one line.
+parasim_cli_test(NAME whatif_fixed_dims ARGS whatif scenarios/whatif/lab-nics.yaml --fix tp=2 --fix zero=1 --framework megatron --json
+                 JSON variants.0.tp=2 variants.0.zero=1 variants.3.tp=2 variants.5.tp=2 variants.5.zero=1)
+parasim_cli_test(NAME whatif_bad_fix ARGS whatif scenarios/whatif/lab-nics.yaml --fix tq=2 RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_bad_fix.expected)
