@@ -444,7 +444,14 @@ Action add_plan_command(CLI::App& app) {
     const std::string comment = fmt::format("parasim plan {}: {} on {} x {}\nsimulated iteration {}, {} tokens/s, MFU {:.1f}%", s.name, s.model->name,
                                             gpus, gpu.name, format_duration(best.simulated.iteration), format_number(best.simulated.tokens_per_s, 6),
                                             100 * best.simulated.mfu);
-    const auto args = planner::megatron_arguments(best.plan, *s.model, *s.training);
+    // Megatron-LM cannot launch every plan of the space (ZeRO-2/3, ZB-H1): its arguments are for the
+    // fastest simulated plan it can launch, which the output names when it is not the best.
+    planner::Constraints megatron;
+    megatron.set_framework("megatron");
+    const auto launchable = std::find_if(report.ranked.begin(), report.ranked.end(),
+                                         [&](const planner::RankedPlan& r) { return r.fits && megatron.allows(r.plan); });
+    const auto& for_megatron = launchable != report.ranked.end() ? *launchable : best;
+    const auto args = planner::megatron_arguments(for_megatron.plan, *s.model, *s.training);
     const auto ds = planner::deepspeed_config(best.plan, *s.training);
 
     nlohmann::json plans = nlohmann::json::array();
@@ -468,7 +475,10 @@ Action add_plan_command(CLI::App& app) {
                           {"ranking_discordant", report.discordant},
                           {"plans", plans},
                           {"unusable_included", unusable},
-                          {"best", {{"plan_yaml", planner::plan_yaml(best.plan, comment)}, {"megatron_args", args}, {"deepspeed_config", ds}}}};
+                          {"best", {{"plan_yaml", planner::plan_yaml(best.plan, comment)}, {"megatron_args", args}, {"deepspeed_config", ds}}},
+                          {"megatron_plan", {{"plan", planner::plan_name(for_megatron.plan)},
+                                             {"iteration_s", for_megatron.simulated.iteration.value()},
+                                             {"rank", (&for_megatron - &report.ranked.front()) + 1}}}};
 
     if (!o->out.empty()) {
       std::error_code ec;
@@ -524,7 +534,15 @@ Action add_plan_command(CLI::App& app) {
     out += fmt::format("\nBest plan  {}\n", planner::plan_name(best.plan));
     out += fmt::format("           {} per iteration, {} tokens/s, {} model TFLOP/s per GPU, MFU {:.1f}%\n", format_duration(best.simulated.iteration),
                        format_number(best.simulated.tokens_per_s, 6), format_number(best.simulated.model_tflops_per_gpu), 100 * best.simulated.mfu);
-    out += "\nMegatron-LM arguments\n";
+    if (&for_megatron != &best) {
+      out += fmt::format("\nMegatron-LM cannot launch the best plan; the fastest it can (#{}): {}\n", (&for_megatron - &report.ranked.front()) + 1,
+                         planner::plan_name(for_megatron.plan));
+      out += fmt::format("           {} per iteration ({:+.1f}% against the best)\n", format_duration(for_megatron.simulated.iteration),
+                         100 * (for_megatron.simulated.iteration.value() / best.simulated.iteration.value() - 1));
+      out += "\nMegatron-LM arguments (for that plan)\n";
+    } else {
+      out += "\nMegatron-LM arguments\n";
+    }
     for (const auto& a : args) out += "  " + a + "\n";
     if (best.plan.zero >= 1) out += "\nDeepSpeed config (ds_config.json)\n" + ds.dump(2) + "\n";
     if (o->explain) {

@@ -69,3 +69,8 @@ parasim_cli_test(NAME plan_published_megatron ARGS plan --published ${PROJECT_SO
 parasim_cli_test(NAME plan_framework_deepspeed ARGS plan ${lab} --framework deepspeed --json --top 3
                  JSON plans.0.schedule=1f1b plans.0.vpp=1 plans.1.schedule=1f1b plans.2.vpp=1)
 parasim_cli_test(NAME plan_bad_framework ARGS plan ${lab} --framework torch RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_bad_framework.expected)
+# Megatron-LM cannot launch ZB-H1 (or ZeRO-2/3): when the best plan needs it, the arguments are for
+# the fastest plan Megatron-LM can launch, named with its rank and how much slower it is.
+parasim_cli_test(NAME plan_megatron_launchable ARGS plan ${lab} --global-batch 7
+                 STDOUT_REGEX "Best plan +tp[0-9]+ sp · pp[0-9]+ zb-h1" "Megatron-LM cannot launch the best plan; the fastest it can \\(#[0-9]+\\): .* 1f1b"
+                              "Megatron-LM arguments \\(for that plan\\)")
