@@ -259,7 +259,9 @@ std::string study_chart(const StudyResult& r, const std::string& terminal, const
   gp += fmt::format("set multiplot layout 2,1 title {}\n", gp_string(fmt::format("{}: {} ({})", r.study.name, keys, mode_name(r.study.fixed_plan))));
   // The datablock's first line names the columns: every plot reads it as a header, not as data.
   gp += "set key autotitle columnheader\nset style fill solid 0.85 border -1\nset boxwidth 0.6\nset grid ytics\nset key outside right top\n";
-  if (n > 6 || longest > 14) gp += "set xtics rotate by -25\n";
+  // About 8 px a character at 11 pt; the key and the y label take about 260 px of the width.
+  const double slot = (width - 260.0) / static_cast<double>(std::max<std::size_t>(1, n));
+  if (static_cast<double>(longest) * 8.0 > slot * 0.9) gp += "set xtics rotate by -25\n";
   // Throughput as boxes at x = 0, 1, ... with the speed-up over the first variant on top.
   gp += fmt::format("set xrange [-0.6:{}]\nset yrange [0:*]\nset offsets 0,0,graph 0.12,0\n", num(static_cast<double>(n) - 0.4));
   gp += "set ylabel \"tokens/s\"\nset format y \"%.1s%c\"\n";
