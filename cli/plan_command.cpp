@@ -473,6 +473,8 @@ Action add_plan_command(CLI::App& app) {
                           {"rejected", rejected},
                           {"ranking_pairs", report.pairs},
                           {"ranking_discordant", report.discordant},
+                          {"ranking_pairs_over_2pct", report.distinct_pairs},
+                          {"ranking_discordant_over_2pct", report.distinct_discordant},
                           {"plans", plans},
                           {"unusable_included", unusable},
                           {"best", {{"plan_yaml", planner::plan_yaml(best.plan, comment)}, {"megatron_args", args}, {"deepspeed_config", ds}}},
@@ -530,7 +532,8 @@ Action add_plan_command(CLI::App& app) {
       out += fmt::format("given plan ranks #{}: {} at {}{}\n", i + 1, planner::plan_name(r.plan), format_duration(r.simulated.iteration),
                          r.fits ? "" : " (does not fit)");
     }
-    out += fmt::format("\nAnalytical vs simulated order: {} of {} pairs of simulated candidates disagree\n", report.discordant, report.pairs);
+    out += fmt::format("\nAnalytical vs simulated order: {} of {} pairs of simulated candidates disagree; {} of the {} pairs more than 2% apart\n",
+                       report.discordant, report.pairs, report.distinct_discordant, report.distinct_pairs);
     out += fmt::format("\nBest plan  {}\n", planner::plan_name(best.plan));
     out += fmt::format("           {} per iteration, {} tokens/s, {} model TFLOP/s per GPU, MFU {:.1f}%\n", format_duration(best.simulated.iteration),
                        format_number(best.simulated.tokens_per_s, 6), format_number(best.simulated.model_tflops_per_gpu), 100 * best.simulated.mfu);

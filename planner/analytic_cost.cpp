@@ -82,6 +82,23 @@ std::vector<std::vector<int>> AnalyticCost::twins(const Plan& p, Group g) const 
   return out;
 }
 
+double AnalyticCost::hop(const Plan& p, int from, int to, double bytes) {
+  if (bytes <= 0 || from == to) return 0;
+  std::vector<int> signature{-1 - from, -1 - to, p.tp, p.cp, p.dp, p.pp};
+  for (auto d : workload::full_order(p.order)) signature.push_back(static_cast<int>(d));
+  auto it = groups_.find(signature);
+  if (it == groups_.end()) {
+    const workload::RankLayout layout(p);
+    std::vector<std::vector<int>> pairs;
+    for (int t = 0; t < p.tp; ++t) {
+      for (int j = 0; j < p.data_ranks(); ++j) pairs.push_back({layout.rank(t, j, from), layout.rank(t, j, to)});
+    }
+    it = groups_.emplace(signature, std::pair{groups_.size() + 1, pairs}).first;
+  }
+  const auto& [id, all] = it->second;
+  return lowering_->lower(Collective::send_recv, id, all, bytes).estimated.value();
+}
+
 double AnalyticCost::collective(const Plan& p, Collective kind, Group g, double bytes) {
   if (bytes <= 0) return 0;
   std::vector<int> signature{static_cast<int>(g), p.tp, p.cp, p.dp, p.pp, p.ep, p.expert_tp(), p.sharding_group()};
@@ -209,7 +226,7 @@ AnalyticCost::Stage AnalyticCost::stage_time(const Plan& p, int stage, const std
     // Each chunk receives its input and sends its output forward, and the gradients back: with SP or
     // Megatron-LM's scatter-gather every TP rank moves 1/t of the activation.
     const double bytes = training_->element_bytes() * p.micro_batch * training_->seq_len * model_->hidden / (p.cp * p.tp);
-    s.p2p = collective(p, Collective::send_recv, Group::pp_pair, bytes);
+    s.p2p = std::max(stage > 0 ? hop(p, stage - 1, stage, bytes) : 0.0, stage + 1 < p.pp ? hop(p, stage, stage + 1, bytes) : 0.0);
     // In the steady state a transfer runs while the stage computes another chunk: only what a
     // chunk's forward does not cover waits.
     s.pp = 2 * p.vpp * std::max(0.0, s.p2p - s.forward / p.vpp);
@@ -233,6 +250,15 @@ Estimate AnalyticCost::estimate(const Plan& p) {
     stages.push_back(stage_time(p, s, recompute, sizes, first));
     pace = std::max(pace, stages.back().total());
   }
+  // Filling and draining the pipeline waits for every hop of the chain, stage to stage (v times
+  // with interleaving) and, between chunks, from the last stage back to the first (v − 1 times).
+  double fill = 0;
+  if (p.pp > 1) {
+    const double bytes = training_->element_bytes() * p.micro_batch * training_->seq_len * model_->hidden / (p.cp * p.tp);
+    double chain = 0;
+    for (int h = 0; h + 1 < p.pp; ++h) chain += hop(p, h, h + 1, bytes);
+    fill = 2.0 * (p.vpp * chain + (p.vpp - 1) * hop(p, p.pp - 1, 0, bytes));
+  }
   for (int s = 0; s < p.pp; ++s) {
     const Stage& st = stages[static_cast<std::size_t>(s)];
     const Stage& slow = *std::max_element(stages.begin(), stages.end(), [](const Stage& a, const Stage& b) { return a.total() < b.total(); });
@@ -246,9 +272,6 @@ Estimate AnalyticCost::estimate(const Plan& p) {
         bubble = (p.pp - 1) * chunk;
       }
     }
-    // Filling and draining the pipeline waits for every hop of the chain: pp − 1 between stages, and
-    // with interleaving each chunk's first micro-batches wait once more per stage.
-    const double fill = p.pp > 1 ? 2.0 * (p.vpp * p.pp - 1) * slow.p2p : 0.0;
     const double pipeline = m * pace + bubble + fill;
 
     // Data parallel.

@@ -56,11 +56,14 @@ class AnalyticCost final : public CostOracle {
   enum class Group { tp, data, sharding, replica, expert_data, ep, pp_pair, cp_pair, cp };
   /// Seconds of one collective of `bytes` over the plan's groups of a kind, alone with its twins.
   double collective(const workload::Plan& plan, workload::Collective kind, Group group, double bytes);
+  /// Seconds of one activation transfer from pipeline stage `from` to `to` (with its twins): hops
+  /// differ where stages share a node or not.
+  double hop(const workload::Plan& plan, int from, int to, double bytes);
 
  private:
   struct Stage {
     double forward = 0, backward = 0, weight = 0, recompute = 0, tp = 0, cp = 0, ep = 0, pp = 0;
-    double p2p = 0;  ///< one activation transfer to the next stage (not in total(): pp holds what is exposed)
+    double p2p = 0;  ///< the slower of the stage's transfers in and out (not in total(): pp holds what is exposed)
     double total() const { return forward + backward + weight + tp + cp + ep + pp; }
   };
   Stage stage_time(const workload::Plan& plan, int stage, const std::vector<workload::Recompute>& recompute,

@@ -529,7 +529,12 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
       if (a.analytical_rank < 0 || b.analytical_rank < 0 || !a.fits || !b.fits) continue;
       if (a.simulated.iteration == b.simulated.iteration) continue;
       ++report.pairs;
-      if (a.analytical_rank > b.analytical_rank) ++report.discordant;
+      const bool discordant = a.analytical_rank > b.analytical_rank;
+      if (discordant) ++report.discordant;
+      if (b.simulated.iteration.value() > 1.02 * a.simulated.iteration.value()) {
+        ++report.distinct_pairs;
+        if (discordant) ++report.distinct_discordant;
+      }
     }
   }
   report.ranked = std::move(chosen);

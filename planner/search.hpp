@@ -83,6 +83,8 @@ struct SearchReport {
   std::map<std::string, std::size_t> rejected;  ///< reason → candidates
   /// Pairs of simulated search candidates the analytical model orders differently than the simulator.
   std::size_t pairs = 0, discordant = 0;
+  /// The same over the pairs whose simulated times differ by more than 2% (near-ties left out).
+  std::size_t distinct_pairs = 0, distinct_discordant = 0;
   double analytical_seconds = 0, simulated_seconds = 0;  ///< wall time of each phase
   Bytes capacity, budget;
   /// Included plans that could not be simulated, with the reason.
