@@ -58,10 +58,10 @@ TEST_CASE("the bubble of 1F1B is (p - 1) stage-times of a micro-batch, divided b
     p.schedule = v > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b;
     const auto e = oracle.estimate(p);
     const int m = p.micro_batches();
-    // Transfers between stages hide behind a chunk's forward in the steady state (exposed pp is
-    // only the fill and drain, outside the pace).
+    // Transfers between stages hide behind a chunk's forward in the steady state: exposed pp is
+    // only the fill and drain (a few hops of a few ms), outside the pace.
     const double per_micro = e.compute.value() / m;
-    CHECK(e.pp.value() < 0.01 * e.compute.value());
+    CHECK(e.pp.value() < 0.03 * e.compute.value());
     CHECK(e.bubble.value() == doctest::Approx(3 * per_micro / v).epsilon(1e-6));
   }
 }
