@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <numeric>
 
 #include "workload/layout.hpp"
 #include "workload/memory.hpp"
@@ -82,32 +83,41 @@ std::vector<std::vector<int>> AnalyticCost::twins(const Plan& p, Group g) const 
   return out;
 }
 
-double AnalyticCost::hop(const Plan& p, int from, int to, double bytes) {
-  if (bytes <= 0 || from == to) return 0;
-  std::vector<int> signature{-1 - from, -1 - to, p.tp, p.cp, p.dp, p.pp};
+double AnalyticCost::lower(const Plan& p, Collective kind, std::vector<int> signature, double bytes,
+                           const std::function<std::vector<std::vector<int>>()>& groups) {
+  if (bytes <= 0) return 0;
   for (auto d : workload::full_order(p.order)) signature.push_back(static_cast<int>(d));
   auto it = groups_.find(signature);
-  if (it == groups_.end()) {
+  if (it == groups_.end()) it = groups_.emplace(std::move(signature), std::pair{groups_.size() + 1, groups()}).first;
+  const auto& [id, all] = it->second;
+  if (all.empty() || all.front().size() < 2) return 0;
+  return lowering_->lower(kind, id, all, bytes).estimated.value();
+}
+
+double AnalyticCost::hop(const Plan& p, int from, int to, double bytes) {
+  if (from == to) return 0;
+  return lower(p, Collective::send_recv, {-1 - from, -1 - to, p.tp, p.cp, p.dp, p.pp}, bytes, [&] {
     const workload::RankLayout layout(p);
     std::vector<std::vector<int>> pairs;
     for (int t = 0; t < p.tp; ++t) {
       for (int j = 0; j < p.data_ranks(); ++j) pairs.push_back({layout.rank(t, j, from), layout.rank(t, j, to)});
     }
-    it = groups_.emplace(signature, std::pair{groups_.size() + 1, pairs}).first;
-  }
-  const auto& [id, all] = it->second;
-  return lowering_->lower(Collective::send_recv, id, all, bytes).estimated.value();
+    return pairs;
+  });
 }
 
 double AnalyticCost::collective(const Plan& p, Collective kind, Group g, double bytes) {
-  if (bytes <= 0) return 0;
-  std::vector<int> signature{static_cast<int>(g), p.tp, p.cp, p.dp, p.pp, p.ep, p.expert_tp(), p.sharding_group()};
-  for (auto d : workload::full_order(p.order)) signature.push_back(static_cast<int>(d));
-  auto it = groups_.find(signature);
-  if (it == groups_.end()) it = groups_.emplace(signature, std::pair{groups_.size() + 1, twins(p, g)}).first;
-  const auto& [id, all] = it->second;
-  if (all.empty() || all.front().size() < 2) return 0;
-  return lowering_->lower(kind, id, all, bytes).estimated.value();
+  return lower(p, kind, {static_cast<int>(g), p.tp, p.cp, p.dp, p.pp, p.ep, p.expert_tp(), p.sharding_group()}, bytes,
+               [&] { return twins(p, g); });
+}
+
+std::vector<double> AnalyticCost::hops(const Plan& p) {
+  // Each chunk receives its input and sends its output forward, and the gradients back: with SP or
+  // Megatron-LM's scatter-gather every TP rank moves 1/t of the activation.
+  const double bytes = training_->element_bytes() * p.micro_batch * training_->seq_len * model_->hidden / (p.cp * p.tp);
+  std::vector<double> out;
+  for (int s = 0; s < p.pp; ++s) out.push_back(hop(p, s, (s + 1) % p.pp, bytes));
+  return out;
 }
 
 const LayerCost& AnalyticCost::layer(const Plan& p, int layer, Recompute r) {
@@ -205,7 +215,7 @@ double AnalyticCost::head_time(const Plan& p) {
 }
 
 AnalyticCost::Stage AnalyticCost::stage_time(const Plan& p, int stage, const std::vector<Recompute>& recompute, const std::vector<int>& sizes,
-                                             const std::vector<int>& first) {
+                                             const std::vector<int>& first, const std::vector<double>& hops) {
   Stage s;
   for (int c = stage; c < p.chunks(); c += p.pp) {
     for (int l = first[static_cast<std::size_t>(c)]; l < first[static_cast<std::size_t>(c)] + sizes[static_cast<std::size_t>(c)]; ++l) {
@@ -223,10 +233,7 @@ AnalyticCost::Stage AnalyticCost::stage_time(const Plan& p, int stage, const std
   if (stage == 0) s.forward += embedding_time(p);
   if (stage == p.pp - 1) s.forward += head_time(p);
   if (p.pp > 1) {
-    // Each chunk receives its input and sends its output forward, and the gradients back: with SP or
-    // Megatron-LM's scatter-gather every TP rank moves 1/t of the activation.
-    const double bytes = training_->element_bytes() * p.micro_batch * training_->seq_len * model_->hidden / (p.cp * p.tp);
-    s.p2p = std::max(stage > 0 ? hop(p, stage - 1, stage, bytes) : 0.0, stage + 1 < p.pp ? hop(p, stage, stage + 1, bytes) : 0.0);
+    s.p2p = std::max(stage > 0 ? hops[static_cast<std::size_t>(stage - 1)] : 0.0, stage + 1 < p.pp ? hops[static_cast<std::size_t>(stage)] : 0.0);
     // In the steady state a transfer runs while the stage computes another chunk: only what a
     // chunk's forward does not cover waits.
     s.pp = 2 * p.vpp * std::max(0.0, s.p2p - s.forward / p.vpp);
@@ -246,18 +253,17 @@ Estimate AnalyticCost::estimate(const Plan& p) {
   // The slowest stage sets the pipeline's pace; data-parallel work after it differs by stage.
   std::vector<Stage> stages;
   double pace = 0;
+  const auto hop_times = p.pp > 1 ? hops(p) : std::vector<double>{};
   for (int s = 0; s < p.pp; ++s) {
-    stages.push_back(stage_time(p, s, recompute, sizes, first));
+    stages.push_back(stage_time(p, s, recompute, sizes, first, hop_times));
     pace = std::max(pace, stages.back().total());
   }
   // Filling and draining the pipeline waits for every hop of the chain, stage to stage (v times
   // with interleaving) and, between chunks, from the last stage back to the first (v − 1 times).
   double fill = 0;
   if (p.pp > 1) {
-    const double bytes = training_->element_bytes() * p.micro_batch * training_->seq_len * model_->hidden / (p.cp * p.tp);
-    double chain = 0;
-    for (int h = 0; h + 1 < p.pp; ++h) chain += hop(p, h, h + 1, bytes);
-    fill = 2.0 * (p.vpp * chain + (p.vpp - 1) * hop(p, p.pp - 1, 0, bytes));
+    const double chain = std::accumulate(hop_times.begin(), hop_times.end() - 1, 0.0);
+    fill = 2.0 * (p.vpp * chain + (p.vpp - 1) * hop_times.back());
   }
   for (int s = 0; s < p.pp; ++s) {
     const Stage& st = stages[static_cast<std::size_t>(s)];

@@ -17,6 +17,7 @@
 // Collective times are the lowering's estimate alone (its latency, protocol and bus bandwidth with
 // every concurrent twin group on the links), so TP inside an island and DP across NICs are priced
 // by the topology, not by constants.
+#include <functional>
 #include <map>
 #include <memory>
 #include <tuple>
@@ -66,8 +67,13 @@ class AnalyticCost final : public CostOracle {
     double p2p = 0;  ///< the slower of the stage's transfers in and out (not in total(): pp holds what is exposed)
     double total() const { return forward + backward + weight + tp + cp + ep + pp; }
   };
+  /// hops[s]: one activation transfer from stage s to s + 1 (the last: back to stage 0).
   Stage stage_time(const workload::Plan& plan, int stage, const std::vector<workload::Recompute>& recompute,
-                   const std::vector<int>& sizes, const std::vector<int>& first);
+                   const std::vector<int>& sizes, const std::vector<int>& first, const std::vector<double>& hops);
+  std::vector<double> hops(const workload::Plan& plan);
+  /// A collective over the groups `groups()` builds, cached by `signature` (plus the plan's order).
+  double lower(const workload::Plan& plan, workload::Collective kind, std::vector<int> signature, double bytes,
+               const std::function<std::vector<std::vector<int>>()>& groups);
   std::vector<std::vector<int>> twins(const workload::Plan& plan, Group group) const;
 
   const topology::Cluster* cluster_;
