@@ -4,11 +4,14 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <unistd.h>
 
 #include "cli/commands.hpp"
+#include "cli/constraint_options.hpp"
+#include "cli/progress_bar.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
 #include "planner/launch.hpp"
@@ -40,10 +43,8 @@ struct Options {
   int threads = 0;
   std::string published;
   std::vector<std::string> rows;
-  std::vector<std::string> fix;
-  int max_pp = 0, max_tp = 0;
+  ConstraintOptions constraints;
   double time_limit = 0;
-  std::string framework = "any";
   std::string hardware = std::string(PARASIM_SOURCE_DIR) + "/scenarios/hardware";
 };
 
@@ -355,13 +356,7 @@ Action add_plan_command(CLI::App& app) {
   cmd->add_option("--from-megatron-args", o->megatron_args, "a plan as Megatron-LM arguments, quoted, to rank with the rest (repeatable)");
   cmd->add_option("--out", o->out, "directory for best_plan.yaml, megatron_args.txt, ds_config.json and plans.json");
   cmd->add_option("--threads", o->threads, "threads for both phases (default: the machine's cores); the result is the same for any count");
-  cmd->add_option("--fix", o->fix, "pin a dimension, e.g. --fix tp=8 --fix schedule=zb-h1 (tp, pp, dp, cp, ep, vpp, mb, zero, schedule, cp_kind)");
-  cmd->add_option("--framework", o->framework,
-                  "what the plan must launch on: any (the whole space), megatron (ZeRO <= 1, no ZB-H1), deepspeed (Megatron-DeepSpeed: 1F1B, "
-                  "ZeRO-1 with a pipeline, Ulysses for cp)")
-      ->capture_default_str();
-  cmd->add_option("--max-pp", o->max_pp, "largest pipeline degree to consider")->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--max-tp", o->max_tp, "largest tensor-parallel degree to consider")->check(CLI::Range(1, 1 << 20));
+  o->constraints.add_to(cmd, "the search");
   cmd->add_option("--time-limit", o->time_limit, "seconds for the whole search: the analytical scan stops at half, the simulator scores what it can "
                                                  "in the rest (results then depend on the machine)")->check(CLI::PositiveNumber);
   cmd->add_option("--published", o->published,
@@ -395,14 +390,7 @@ Action add_plan_command(CLI::App& app) {
     options.power_of_two = o->power_of_two;
     options.micro_batches = o->micro_batches;
     options.threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    for (const auto& f : o->fix) {
-      if (const auto problem = options.constraints.set(f)) throw InputError({"", 0, 0}, "--fix", *problem);
-    }
-    if (!options.constraints.set_framework(o->framework)) {
-      throw InputError({"", 0, 0}, "--framework", fmt::format("'{}' is not one of any, megatron, deepspeed", o->framework));
-    }
-    options.constraints.max_pp = o->max_pp;
-    options.constraints.max_tp = o->max_tp;
+    options.constraints = o->constraints.parse();
     options.time_limit = o->time_limit;
     const int gpus = s.cluster.gpus();
     if (s.plan) {
@@ -418,16 +406,21 @@ Action add_plan_command(CLI::App& app) {
       options.include.push_back(plan);
     }
     for (const auto& args : o->megatron_args) options.include.push_back(planner::plan_from_megatron_arguments(args, *s.model, gpus, s.training->seq_len));
+    // One bar per phase (the analytical scan, then the simulations); the search serializes the calls.
+    std::unique_ptr<ProgressBar> bar;
+    std::string bar_phase;
     if (isatty(STDERR_FILENO) && !o->json) {
-      options.progress = [](const char* phase, std::size_t done, std::size_t total) {
-        const int width = 30;
-        const int filled = static_cast<int>(width * done / std::max<std::size_t>(1, total));
-        std::cerr << fmt::format("\r{:<10} [{}{}] {}/{}   ", phase, std::string(static_cast<std::size_t>(filled), '#'),
-                                 std::string(static_cast<std::size_t>(width - filled), ' '), done, total)
-                  << (done == total ? "\n" : "") << std::flush;
+      options.progress = [&bar, &bar_phase](const char* phase, std::size_t done, std::size_t total) {
+        if (!bar || bar_phase != phase) {
+          bar.reset();
+          bar_phase = phase;
+          bar = std::make_unique<ProgressBar>(fmt::format("{:<10}", phase), total, true);
+        }
+        bar->set_done(done);
       };
     }
     const auto report = planner::search(s.cluster, *s.model, *s.training, global_batch, s.effective_profile(), options);
+    bar.reset();
     if (report.considered == 0) {
       throw InputError({"", 0, 0}, "--fix", "no candidate satisfies the constraints on this cluster and model");
     }

@@ -4,11 +4,13 @@
 #include <fmt/ranges.h>
 #include <algorithm>
 #include <iostream>
+#include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
 #include <unistd.h>
 
 #include "cli/commands.hpp"
+#include "cli/progress_bar.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
 #include "sim/validation.hpp"
@@ -90,16 +92,15 @@ Action add_validate_command(CLI::App& app) {
     sim::ValidateOptions options;
     options.hardware_dir = o->hardware;
     options.threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    std::unique_ptr<ProgressBar> bar;
     if (isatty(STDERR_FILENO)) {
-      options.progress = [](std::size_t done, std::size_t total) {
-        const int width = 40;
-        const int filled = static_cast<int>(width * done / total);
-        std::cerr << fmt::format("\rvalidate [{}{}] {}/{}", std::string(static_cast<std::size_t>(filled), '#'),
-                                 std::string(static_cast<std::size_t>(width - filled), ' '), done, total)
-                  << (done == total ? "\n" : "") << std::flush;
+      options.progress = [&bar](std::size_t done, std::size_t total) {
+        if (!bar) bar = std::make_unique<ProgressBar>("validate", total, true);
+        bar->set_done(done);
       };
     }
     const auto report = sim::validate(runs, file_of, options);
+    bar.reset();
 
     if (o->json) {
       nlohmann::json rows = nlohmann::json::array(), skipped = nlohmann::json::array();

@@ -11,6 +11,7 @@
 #include <unistd.h>
 
 #include "cli/commands.hpp"
+#include "cli/constraint_options.hpp"
 #include "cli/gnuplot.hpp"
 #include "cli/progress_bar.hpp"
 #include "cli/whatif_distributed.hpp"
@@ -45,9 +46,7 @@ struct Options {
   std::string gnuplot = "gnuplot";
   int threads = 0;
   int simulate_top = 32;
-  std::vector<std::string> fix;
-  int max_pp = 0;
-  std::string framework = "any";
+  ConstraintOptions constraints;
 };
 
 double parse_fraction(const std::string& text) {
@@ -226,23 +225,14 @@ Action add_whatif_command(CLI::App& app) {
   cmd->add_option("--threads", o->threads, "simulations at once (default: the machine's cores); the result is the same for any count")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--simulate-top", o->simulate_top, "best analytical candidates the simulator scores per re-plan")->check(CLI::Range(1, 100000));
-  cmd->add_option("--fix", o->fix, "pin a dimension in every re-plan, as parasim plan --fix (e.g. tp=8)");
-  cmd->add_option("--max-pp", o->max_pp, "largest pipeline degree a re-plan considers")->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--framework", o->framework, "what every re-planned plan must launch on: any, megatron, deepspeed (as parasim plan)")
-      ->capture_default_str();
+  o->constraints.add_to(cmd, "every re-plan");
   return [o]() {
     if (o->scenario.empty()) {
       throw InputError({"", 0, 0}, "scenario", "missing: parasim whatif <scenario.yaml|study.yaml> --vary KEY=V1,V2,... (or --sensitivity)");
     }
     planner::WhatifOptions options;
     options.simulate_top = o->simulate_top;
-    for (const auto& f : o->fix) {
-      if (const auto problem = options.constraints.set(f)) throw InputError({"", 0, 0}, "--fix", *problem);
-    }
-    if (!options.constraints.set_framework(o->framework)) {
-      throw InputError({"", 0, 0}, "--framework", fmt::format("'{}' is not one of any, megatron, deepspeed", o->framework));
-    }
-    options.constraints.max_pp = o->max_pp;
+    options.constraints = o->constraints.parse();
     options.threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     return o->sensitivity ? run_sensitivity(*o, options) : run_study(*o, options);
   };
