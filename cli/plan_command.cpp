@@ -394,12 +394,7 @@ Action add_plan_command(CLI::App& app) {
     options.time_limit = o->time_limit;
     const int gpus = s.cluster.gpus();
     if (s.plan) {
-      auto given = *s.plan;
-      given.global_batch = global_batch;
-      // The scenario's own plan is a candidate like the others: it must obey --fix and the bounds.
-      if (!workload::find_plan_problem(given, *s.model, gpus, s.training->seq_len) && options.constraints.allows(given)) {
-        options.include.push_back(given);
-      }
+      if (auto given = planner::scenario_candidate(*s.plan, *s.model, *s.training, gpus, global_batch, options.constraints)) options.include.push_back(*given);
     }
     for (const auto& file : o->include) {
       const auto plan = sim::load_plan(file, *s.model, gpus, s.training->seq_len);

@@ -28,6 +28,13 @@ using workload::Plan;
 using workload::Recompute;
 using workload::Schedule;
 
+std::optional<Plan> scenario_candidate(Plan given, const workload::ModelSpec& model, const workload::TrainingSpec& training, int gpus,
+                                       int global_batch, const Constraints& constraints) {
+  given.global_batch = global_batch;
+  if (workload::find_plan_problem(given, model, gpus, training.seq_len) || !constraints.allows(given)) return std::nullopt;
+  return given;
+}
+
 std::string plan_name(const Plan& p) {
   std::string out = fmt::format("tp{}{}", p.tp, p.sp ? " sp" : "");
   if (p.cp > 1) out += fmt::format(" · cp{} {}", p.cp, workload::cp_kind_name(p.cp_kind));

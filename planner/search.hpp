@@ -94,6 +94,11 @@ struct SearchReport {
 SearchReport search(const topology::ClusterSpec& cluster, const workload::ModelSpec& model, const workload::TrainingSpec& training,
                     int global_batch, const calibrate::Profile& profile, const SearchOptions& options);
 
+/// A scenario's own plan as a candidate like the others, at the searched global batch: when it is a
+/// valid plan for the model and GPUs and obeys the constraints (--fix and the bounds), else nullopt.
+std::optional<workload::Plan> scenario_candidate(workload::Plan given, const workload::ModelSpec& model, const workload::TrainingSpec& training,
+                                                 int gpus, int global_batch, const Constraints& constraints);
+
 /// The plan in a line: "tp8 sp · pp8 vpp3 interleaved-1f1b · dp16 zero1 · mb1 · recompute selective".
 std::string plan_name(const workload::Plan& plan);
 

@@ -68,10 +68,7 @@ Outcome replan(const sim::Scenario& s, int simulate_top, int threads, const Cons
   options.threads = std::max(1, threads);
   const int gpus = s.cluster.gpus();
   if (s.plan) {
-    auto given = *s.plan;
-    given.global_batch = global_batch;
-    // The scenario's plan is a candidate like the others: it obeys the constraints too.
-    if (!workload::find_plan_problem(given, *s.model, gpus, s.training->seq_len) && constraints.allows(given)) options.include.push_back(given);
+    if (auto given = scenario_candidate(*s.plan, *s.model, *s.training, gpus, global_batch, constraints)) options.include.push_back(*given);
   }
   const auto report = search(s.cluster, *s.model, *s.training, global_batch, s.effective_profile(), options);
   if (report.ranked.empty() || !report.ranked.front().fits) {
