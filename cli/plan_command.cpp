@@ -95,11 +95,7 @@ Breakdown breakdown(const sim::Result& r) {
   return out;
 }
 
-double peak_memory(const sim::Result& r) {
-  double worst = 0;
-  for (const auto& s : r.memory.stages) worst = std::max(worst, s.total().value());
-  return worst;
-}
+double peak_memory(const sim::Result& r) { return r.memory.peak().value(); }
 
 std::string explain(const planner::RankedPlan& winner, const planner::RankedPlan& other, const std::string& what) {
   const auto a = breakdown(winner.simulated), b = breakdown(other.simulated);

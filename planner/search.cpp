@@ -517,11 +517,7 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
   }
   chosen = std::move(simulated);
 
-  auto peak = [](const RankedPlan& r) {
-    double worst = 0;
-    for (const auto& s : r.simulated.memory.stages) worst = std::max(worst, s.total().value());
-    return worst;
-  };
+  auto peak = [](const RankedPlan& r) { return r.simulated.memory.peak().value(); };
   std::stable_sort(chosen.begin(), chosen.end(), [&](const RankedPlan& a, const RankedPlan& b) {
     if (a.fits != b.fits) return a.fits;
     if (a.simulated.iteration != b.simulated.iteration) return a.simulated.iteration < b.simulated.iteration;

@@ -35,7 +35,7 @@ Outcome describe(const sim::Scenario& s, const workload::Plan& plan, const sim::
     o.bubble_s += st.bubble.value() / n;
     for (std::size_t d = 0; d < o.exposed_s.size(); ++d) o.exposed_s[d] += st.exposed[d].value() / n;
   }
-  for (const auto& m : r.memory.stages) o.peak_memory_bytes = std::max(o.peak_memory_bytes, m.total().value());
+  o.peak_memory_bytes = r.memory.peak().value();
   o.capacity_bytes = r.memory.capacity.value();
   o.fits = r.memory.fits();
   return o;

@@ -54,6 +54,8 @@ struct MemoryReport {
   Bytes capacity;
   int worst_stage = 0;
   bool fits() const;
+  /// The largest stage's total: what the most loaded GPU needs.
+  Bytes peak() const { return stages.empty() ? Bytes(0.0) : stages[static_cast<std::size_t>(worst_stage)].total(); }
   /// "OOM on stage 3 by 4.2 GiB" or nullopt.
   std::optional<std::string> problem() const;
 };
