@@ -25,6 +25,9 @@ const char* const kFillPolicy =
     "           the common tokenizer (50257, 32000, 128256, 250880, 256000) whose parameter count is closest to\n"
     "           params_b; gpt embeddings tied or untied, whichever is closer to params_b (tied without it);\n"
     "           dropout 0.1 with eager attention (Megatron-LM's default before FlashAttention), else 0.\n"
+    "           Cross-entropy: Megatron-LM's unfused vocabulary-parallel passes over fp32 logits, except on\n"
+    "           sharded data parallel alone (tp = pp = 1, zero 2 or 3) with flash attention, the FSDP/XLA stacks\n"
+    "           (llm-foundry's flash-attn loss, MaxText), where one fused kernel each way.\n"
     "           moe: the llama block with every MLP a mixture of `experts` (top_k, shared_experts from the row)\n"
     "           of expert_ffn_hidden (absent: ffn_hidden), dropless, balanced (NVIDIA's MoE benchmarks force it).\n"
     "  plan     overlap flags absent: off (Megatron-LM's defaults). Absent micro_batch {1,2,4,8}, sp {on,off}\n"
@@ -188,6 +191,11 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   p.zero = r.zero.value_or(0);
   p.zero_group = r.zero_group && *r.zero_group < r.dp ? *r.zero_group : 0;
   p.overlap = {r.overlap_grad_reduce.value_or(false), r.overlap_param_gather.value_or(false), r.overlap_tp_comm.value_or(false)};
+  const bool sharded_data_parallel_only = p.tp == 1 && p.pp == 1 && p.cp == 1 && p.zero >= 2;
+  if (sharded_data_parallel_only && s.training.attention == workload::AttentionKernel::flash) {
+    s.training.cross_entropy = workload::CrossEntropy::fused;
+    s.filled.push_back("cross_entropy=fused");
+  }
   s.candidates.push_back(p);
   return s;
 }

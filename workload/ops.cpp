@@ -288,14 +288,21 @@ Block head_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& s
     blk.forward.push_back(memory("mlm_gelu_norm", 4 * d.e * d.Tr * d.h, tr.precision));
   }
   blk.forward.push_back(gemm("lm_head", d.T, v, d.h, d, head));
-  // Vocabulary-parallel cross-entropy: logits read twice (max, sum of exp), fp32 softmax written.
-  blk.forward.push_back(memory("cross_entropy", d.T * v * (2 * d.e + 4), Precision::fp32));
-  blk.backward_input.push_back(memory("cross_entropy_grad", d.T * v * (4 + d.e), Precision::fp32));
+  // Megatron-LM's vocabulary-parallel cross-entropy is a chain of unfused passes over the rank's
+  // logits, bytes per logit: the cast to fp32 (e read, 4 written), the max (4), subtracting it in
+  // place (8), exp in place (8), the sum (4), dividing by it in place (8): e + 36; the fp32 softmax
+  // is kept. Backward scales it by the loss gradient in place (8) and casts it back for the head
+  // (4 + e). A fused kernel reads the logits once for the log-sum-exp, and once more in backward to
+  // write their gradient; the logits themselves are kept. At a 131K vocabulary and hidden 2048 the
+  // unfused passes move more bytes than the whole layer stack.
+  const bool fused = tr.cross_entropy == CrossEntropy::fused;
+  blk.forward.push_back(memory("cross_entropy", d.T * v * (fused ? d.e : d.e + 36), Precision::fp32));
+  blk.backward_input.push_back(memory("cross_entropy_grad", d.T * v * (fused ? 2 * d.e : 12 + d.e), Precision::fp32));
   blk.backward_input.push_back(gemm("lm_head_dgrad", d.T, d.h, v, d, head));
   if (!m.post_norm) blk.backward_input.push_back(memory("final_norm_grad", 4 * d.e * d.Tr * d.h, tr.precision));
   blk.backward_weight.push_back(gemm("lm_head_wgrad", d.h, v, d.T, d, head));
-  // Final-norm input, LM-head input, fp32 softmax of the logits.
-  blk.full_activation_bytes = blk.stored_activation_bytes = d.e * d.Tr * d.h * 2 + 4 * d.T * v;
+  // Final-norm input, LM-head input, and the fp32 softmax (unfused) or the logits (fused).
+  blk.full_activation_bytes = blk.stored_activation_bytes = d.e * d.Tr * d.h * 2 + (fused ? d.e : 4.0) * d.T * v;
   if (m.mlm_head) {
     blk.backward_input.push_back(memory("mlm_gelu_norm_grad", 6 * d.e * d.Tr * d.h, tr.precision));
     blk.backward_input.push_back(gemm("mlm_transform_dgrad", d.Tr, d.h, d.h, d, head));

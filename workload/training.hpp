@@ -11,11 +11,19 @@ enum class AttentionKernel {
   eager,  ///< scores and softmax stored (Megatron-LM before 2022)
 };
 
+/// How the loss over the vocabulary is computed: it moves more bytes than a layer when the vocabulary
+/// is large against the hidden size.
+enum class CrossEntropy {
+  unfused,  ///< Megatron-LM's vocabulary-parallel chain of passes over fp32 logits (its default)
+  fused,    ///< one kernel each way over the bf16 logits (flash-attn's, llm-foundry's default; XLA)
+};
+
 struct TrainingSpec {
   /// Format of the GEMMs; fp8 as Transformer Engine runs it (GEMMs in fp8, everything else bf16).
   Precision precision = Precision::bf16;
   int seq_len = 2048;
   AttentionKernel attention = AttentionKernel::flash;
+  CrossEntropy cross_entropy = CrossEntropy::unfused;
   /// Bytes per parameter the optimizer keeps beyond weights and gradients (Adam: fp32 master weights,
   /// momentum and variance = 12).
   double optimizer_bytes_per_param = 12;
@@ -37,5 +45,6 @@ extern const yaml::Schema kTrainingSchema;
 TrainingSpec parse_training(const yaml::Record& record);
 
 std::string_view attention_kernel_name(AttentionKernel kernel);
+std::string_view cross_entropy_name(CrossEntropy kind);
 
 }  // namespace parasim::workload

@@ -1,7 +1,8 @@
 # parasim validate end to end, on a fast sample of published rows (tests/data/validation/).
 parasim_cli_test(NAME validate_help ARGS validate --help STDOUT_REGEX "--max-mape" "--json")
+# FSDP rows (tp = pp = 1, zero 3, flash) take the fused cross-entropy of their stack, and say so.
 parasim_cli_test(NAME validate_table ARGS validate tests/data/validation/sample.yaml
-                 STDOUT_REGEX "Fill-in policy" "foundry-130-125m" "degrees-mismatch: tp 1 x pp 1 x dp 7 x cp 1 = 7 does not match the 8 GPUs"
+                 STDOUT_REGEX "Fill-in policy" "Cross-entropy: Megatron-LM's unfused" "foundry-130-125m[^\n]*cross_entropy=fused" "degrees-mismatch: tp 1 x pp 1 x dp 7 x cp 1 = 7 does not match the 8 GPUs"
                               "all rows +4/5 +MAPE")
 # --json: one object per row with id and predicted_iteration_s; rejected rows with their reason.
 parasim_cli_test(NAME validate_json ARGS validate tests/data/validation/sample.yaml --json REPEAT

@@ -27,3 +27,12 @@ parasim_cli_test(NAME tasks_hf_model ARGS tasks scenarios/jobs/gpt3-175b-1024-a1
                  --set model=tests/data/hf/llama-3-8b/config.json --set plan.tp=4 --set plan.pp=2 --set plan.dp=128
                  --set plan.global_batch=256 --set training.seq_len=8192 --set training.attention=flash --set plan.recompute=selective
                  JSON memory.fits=ON micro_batches=2)
+
+# Cross-entropy kernels: the last stage of the lab job keeps the fp32 softmax of its 4096 x 16,000
+# logits per rank (unfused, Megatron-LM's default) or the bf16 logits (fused): 131,072,000 bytes less.
+parasim_cli_test(NAME tasks_cross_entropy_unfused ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --json
+                 JSON memory.stages.1.activations_bytes=4611637248.0)
+parasim_cli_test(NAME tasks_cross_entropy_fused ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set training.cross_entropy=fused --json
+                 JSON memory.stages.1.activations_bytes=4480565248.0)
+parasim_cli_test(NAME tasks_cross_entropy_unknown ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set training.cross_entropy=fast RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/cross_entropy_unknown.expected)

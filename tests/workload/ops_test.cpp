@@ -189,3 +189,23 @@ TEST_CASE("fp8 keeps the inputs of its GEMMs for the weight gradients as one byt
   const BlockShape full{1, 8192, 2, true, Recompute::full};
   CHECK(attention_block(m, tr, full).stored_activation_bytes == 2.0 * 4096 * 4096);
 }
+
+TEST_CASE("cross-entropy: Megatron-LM's unfused passes over fp32 logits against one fused kernel each way") {
+  // Llama-3-8B's 128,256-token vocabulary over tp 2, s = 4096, b = 1: 4096 x 64,128 logits per rank.
+  const auto m = test::llama3_8b();
+  const BlockShape shape{1, 4096, 2, false, Recompute::none};
+  auto tr = test::training(4096);
+  const double logits = 4096.0 * 128256 / 2;
+  const auto unfused = head_block(m, tr, shape);
+  // Forward: cast to fp32 (2 read, 4 written), max (4), subtract in place (8), exp in place (8),
+  // sum (4), divide in place (8). Backward: scale the kept softmax in place (8), cast back (4 + 2).
+  CHECK(find(unfused.forward, "cross_entropy").bytes == doctest::Approx(logits * (2 + 4 + 4 + 8 + 8 + 4 + 8)));
+  CHECK(find(unfused.backward_input, "cross_entropy_grad").bytes == doctest::Approx(logits * (8 + 4 + 2)));
+  tr.cross_entropy = CrossEntropy::fused;
+  const auto fused = head_block(m, tr, shape);
+  // One read of the bf16 logits forward; backward reads them again and writes their gradient.
+  CHECK(find(fused.forward, "cross_entropy").bytes == doctest::Approx(logits * 2));
+  CHECK(find(fused.backward_input, "cross_entropy_grad").bytes == doctest::Approx(logits * 4));
+  // What backward keeps: the fp32 softmax (4 bytes a logit) or the bf16 logits (2).
+  CHECK(unfused.stored_activation_bytes - fused.stored_activation_bytes == doctest::Approx(logits * 2));
+}
