@@ -27,7 +27,10 @@ const char* const kFillPolicy =
     "           dropout 0.1 with eager attention (Megatron-LM's default before FlashAttention), else 0.\n"
     "           Cross-entropy: Megatron-LM's unfused vocabulary-parallel passes over fp32 logits, except on\n"
     "           sharded data parallel alone (tp = pp = 1, zero 2 or 3) with flash attention, the FSDP/XLA stacks\n"
-    "           (llm-foundry's flash-attn loss, MaxText), where one fused kernel each way.\n"
+    "           (llm-foundry's flash-attn loss, MaxText), where one fused kernel each way. Gradient\n"
+    "           accumulation fused into the weight-gradient GEMMs with flash attention (Megatron-LM since\n"
+    "           2022, NeMo, Transformer Engine); with eager attention a separate pass per micro-batch adds\n"
+    "           each gradient to its fp32 buffer (Megatron-LM's 2021 hooks, DeepSpeed's optimizers).\n"
     "           moe: the llama block with every MLP a mixture of `experts` (top_k, shared_experts from the row)\n"
     "           of expert_ffn_hidden (absent: ffn_hidden), dropless, balanced (NVIDIA's MoE benchmarks force it).\n"
     "  plan     overlap flags absent: off (Megatron-LM's defaults). Absent micro_batch {1,2,4,8}, sp {on,off}\n"
@@ -170,6 +173,7 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   s.training.precision = *precision_from_name(r.precision);
   s.training.seq_len = r.seq_len;
   s.training.attention = r.attention == "eager" ? workload::AttentionKernel::eager : workload::AttentionKernel::flash;
+  s.training.gradient_accumulation_fusion = s.training.attention == workload::AttentionKernel::flash;
   if (!gpu.peak_for(s.training.precision)) return fmt::format("{} has no {} peak", gpu.name, r.precision);
 
   Plan p;

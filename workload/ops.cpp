@@ -1,5 +1,6 @@
 #include "workload/ops.hpp"
 
+#include <algorithm>
 #include <numeric>
 
 #include "workload/moe_ops.hpp"
@@ -208,6 +209,7 @@ Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
       blk.recompute = f;
       break;
   }
+  add_gradient_accumulation(blk, tr);
   return blk;
 }
 
@@ -246,6 +248,7 @@ Block mlp_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh
       blk.recompute = f;
       break;
   }
+  add_gradient_accumulation(blk, tr);
   return blk;
 }
 
@@ -270,6 +273,8 @@ Block embedding_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
     blk.backward_weight.push_back(memory("embedding_norm_grad", 4 * d.e * d.Tr * d.h, tr.precision));
     blk.full_activation_bytes = blk.stored_activation_bytes += d.e * d.Tr * d.h;
   }
+  // The vocabulary-parallel table: its rows of the padded vocabulary on this rank.
+  add_gradient_accumulation(blk, tr, static_cast<double>(padded_vocab(m, sh.tp)) / d.t * d.h);
   return blk;
 }
 
@@ -310,7 +315,18 @@ Block head_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& s
     // The transform's input, GELU input and norm input (in place of the final norm's).
     blk.full_activation_bytes = blk.stored_activation_bytes += d.e * d.Tr * d.h * (m.post_norm ? 2 : 3);
   }
+  add_gradient_accumulation(blk, tr);
   return blk;
+}
+
+void add_gradient_accumulation(Block& blk, const TrainingSpec& tr, double other_weights) {
+  if (tr.gradient_accumulation_fusion) return;
+  double weights = other_weights;
+  for (const Op& op : blk.backward_weight) {
+    if (op.kind == OpKind::gemm) weights += static_cast<double>(op.m) * static_cast<double>(op.n) * std::max(op.batch, 1);
+  }
+  if (weights <= 0) return;
+  blk.backward_weight.push_back(memory("grad_accumulation", weights * (tr.element_bytes() + 2 * tr.gradient_bytes()), Precision::fp32));
 }
 
 Block optimizer_block(double params, const TrainingSpec& tr) {

@@ -100,6 +100,12 @@ Block mlp_block(const ModelSpec& model, const TrainingSpec& training, const Bloc
 Block embedding_block(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape);
 /// Final norm, LM head over the padded vocabulary and cross-entropy of the last stage.
 Block head_block(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape);
+/// Without gradient-accumulation fusion each micro-batch's weight gradients are written by the
+/// wgrad GEMMs and a separate pass adds them to the accumulator: reads the gradient (element bytes)
+/// and reads and writes the accumulator (gradient bytes each). Appends that pass over the weights
+/// the block's wgrad GEMMs produce plus `other_weights` (elements on this GPU) to its weight-gradient
+/// ops; nothing with the fusion.
+void add_gradient_accumulation(Block& block, const TrainingSpec& training, double other_weights = 0);
 /// Adam step over `params` parameters held by this GPU (fp32 master, momentum, variance).
 Block optimizer_block(double params, const TrainingSpec& training);
 

@@ -29,6 +29,11 @@ struct TrainingSpec {
   double optimizer_bytes_per_param = 12;
   /// Gradients accumulated in fp32 (Megatron's default: main_grad buffers): 4 bytes instead of 2.
   bool fp32_grad_accumulation = true;
+  /// The weight-gradient GEMMs add into the accumulator themselves (Megatron-LM's
+  /// --gradient-accumulation-fusion, on since 2022; Transformer Engine's fuse_wgrad_accumulation).
+  /// Without it each micro-batch's gradient is written and a separate pass adds it to the
+  /// accumulator (Megatron-LM's 2021 gradient hooks, DeepSpeed's optimizers).
+  bool gradient_accumulation_fusion = true;
   bool operator==(const TrainingSpec&) const = default;
 
   /// Bytes of an activation or weight element outside fp8 GEMMs (bf16/fp16; fp32 for fp32 training).

@@ -209,3 +209,24 @@ TEST_CASE("cross-entropy: Megatron-LM's unfused passes over fp32 logits against 
   // What backward keeps: the fp32 softmax (4 bytes a logit) or the bf16 logits (2).
   CHECK(unfused.stored_activation_bytes - fused.stored_activation_bytes == doctest::Approx(logits * 2));
 }
+
+TEST_CASE("without gradient-accumulation fusion a pass per micro-batch adds each weight gradient to its fp32 buffer") {
+  // GPT-3 175B, tp 8, bf16 (the training fixture's format, 2 bytes an element) with fp32
+  // accumulation: the pass reads the micro-batch's gradient (2) and reads and writes the buffer (4 + 4).
+  const auto m = test::gpt175b();
+  auto tr = test::training(2048);
+  const BlockShape shape{1, 2048, 8, false, Recompute::none};
+  const double h = 12288;
+  for (const auto& op : attention_block(m, tr, shape).backward_weight) CHECK(op.name != "grad_accumulation");
+  tr.gradient_accumulation_fusion = false;
+  // Attention: QKV (h x 3h/8) and the projection (h/8 x h); MLP: h x 4h/8 twice.
+  CHECK(find(attention_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(4 * h * h / 8 * 10));
+  CHECK(find(mlp_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(8 * h * h / 8 * 10));
+  // The embedding's rows of the padded vocabulary (51,200 over 8 ranks) and the LM head's weight.
+  const double rows = padded_vocab(m, 8) / 8.0;
+  CHECK(find(embedding_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(rows * h * 10));
+  CHECK(find(head_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(rows * h * 10));
+  // Accumulating in the gradients' own format: 2 + 2 + 2 bytes.
+  tr.fp32_grad_accumulation = false;
+  CHECK(find(attention_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(4 * h * h / 8 * 6));
+}
