@@ -48,19 +48,21 @@ double CostModel::wave_efficiency(std::int64_t m, std::int64_t n, int batch) con
 }
 
 double CostModel::attention_efficiency(const workload::Op& op) const {
-  double eff = op.kind == OpKind::attention_grad ? profile_.attention_backward_efficiency : profile_.attention_forward_efficiency;
+  const double quoted = op.kind == OpKind::attention_grad ? profile_.attention_backward_efficiency : profile_.attention_forward_efficiency;
+  // Head dim: one exponential per score on the special-function units, whose time adds to the rest
+  // of the kernel's (4·d tensor-core FLOPs a score at the kernel's own efficiency). Per score, in units
+  // of 4·d / peak: 1/quoted = 1/rest + E/d_ref at the reference head dim, so the rest runs at
+  // 1/(1/quoted − E/d_ref), and at head dim d the kernel at 1/(1/rest + E/d). A kernel far from the
+  // tensor-core peak (FlashAttention-1) loses little to its exponentials at small head dims.
+  const double exp_dim = op.head_dim > 0 ? profile_.attention_exp_head_dim : 0.0;
+  double rest = exp_dim > 0 ? 1.0 / (1.0 / quoted - exp_dim / kAttentionReferenceHeadDim) : quoted;
   // Sequence fill: each query block's prologue (Q load, statistics) and epilogue (normalize, write O)
   // amortize over the keys it meets.
   if (profile_.attention_seq_half > 0 && op.seq_kv > 0) {
     const auto fill = [&](double s) { return s / (s + profile_.attention_seq_half); };
-    eff *= fill(op.seq_kv) / fill(kAttentionReferenceSeq);
+    rest *= fill(op.seq_kv) / fill(kAttentionReferenceSeq);
   }
-  // Head dim: one exponential per score on the special-function units against 4·d tensor-core FLOPs.
-  if (profile_.attention_exp_head_dim > 0 && op.head_dim > 0) {
-    const auto matmul_share = [&](double d) { return 1.0 / (1.0 + profile_.attention_exp_head_dim / d); };
-    eff *= matmul_share(op.head_dim) / matmul_share(kAttentionReferenceHeadDim);
-  }
-  return eff;
+  return exp_dim > 0 ? 1.0 / (1.0 / rest + exp_dim / op.head_dim) : rest;
 }
 
 Seconds CostModel::op_time(const workload::Op& op) const {
