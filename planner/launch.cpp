@@ -104,6 +104,10 @@ std::vector<std::string> megatron_arguments(const Plan& p, const workload::Model
   if (tr.precision == Precision::fp16) out.push_back("--fp16");
   if (tr.precision == Precision::fp8) out.push_back("--fp8-format hybrid");
   if (tr.attention == workload::AttentionKernel::flash) out.push_back("--use-flash-attn");
+  if (tr.cross_entropy == workload::CrossEntropy::fused) out.push_back("--cross-entropy-loss-fusion");
+  if (!tr.gradient_accumulation_fusion) out.push_back("--no-gradient-accumulation-fusion");
+  // Megatron-LM reduces bf16 gradients in fp32 by itself; fp16 needs the flag to match the plan.
+  if (tr.precision == Precision::fp16 && tr.fp32_grad_accumulation) out.push_back("--accumulate-allreduce-grads-in-fp32");
 
   if (p.recompute_overrides.empty()) {
     if (p.recompute == Recompute::selective) out.push_back("--recompute-granularity selective");

@@ -47,6 +47,23 @@ TEST_CASE("Megatron-LM arguments name every degree, the batch and the recompute"
   CHECK(has(args, "--overlap-grad-reduce"));
 }
 
+TEST_CASE("Megatron-LM arguments carry the loss and gradient-accumulation kernels the plan was priced with") {
+  const auto m = test::gpt175b();
+  auto tr = test::training(2048);
+  auto args = megatron_arguments(megatron_plan(), m, tr);
+  // Megatron-LM's defaults: unfused loss, gradient accumulation fused into the wgrad GEMMs.
+  CHECK_FALSE(has(args, "--cross-entropy-loss-fusion"));
+  CHECK_FALSE(has(args, "--no-gradient-accumulation-fusion"));
+  tr.cross_entropy = workload::CrossEntropy::fused;
+  tr.gradient_accumulation_fusion = false;
+  tr.precision = Precision::fp16;
+  args = megatron_arguments(megatron_plan(), m, tr);
+  CHECK(has(args, "--cross-entropy-loss-fusion"));
+  CHECK(has(args, "--no-gradient-accumulation-fusion"));
+  // fp16 keeps gradients in fp16 unless asked: the plan's fp32 accumulation needs the flag.
+  CHECK(has(args, "--accumulate-allreduce-grads-in-fp32"));
+}
+
 TEST_CASE("Megatron-LM arguments read back into the same plan") {
   const auto m = test::gpt175b();
   const auto p = megatron_plan();
