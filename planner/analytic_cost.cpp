@@ -340,13 +340,19 @@ Estimate AnalyticCost::estimate(const Plan& p) {
       // ahead of the compute, hidden where they are shorter; in backward a layer's gather queues
       // behind the previous layer's reduce-scatter, which waits for that layer's backward, so
       // both sit between consecutive layers' backward passes.
-      int n = 0;
-      for (int c = s; c < p.chunks(); c += p.pp) n += sizes[static_cast<std::size_t>(c)];
+      // DeepSpeed gathers a fully recomputed layer twice in backward (its recompute releases it).
+      int n = 0, regathered = 0;
+      for (int c = s; c < p.chunks(); c += p.pp) {
+        n += sizes[static_cast<std::size_t>(c)];
+        for (int l = first[static_cast<std::size_t>(c)]; l < first[static_cast<std::size_t>(c)] + sizes[static_cast<std::size_t>(c)]; ++l) {
+          if (recompute[static_cast<std::size_t>(l)] == Recompute::full && training_->zero3_engine == workload::Zero3Engine::deepspeed) ++regathered;
+        }
+      }
       n = std::max(1, n);
       const double per_layer = dense / n;
       const double gather = collective(p, Collective::all_gather, Group::sharding, per_layer * weight_bytes);
       const double scatter = collective(p, Collective::reduce_scatter, Group::sharding, per_layer * grad_bytes);
-      dp += m * (gather + std::max(0.0, n * gather - st.forward) + n * (gather + scatter));
+      dp += m * (gather + std::max(0.0, n * gather - st.forward) + n * (gather + scatter) + regathered * gather);
       if (p.zero_group > 0 && p.zero_group < p.data_ranks()) dp += collective(p, Collective::all_reduce, Group::replica, dense / zg * grad_bytes);
     }
     if (expert > 0 && p.expert_data_ranks() > 1) {

@@ -30,7 +30,8 @@ const char* const kFillPolicy =
     "           (llm-foundry's flash-attn loss, MaxText), where one fused kernel each way. Gradient\n"
     "           accumulation fused into the weight-gradient GEMMs with flash attention (Megatron-LM since\n"
     "           2022, NeMo, Transformer Engine); with eager attention a separate pass per micro-batch adds\n"
-    "           each gradient to its fp32 buffer (Megatron-LM's 2021 hooks, DeepSpeed's optimizers).\n"
+    "           each gradient to its fp32 buffer (Megatron-LM's 2021 hooks, DeepSpeed's optimizers), and\n"
+    "           ZeRO-3 is DeepSpeed's (a recomputed layer gathered again for its backward), else FSDP's.\n"
     "           moe: the llama block with every MLP a mixture of `experts` (top_k, shared_experts from the row)\n"
     "           of expert_ffn_hidden (absent: ffn_hidden), dropless, balanced (NVIDIA's MoE benchmarks force it).\n"
     "  plan     overlap flags absent: off (Megatron-LM's defaults). Absent micro_batch {1,2,4,8}, sp {on,off}\n"
@@ -174,6 +175,7 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   s.training.seq_len = r.seq_len;
   s.training.attention = r.attention == "eager" ? workload::AttentionKernel::eager : workload::AttentionKernel::flash;
   s.training.gradient_accumulation_fusion = s.training.attention == workload::AttentionKernel::flash;
+  s.training.zero3_engine = s.training.attention == workload::AttentionKernel::flash ? workload::Zero3Engine::fsdp : workload::Zero3Engine::deepspeed;
   if (!gpu.peak_for(s.training.precision)) return fmt::format("{} has no {} peak", gpu.name, r.precision);
 
   Plan p;

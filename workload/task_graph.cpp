@@ -529,10 +529,16 @@ class Builder {
       const auto gathered = zero3_gather(stage, Phase::backward_input, mb, chunk, l, previous_layer);
       const auto first_of_layer = g_.tasks.size();
       previous_layer = static_cast<std::int64_t>(first_of_layer);
+      std::int64_t regathered = kNone;  // DeepSpeed: the layer gathered again after its recompute released it
+      std::size_t first_backward = first_of_layer;
       if (r == Recompute::full) {
         prev = block_forward(stage, Phase::recompute, BlockKind::attention, r, mb, chunk, l, prev);
         prev = m_.moe_layer(l) ? moe_forward(stage, Phase::recompute, r, mb, chunk, l, prev)
                                : block_forward(stage, Phase::recompute, BlockKind::mlp, r, mb, chunk, l, prev);
+        if (tr_.zero3_engine == Zero3Engine::deepspeed) {
+          regathered = zero3_gather(stage, Phase::backward_input, mb, chunk, l, static_cast<std::int64_t>(first_of_layer));
+          first_backward = g_.tasks.size();
+        }
       } else if (r == Recompute::selective) {
         // The core attention reruns, and with it its context-parallel exchange.
         prev = attention_compute(compute(stage, Phase::recompute, block(BlockKind::attention, r, micro_size(mb)), mb, chunk, l), prev);
@@ -546,6 +552,7 @@ class Builder {
       std::int64_t w_attn = kNone;
       prev = block_backward(stage, BlockKind::attention, r, mb, chunk, l, prev, &w_attn);
       if (gathered != kNone) edges_.emplace_back(static_cast<std::uint32_t>(first_of_layer), static_cast<std::uint32_t>(gathered));
+      if (regathered != kNone) edges_.emplace_back(static_cast<std::uint32_t>(first_backward), static_cast<std::uint32_t>(regathered));
       if (!defers_weights(p_.schedule) && (p_.zero >= 2 || mb == micro_ - 1)) {
         gradient_ready(stage, l, mb, std::max(w_attn, *std::max_element(weights.begin(), weights.end())));
       }

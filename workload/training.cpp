@@ -11,12 +11,14 @@ using yaml::FieldType;
 constexpr std::string_view kPrecisions[] = {"bf16", "fp16", "fp8", "fp32", "tf32"};
 constexpr std::string_view kKernels[] = {"flash", "eager"};
 constexpr std::string_view kCrossEntropy[] = {"unfused", "fused"};
+constexpr std::string_view kZero3Engines[] = {"fsdp", "deepspeed"};
 
 constexpr Field kTrainingFields[] = {
     {.name = "precision", .type = FieldType::choice, .description = "GEMM format; fp8 as Transformer Engine runs it (other ops in bf16)", .default_text = "bf16", .choices = kPrecisions},
     {.name = "seq_len", .type = FieldType::integer, .description = "tokens per sample", .required = true, .min = 1},
     {.name = "attention", .type = FieldType::choice, .description = "attention kernel: flash (scores never stored) or eager (scores stored)", .default_text = "flash", .choices = kKernels},
     {.name = "cross_entropy", .type = FieldType::choice, .description = "loss kernel: unfused (Megatron-LM's passes over fp32 logits) or fused (one kernel each way, flash-attn's or XLA's)", .default_text = "unfused", .choices = kCrossEntropy},
+    {.name = "zero3_engine", .type = FieldType::choice, .description = "ZeRO-3 engine: fsdp (a layer stays gathered through its recompute) or deepspeed (gathered again for the recompute)", .default_text = "fsdp", .choices = kZero3Engines},
     {.name = "optimizer_bytes_per_param", .type = FieldType::number, .description = "optimizer state per parameter beyond weights and gradients (Adam with fp32 master: 12)", .default_text = "12", .min = 0},
     {.name = "fp32_grad_accumulation", .type = FieldType::boolean, .description = "gradients accumulated in fp32 (Megatron's main_grad): 4 bytes per parameter instead of 2", .default_text = "true"},
     {.name = "gradient_accumulation_fusion", .type = FieldType::boolean, .description = "weight-gradient GEMMs add into the accumulator (Megatron-LM's default since 2022); false: a separate pass per micro-batch (Megatron-LM 2021, DeepSpeed)", .default_text = "true"},
@@ -30,12 +32,15 @@ std::string_view attention_kernel_name(AttentionKernel k) { return k == Attentio
 
 std::string_view cross_entropy_name(CrossEntropy k) { return k == CrossEntropy::unfused ? "unfused" : "fused"; }
 
+std::string_view zero3_engine_name(Zero3Engine e) { return e == Zero3Engine::fsdp ? "fsdp" : "deepspeed"; }
+
 TrainingSpec parse_training(const yaml::Record& r) {
   TrainingSpec t;
   t.precision = *precision_from_name(r.string("precision"));
   t.seq_len = static_cast<int>(r.integer("seq_len"));
   t.attention = r.string("attention") == "eager" ? AttentionKernel::eager : AttentionKernel::flash;
   t.cross_entropy = r.string("cross_entropy") == "fused" ? CrossEntropy::fused : CrossEntropy::unfused;
+  t.zero3_engine = r.string("zero3_engine") == "deepspeed" ? Zero3Engine::deepspeed : Zero3Engine::fsdp;
   t.optimizer_bytes_per_param = r.number("optimizer_bytes_per_param");
   t.fp32_grad_accumulation = r.boolean("fp32_grad_accumulation");
   t.gradient_accumulation_fusion = r.boolean("gradient_accumulation_fusion");

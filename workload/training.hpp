@@ -18,6 +18,12 @@ enum class CrossEntropy {
   fused,    ///< one kernel each way over the bf16 logits (flash-attn's, llm-foundry's default; XLA)
 };
 
+/// Which engine shards parameters under ZeRO-3; they differ in what a recomputed layer gathers.
+enum class Zero3Engine {
+  fsdp,       ///< PyTorch FSDP: a layer gathered for backward stays gathered through its recompute
+  deepspeed,  ///< DeepSpeed ZeRO-3: the recompute's forward hooks gather and release the layer, backward gathers it again
+};
+
 struct TrainingSpec {
   /// Format of the GEMMs; fp8 as Transformer Engine runs it (GEMMs in fp8, everything else bf16).
   Precision precision = Precision::bf16;
@@ -34,6 +40,7 @@ struct TrainingSpec {
   /// Without it each micro-batch's gradient is written and a separate pass adds it to the
   /// accumulator (Megatron-LM's 2021 gradient hooks, DeepSpeed's optimizers).
   bool gradient_accumulation_fusion = true;
+  Zero3Engine zero3_engine = Zero3Engine::fsdp;
   bool operator==(const TrainingSpec&) const = default;
 
   /// Bytes of an activation or weight element outside fp8 GEMMs (bf16/fp16; fp32 for fp32 training).
@@ -51,5 +58,6 @@ TrainingSpec parse_training(const yaml::Record& record);
 
 std::string_view attention_kernel_name(AttentionKernel kernel);
 std::string_view cross_entropy_name(CrossEntropy kind);
+std::string_view zero3_engine_name(Zero3Engine engine);
 
 }  // namespace parasim::workload

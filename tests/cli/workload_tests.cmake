@@ -36,3 +36,10 @@ parasim_cli_test(NAME tasks_cross_entropy_fused ARGS tasks scenarios/jobs/llama2
                  JSON memory.stages.1.activations_bytes=4480565248.0)
 parasim_cli_test(NAME tasks_cross_entropy_unknown ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set training.cross_entropy=fast RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/cross_entropy_unknown.expected)
+# ZeRO-3 with full recompute on the lab job (16 layers a stage, 2 stages, 8 micro-batches): FSDP
+# gathers each layer for forward and once for recompute and backward (2 x 16 x 8 x 2 = 512);
+# DeepSpeed's recompute releases the layer, so backward gathers it again (3 x 16 x 8 x 2 = 768).
+parasim_cli_test(NAME tasks_zero3_fsdp_gathers ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set plan.zero=3 --set plan.recompute=full --json
+                 JSON "tasks.by_kind.dp all_gather=512")
+parasim_cli_test(NAME tasks_zero3_deepspeed_gathers ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set plan.zero=3 --set plan.recompute=full
+                 --set training.zero3_engine=deepspeed --json JSON "tasks.by_kind.dp all_gather=768")
