@@ -350,7 +350,15 @@ Estimate AnalyticCost::estimate(const Plan& p) {
       }
       n = std::max(1, n);
       const double per_layer = dense / n;
-      const double gather = collective(p, Collective::all_gather, Group::sharding, per_layer * weight_bytes);
+      double gather = 0;
+      if (training_->zero3_engine == workload::Zero3Engine::deepspeed) {
+        // A gather per module (workload::dense_layer_modules), as the task graph issues them.
+        const auto modules = workload::dense_layer_modules(*model_);
+        const double whole = std::accumulate(modules.begin(), modules.end(), 0.0);
+        for (double share : modules) gather += collective(p, Collective::all_gather, Group::sharding, per_layer * share / whole * weight_bytes);
+      } else {
+        gather = collective(p, Collective::all_gather, Group::sharding, per_layer * weight_bytes);
+      }
       const double scatter = collective(p, Collective::reduce_scatter, Group::sharding, per_layer * grad_bytes);
       dp += m * (gather + std::max(0.0, n * gather - st.forward) + n * (gather + scatter) + regathered * gather);
       if (p.zero_group > 0 && p.zero_group < p.data_ranks()) dp += collective(p, Collective::all_reduce, Group::replica, dense / zg * grad_bytes);

@@ -96,6 +96,17 @@ ParameterCount count_parameters(const ModelSpec& m) {
   return p;
 }
 
+std::array<double, 6> dense_layer_modules(const ModelSpec& m) {
+  const double h = m.hidden, q = m.q_width(), kv = m.kv_width(), f = m.ffn_hidden;
+  const bool swiglu = m.activation == Activation::swiglu;
+  const double norm = m.norm == Norm::layernorm ? 2 * h : h;
+  const double qkv = h * (q + 2 * kv) + (m.bias || m.qkv_bias ? q + 2 * kv : 0.0);
+  const double proj = q * h + (m.bias ? h : 0.0);
+  const double up = (swiglu ? 2.0 : 1.0) * h * f + (m.bias ? (swiglu ? 2.0 : 1.0) * f : 0.0);
+  const double down = f * h + (m.bias ? h : 0.0);
+  return {norm, qkv, proj, norm, up, down};
+}
+
 void check_model(const ModelSpec& m, const SourceLocation& where, const std::string& path) {
   auto fail = [&](const std::string& key, const std::string& message) {
     throw InputError(where, path.empty() ? key : path + "." + key, message);

@@ -1,4 +1,5 @@
 #pragma once
+#include <array>
 // A decoder-only Transformer as its config describes it: shapes, attention (MHA or GQA), MLP (GELU
 // or SwiGLU) or mixture of experts, norms, embeddings, dropout. Parameter counts follow from the
 // shapes.
@@ -117,6 +118,10 @@ struct ParameterCount {
 };
 
 ParameterCount count_parameters(const ModelSpec& model);
+/// A dense layer's parameters by module, in forward order: input norm, QKV, output projection,
+/// post-attention norm, MLP up (gate and up for SwiGLU), MLP down; biases with their matrices.
+/// They sum to the layer's parameters; what an engine that fetches a module at a time gathers.
+std::array<double, 6> dense_layer_modules(const ModelSpec& model);
 
 extern const yaml::Schema kModelSchema;
 /// Reads a model section (YAML) and checks it: heads divide the width, kv_heads divide heads, ...

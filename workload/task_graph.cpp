@@ -390,9 +390,22 @@ class Builder {
   std::int64_t zero3_gather(int stage, Phase phase, int mb, int chunk, int layer, std::int64_t issued_after) {
     if (p_.zero < 3) return kNone;
     const auto& params = layer_params_[static_cast<std::size_t>(layer)];
-    std::int64_t id = add(collective(stage, phase, Collective::all_gather, CommDim::dp, Stream::dp_comm, params.dense * tr_.weight_bytes(),
-                                     sharding_group_[stage], mb, chunk, layer),
-                          {issued_after});
+    std::int64_t id = kNone;
+    if (tr_.zero3_engine == Zero3Engine::deepspeed && !m_.moe_layer(layer)) {
+      // DeepSpeed fetches a module's parameters at a time (its pre-forward hook): two norms, QKV,
+      // the projection and the two MLP matrices, one gather each, in order.
+      const auto modules = dense_layer_modules(m_);
+      const double whole = std::accumulate(modules.begin(), modules.end(), 0.0);
+      for (double share : modules) {
+        id = add(collective(stage, phase, Collective::all_gather, CommDim::dp, Stream::dp_comm, params.dense * share / whole * tr_.weight_bytes(),
+                            sharding_group_[stage], mb, chunk, layer),
+                 {id == kNone ? issued_after : id});
+      }
+      return id;
+    }
+    id = add(collective(stage, phase, Collective::all_gather, CommDim::dp, Stream::dp_comm, params.dense * tr_.weight_bytes(),
+                        sharding_group_[stage], mb, chunk, layer),
+             {issued_after});
     if (params.expert > 0) {
       id = add(collective(stage, phase, Collective::all_gather, CommDim::dp, Stream::dp_comm, params.expert * tr_.weight_bytes(),
                           expert_dp_group_[stage], mb, chunk, layer),

@@ -4,6 +4,7 @@
 #include <fstream>
 #include <string>
 
+#include "tests/workload/fixtures.hpp"
 #include "workload/model.hpp"
 
 using namespace parasim;
@@ -183,4 +184,24 @@ TEST_CASE("MoE keys need experts; top_k cannot exceed them") {
 TEST_CASE("bundled BERT-Large: the Hugging Face BertForMaskedLM count, 335,174,458") {
   // As tests/workload/hf_config_test.cpp counts it from bert-large-uncased's config.json.
   CHECK(total_parameters("bert-large.yaml") == 335'174'458.0);
+}
+
+TEST_CASE("a dense layer's modules add up to its parameters, in forward order") {
+  // GPT-3 175B (LayerNorm, biases, GELU): norm 2h, QKV 3h² + 3h, projection h² + h, norm 2h,
+  // fc1 4h² + 4h, fc2 4h² + h.
+  const auto gpt = test::gpt175b();
+  const double h = 12288;
+  const auto m = dense_layer_modules(gpt);
+  CHECK(m[0] == doctest::Approx(2 * h));
+  CHECK(m[1] == doctest::Approx(3 * h * h + 3 * h));
+  CHECK(m[2] == doctest::Approx(h * h + h));
+  CHECK(m[4] == doctest::Approx(4 * h * h + 4 * h));
+  CHECK(m[5] == doctest::Approx(4 * h * h + h));
+  CHECK(m[0] + m[1] + m[2] + m[3] + m[4] + m[5] == doctest::Approx(count_parameters(gpt).per_layer()));
+  // Llama-3-8B (RMSNorm, GQA, SwiGLU, no biases): the same sum.
+  const auto llama = test::llama3_8b();
+  const auto l = dense_layer_modules(llama);
+  CHECK(l[0] == doctest::Approx(4096.0));
+  CHECK(l[4] == doctest::Approx(2.0 * 4096 * 14336));
+  CHECK(l[0] + l[1] + l[2] + l[3] + l[4] + l[5] == doctest::Approx(count_parameters(llama).per_layer()));
 }
