@@ -359,7 +359,11 @@ Estimate AnalyticCost::estimate(const Plan& p) {
       } else {
         gather = collective(p, Collective::all_gather, Group::sharding, per_layer * weight_bytes);
       }
-      const double scatter = collective(p, Collective::reduce_scatter, Group::sharding, per_layer * grad_bytes);
+      // DeepSpeed reduces a layer larger than its bucket in several reduce-scatters (the task graph's).
+      const double pieces = training_->zero3_engine == workload::Zero3Engine::deepspeed
+                                ? std::max(1.0, std::ceil(per_layer / workload::kDeepSpeedReduceBucketGradients))
+                                : 1.0;
+      const double scatter = pieces * collective(p, Collective::reduce_scatter, Group::sharding, per_layer / pieces * grad_bytes);
       dp += m * (gather + std::max(0.0, n * gather - st.forward) + n * (gather + scatter) + regathered * gather);
       if (p.zero_group > 0 && p.zero_group < p.data_ranks()) dp += collective(p, Collective::all_reduce, Group::replica, dense / zg * grad_bytes);
     }

@@ -1,6 +1,7 @@
 #include "workload/task_graph.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <map>
 #include <numeric>
 #include <tuple>
@@ -580,9 +581,14 @@ class Builder {
   void gradient_ready(int stage, int layer, int mb, std::int64_t task) {
     if (p_.zero == 3) {
       const auto& params = layer_params_[static_cast<std::size_t>(layer)];
-      add(collective(stage, Phase::backward_weight, Collective::reduce_scatter, CommDim::dp, Stream::dp_comm, params.dense * tr_.gradient_bytes(),
-                     sharding_group_[stage], mb, -1, layer),
-          {task});
+      // DeepSpeed reduces through a bucket of reduce_bucket_size gradients (5e8 by default): a layer
+      // larger than that takes several reduce-scatters. FSDP reduces a layer's flat gradient at once.
+      const double pieces = tr_.zero3_engine == Zero3Engine::deepspeed ? std::max(1.0, std::ceil(params.dense / kDeepSpeedReduceBucketGradients)) : 1.0;
+      for (int i = 0; i < static_cast<int>(pieces); ++i) {
+        add(collective(stage, Phase::backward_weight, Collective::reduce_scatter, CommDim::dp, Stream::dp_comm,
+                       params.dense / pieces * tr_.gradient_bytes(), sharding_group_[stage], mb, -1, layer),
+            {task});
+      }
       if (params.expert > 0) {
         add(collective(stage, Phase::backward_weight, Collective::reduce_scatter, CommDim::dp, Stream::dp_comm, params.expert * tr_.gradient_bytes(),
                        expert_dp_group_[stage], mb, -1, layer),

@@ -24,6 +24,10 @@ enum class Zero3Engine {
   deepspeed,  ///< DeepSpeed ZeRO-3: the recompute's forward hooks gather and release the layer, backward gathers it again
 };
 
+/// DeepSpeed's ZeRO `reduce_bucket_size` default: gradients reduced at a time. Under its ZeRO-3 a
+/// layer with more takes several reduce-scatters.
+inline constexpr double kDeepSpeedReduceBucketGradients = 5e8;
+
 struct TrainingSpec {
   /// Format of the GEMMs; fp8 as Transformer Engine runs it (GEMMs in fp8, everything else bf16).
   Precision precision = Precision::bf16;

@@ -44,3 +44,10 @@ parasim_cli_test(NAME tasks_zero3_fsdp_gathers ARGS tasks scenarios/jobs/llama2-
                  JSON "tasks.by_kind.dp all_gather=512")
 parasim_cli_test(NAME tasks_zero3_deepspeed_gathers ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set plan.zero=3 --set plan.recompute=full
                  --set training.zero3_engine=deepspeed --json JSON "tasks.by_kind.dp all_gather=4608")
+# GPT-3 175B on 1024 GPUs as pure ZeRO-3 (one micro-batch each): a layer's 1.81 B gradients are one
+# reduce-scatter under FSDP (96) and four under DeepSpeed's 5e8-gradient bucket (384).
+parasim_cli_test(NAME tasks_zero3_fsdp_reduce_scatters ARGS tasks scenarios/jobs/gpt3-175b-1024-a100.yaml --set plan.tp=1 --set plan.pp=1
+                 --set plan.dp=1024 --set plan.global_batch=1024 --set plan.zero=3 --json JSON "tasks.by_kind.dp reduce_scatter=96")
+parasim_cli_test(NAME tasks_zero3_deepspeed_reduce_scatters ARGS tasks scenarios/jobs/gpt3-175b-1024-a100.yaml --set plan.tp=1 --set plan.pp=1
+                 --set plan.dp=1024 --set plan.global_batch=1024 --set plan.zero=3 --set training.zero3_engine=deepspeed --json
+                 JSON "tasks.by_kind.dp reduce_scatter=384")
