@@ -531,7 +531,13 @@ Action add_plan_command(CLI::App& app) {
       out += "\nMegatron-LM arguments\n";
     }
     for (const auto& a : args) out += "  " + a + "\n";
-    if (best.plan.zero >= 1) out += "\nDeepSpeed config (ds_config.json)\n" + ds.dump(2) + "\n";
+    if (best.plan.zero >= 1) {
+      out += "\nDeepSpeed config (ds_config.json)\n" + ds.dump(2) + "\n";
+      // DeepSpeed's ZeRO-3 gathers and reduces in smaller pieces than FSDP, which the plan was priced as.
+      if (best.plan.zero == 3 && s.training->zero3_engine != workload::Zero3Engine::deepspeed) {
+        out += "  (priced as FSDP runs ZeRO-3; set training.zero3_engine: deepspeed to price it as DeepSpeed runs it)\n";
+      }
+    }
     if (o->explain) {
       out += "\n";
       if (report.ranked.size() > 1) out += explain(best, report.ranked[1], "runner-up");

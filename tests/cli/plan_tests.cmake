@@ -74,3 +74,7 @@ parasim_cli_test(NAME plan_bad_framework ARGS plan ${lab} --framework torch RC 2
 parasim_cli_test(NAME plan_megatron_launchable ARGS plan ${lab} --global-batch 7
                  STDOUT_REGEX "Best plan +tp[0-9]+ sp · pp[0-9]+ zb-h1" "Megatron-LM cannot launch the best plan; the fastest it can \\(#[0-9]+\\): .* 1f1b"
                               "Megatron-LM arguments \\(for that plan\\)")
+# A ZeRO-3 plan priced as FSDP runs it says so beside its DeepSpeed config; priced as DeepSpeed runs it, it does not.
+parasim_cli_test(NAME plan_zero3_priced_as_fsdp ARGS plan ${lab} --fix zero=3 STDOUT_REGEX "DeepSpeed config" "priced as FSDP runs ZeRO-3")
+parasim_cli_test(NAME plan_zero3_priced_as_deepspeed ARGS plan ${lab} --fix zero=3 --set training.zero3_engine=deepspeed
+                 STDOUT_REGEX "DeepSpeed config" "zero_optimization")
