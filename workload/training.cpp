@@ -18,7 +18,7 @@ constexpr Field kTrainingFields[] = {
     {.name = "seq_len", .type = FieldType::integer, .description = "tokens per sample", .required = true, .min = 1},
     {.name = "attention", .type = FieldType::choice, .description = "attention kernel: flash (scores never stored) or eager (scores stored)", .default_text = "flash", .choices = kKernels},
     {.name = "cross_entropy", .type = FieldType::choice, .description = "loss kernel: unfused (Megatron-LM's passes over fp32 logits) or fused (one kernel each way, flash-attn's or XLA's)", .default_text = "unfused", .choices = kCrossEntropy},
-    {.name = "zero3_engine", .type = FieldType::choice, .description = "ZeRO-3 engine: fsdp (a layer stays gathered through its recompute) or deepspeed (gathered again for the recompute)", .default_text = "fsdp", .choices = kZero3Engines},
+    {.name = "zero3_engine", .type = FieldType::choice, .description = "ZeRO-3 engine: fsdp (a layer gathered and reduced whole, kept through its recompute) or deepspeed (a module at a time, again after the recompute, gradients in buckets of 5e8)", .default_text = "fsdp", .choices = kZero3Engines},
     {.name = "optimizer_bytes_per_param", .type = FieldType::number, .description = "optimizer state per parameter beyond weights and gradients (Adam with fp32 master: 12)", .default_text = "12", .min = 0},
     {.name = "fp32_grad_accumulation", .type = FieldType::boolean, .description = "gradients accumulated in fp32 (Megatron's main_grad): 4 bytes per parameter instead of 2", .default_text = "true"},
     {.name = "gradient_accumulation_fusion", .type = FieldType::boolean, .description = "weight-gradient GEMMs add into the accumulator (Megatron-LM's default since 2022); false: a separate pass per micro-batch (Megatron-LM 2021, DeepSpeed)", .default_text = "true"},
@@ -26,7 +26,7 @@ constexpr Field kTrainingFields[] = {
 
 }  // namespace
 
-const yaml::Schema kTrainingSchema{"training", "Formats, sequence length, attention kernel and optimizer state.", kTrainingFields};
+const yaml::Schema kTrainingSchema{"training", "Formats, sequence length, attention and loss kernels, gradient accumulation, ZeRO-3 engine and optimizer state.", kTrainingFields};
 
 std::string_view attention_kernel_name(AttentionKernel k) { return k == AttentionKernel::flash ? "flash" : "eager"; }
 

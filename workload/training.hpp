@@ -20,8 +20,10 @@ enum class CrossEntropy {
 
 /// Which engine shards parameters under ZeRO-3; they differ in what a recomputed layer gathers.
 enum class Zero3Engine {
-  fsdp,       ///< PyTorch FSDP: a layer gathered for backward stays gathered through its recompute
-  deepspeed,  ///< DeepSpeed ZeRO-3: the recompute's forward hooks gather and release the layer, backward gathers it again
+  fsdp,       ///< PyTorch FSDP: a layer's flat parameter gathered (and its gradient reduced) whole; gathered
+              ///< for backward, it stays gathered through its recompute
+  deepspeed,  ///< DeepSpeed ZeRO-3: a module's parameters gathered at a time by its forward hooks, released
+              ///< after, so gathered again for backward after a recompute; gradients reduced in buckets
 };
 
 /// DeepSpeed's ZeRO `reduce_bucket_size` default: gradients reduced at a time. Under its ZeRO-3 a
