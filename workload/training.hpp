@@ -1,6 +1,7 @@
 #pragma once
 // How a model is trained, apart from the parallel plan: numeric formats, sequence length, the
-// attention kernel and what the optimizer keeps per parameter.
+// attention and loss kernels, how gradients accumulate, which engine runs ZeRO-3 and what the
+// optimizer keeps per parameter.
 #include "core/precision.hpp"
 #include "core/schema.hpp"
 
