@@ -75,7 +75,12 @@ Action add_validate_command(CLI::App& app) {
         std::cout << fmt::format("  stage 0 compute by kind: gemm {}  attention {}  memory-bound {}  launch {} ({} kernels)  GEMM {:.1f} TFLOP/s\n",
                                  format_duration(Seconds(e.gemm_s)), format_duration(Seconds(e.attention_s)), format_duration(Seconds(e.memory_s)),
                                  format_duration(Seconds(e.launch_s)), e.kernels, e.gemm_s > 0 ? e.gemm_flops / e.gemm_s / 1e12 : 0.0);
-        if (const auto problem = r.memory.problem()) std::cout << "  memory: " << *problem << "\n";
+        if (const auto problem = r.memory.problem()) {
+          std::cout << "  memory: " << *problem << "\n";
+        } else {
+          std::cout << fmt::format("  memory: peak {} on stage {} of {} per GPU\n", format_bytes(r.memory.peak()), r.memory.worst_stage,
+                                   format_bytes(r.memory.capacity));
+        }
         std::string ops;
         for (std::size_t i = 0; i < std::min<std::size_t>(12, e.ops.size()); ++i) ops += fmt::format(" {} {}", e.ops[i].first, format_duration(Seconds(e.ops[i].second)));
         std::cout << "  stage 0 largest ops:" << ops << "\n";

@@ -188,7 +188,9 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   p.ep = r.ep;
   p.global_batch = r.global_batch;
   p.micro_batch = r.micro_batch.value_or(1);
-  p.sp = r.sp.value_or(true) && r.tp > 1;
+  // Sequence parallelism came with Megatron-LM's 2022 release (Korthikanti et al.): eager-attention
+  // stacks ran without it unless the row says so (BLOOM's published memory matches no SP).
+  p.sp = r.sp.value_or(s.training.attention == workload::AttentionKernel::flash) && r.tp > 1;
   p.recompute = r.recompute ? (*r.recompute == "full" ? workload::Recompute::full
                                                       : *r.recompute == "selective" ? workload::Recompute::selective : workload::Recompute::none)
                             : workload::Recompute::none;
@@ -264,7 +266,8 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
       if (per_replica % v == 0) p.micro_batch = v;
     });
   }
-  if (!r.sp && r.tp > 1) try_values("sp", std::vector<bool>{true, false}, [](Plan& p, bool v) { p.sp = v; });
+  const bool flash = s.training.attention == workload::AttentionKernel::flash;
+  if (!r.sp && r.tp > 1 && flash) try_values("sp", std::vector<bool>{true, false}, [](Plan& p, bool v) { p.sp = v; });
   if (!r.recompute) {
     try_values("recompute", std::vector<workload::Recompute>{workload::Recompute::none, workload::Recompute::selective, workload::Recompute::full},
                [](Plan& p, workload::Recompute v) { p.recompute = v; });
@@ -282,7 +285,7 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   }
   const auto& p = best.plan;
   if (!r.micro_batch) out.filled.push_back(fmt::format("micro_batch={} (searched)", p.micro_batch));
-  if (!r.sp && r.tp > 1) out.filled.push_back(fmt::format("sp={} (searched)", p.sp ? "on" : "off"));
+  if (!r.sp && r.tp > 1) out.filled.push_back(fmt::format("sp={} ({})", p.sp ? "on" : "off", flash ? "searched" : "eager era"));
   if (!r.recompute) out.filled.push_back(fmt::format("recompute={} (searched)", workload::recompute_name(p.recompute)));
   if (!r.vpp && r.pp > 1) out.filled.push_back(fmt::format("vpp={} (searched)", p.vpp));
   if (!r.zero) out.filled.push_back(fmt::format("zero={} (searched)", p.zero));
