@@ -78,8 +78,9 @@ Action add_validate_command(CLI::App& app) {
         if (const auto problem = r.memory.problem()) {
           std::cout << "  memory: " << *problem << "\n";
         } else {
-          std::cout << fmt::format("  memory: peak {} on stage {} of {} per GPU\n", format_bytes(r.memory.peak()), r.memory.worst_stage,
-                                   format_bytes(r.memory.capacity));
+          std::cout << fmt::format("  memory: peak {} on stage {} of {} per GPU{}\n", format_bytes(r.memory.peak()), r.memory.worst_stage,
+                                   format_bytes(r.memory.capacity),
+                                   it->published_memory_bytes ? fmt::format(" (the source printed {})", format_bytes(Bytes(*it->published_memory_bytes))) : "");
         }
         std::string ops;
         for (std::size_t i = 0; i < std::min<std::size_t>(12, e.ops.size()); ++i) ops += fmt::format(" {} {}", e.ops[i].first, format_duration(Seconds(e.ops[i].second)));
@@ -121,13 +122,16 @@ Action add_validate_command(CLI::App& app) {
                         {"error", r.error},
                         {"fits", r.fits},
                         {"plan", r.plan},
-                        {"filled", r.filled}});
+                        {"filled", r.filled},
+                        {"predicted_memory_bytes", r.predicted_memory_bytes}});
+        if (r.run->published_memory_bytes) rows.back()["published_memory_bytes"] = *r.run->published_memory_bytes;
       }
       nlohmann::json families = nlohmann::json::object(), files = nlohmann::json::object();
       for (const auto& [k, v] : report.families) families[k] = summary_json(v);
       for (const auto& [k, v] : report.files) files[k] = summary_json(v);
-      std::cout << nlohmann::json{{"policy", sim::kFillPolicy}, {"rows", rows}, {"skipped", skipped}, {"summary", summary_json(report.overall)},
-                                  {"files", files}, {"families", families}}
+      const nlohmann::json memory{{"rows", report.memory.rows}, {"median_error", report.memory.median}, {"worst_error", report.memory.worst}};
+      std::cout << nlohmann::json{{"policy", sim::kFillPolicy}, {"rows", rows},       {"skipped", skipped}, {"summary", summary_json(report.overall)},
+                                  {"files", files},          {"families", families}, {"memory", memory}}
                        .dump(2)
                 << "\n";
     } else {
@@ -152,6 +156,10 @@ Action add_validate_command(CLI::App& app) {
       out += "\n" + summary_line("all rows", report.overall);
       for (const auto& [k, v] : report.files) out += summary_line(k, v);
       for (const auto& [k, v] : report.families) out += summary_line("  " + k, v);
+      if (report.memory.rows > 0) {
+        out += fmt::format("\npeak memory against the sources' ({} rows): median error {:.1f}%, worst {:.1f}%\n", report.memory.rows,
+                           100 * report.memory.median, 100 * report.memory.worst);
+      }
       std::cout << out;
     }
     if (o->max_mape >= 0 && 100 * report.overall.mape > o->max_mape) {

@@ -145,6 +145,17 @@ std::vector<MeasuredRun> load_measured_runs(const std::filesystem::path& file) {
       if (o.has("tp_comm")) m.overlap_tp_comm = o.boolean("tp_comm");
     }
     m.measured_iteration_s = r.section("measured").number("iteration_s");
+    // as_published is kept as written; a gpu_mem that reads as a size is compared with the model's
+    // peak, one that does not is left alone like the rest of the source's own figures.
+    if (r.has("as_published")) {
+      const YAML::Node memory = r.raw("as_published").raw()["gpu_mem"];
+      if (memory && memory.IsScalar()) {
+        try {
+          m.published_memory_bytes = parse_bytes(memory.as<std::string>()).value();
+        } catch (const UnitError&) {
+        }
+      }
+    }
     runs.push_back(std::move(m));
   }
   return runs;

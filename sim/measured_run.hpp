@@ -35,6 +35,8 @@ struct MeasuredRun {
   std::optional<std::string> recompute;
   std::optional<bool> overlap_grad_reduce, overlap_param_gather, overlap_tp_comm;
   double measured_iteration_s = 0;
+  /// Peak GPU memory the source printed (`as_published.gpu_mem`, e.g. "29GB"), when it did.
+  std::optional<double> published_memory_bytes;
 };
 
 /// Reads a measured-run file; unknown keys and bad values fail with file, line and key path.

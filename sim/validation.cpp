@@ -107,6 +107,7 @@ ModelSpec base_model(const MeasuredRun& r, int vocab, bool tied) {
 struct Candidate {
   Plan plan;
   bool fits = false;
+  double peak = 0;  // bytes on the most loaded stage
   double time = std::numeric_limits<double>::infinity();
   bool better_than(const Candidate& o) const { return fits != o.fits ? fits : time < o.time; }
 };
@@ -242,7 +243,9 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
     Candidate c;
     c.plan = p;
     if (workload::find_plan_problem(p, s.model, cluster.gpu_count(), s.training.seq_len)) return c;  // not a valid plan
-    c.fits = fits_published(workload::memory_per_stage(s.model, s.training, p, gpu.hbm_capacity));
+    const auto memory = workload::memory_per_stage(s.model, s.training, p, gpu.hbm_capacity);
+    c.fits = fits_published(memory);
+    c.peak = memory.peak().value();
     if (!c.fits && have_fit) return c;
     const auto g = workload::build_tasks(s.model, s.training, p);
     const SimInput in{&cluster, &s.model, &s.training, &p, &g, &cost};
@@ -293,6 +296,7 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   if (!r.zero) out.filled.push_back(fmt::format("zero={} (searched)", p.zero));
   out.predicted_s = best.time;
   out.fits = best.fits;
+  out.predicted_memory_bytes = best.peak;
   out.error = (best.time - r.measured_iteration_s) / r.measured_iteration_s;
   out.plan = plan_line(p);
   out.chosen = p;
@@ -429,6 +433,17 @@ ValidationReport validate(const std::vector<MeasuredRun>& runs, const std::vecto
     by_file[file_of[i]].push_back(&report.rows[i]);
   }
   report.overall = summarize(all);
+  std::vector<double> memory_errors;
+  for (const auto* r : all) {
+    if (!r->skipped && r->run->published_memory_bytes) {
+      memory_errors.push_back(std::fabs(r->predicted_memory_bytes / *r->run->published_memory_bytes - 1));
+    }
+  }
+  if (!memory_errors.empty()) {
+    std::sort(memory_errors.begin(), memory_errors.end());
+    const std::size_t n = memory_errors.size();
+    report.memory = {static_cast<int>(n), n % 2 ? memory_errors[n / 2] : (memory_errors[n / 2 - 1] + memory_errors[n / 2]) / 2, memory_errors.back()};
+  }
   for (const auto& [k, v] : by_family) report.families[k] = summarize(v);
   for (const auto& [k, v] : by_file) report.files[k] = summarize(v);
   return report;

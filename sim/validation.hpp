@@ -30,6 +30,13 @@ struct RowResult {
   bool fits = true;
   std::string plan;  ///< the plan simulated, in a line
   workload::Plan chosen;  ///< the plan simulated
+  double predicted_memory_bytes = 0;  ///< the chosen plan's most loaded stage, allowance included
+};
+
+/// The memory model against the peaks sources printed (rows with `as_published.gpu_mem`).
+struct MemoryCheck {
+  int rows = 0;
+  double median = 0, worst = 0;  ///< |predicted − published| / published
 };
 
 struct Summary {
@@ -43,6 +50,7 @@ struct ValidationReport {
   Summary overall;
   std::map<std::string, Summary> families;
   std::map<std::string, Summary> files;
+  MemoryCheck memory;
 };
 
 struct ValidateOptions {

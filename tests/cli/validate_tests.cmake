@@ -22,3 +22,12 @@ parasim_cli_test(NAME validate_explain ARGS validate tests/data/validation/sampl
                               "largest ops: attention_grad" "stage +0: fwd")
 parasim_cli_test(NAME validate_explain_unknown ARGS validate tests/data/validation/sample.yaml --explain nope RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_explain_unknown.expected)
+# The memory model against a peak the source printed (as_published.gpu_mem: 29GB): the row's plan
+# (tp8 pp12 dp4, mb 1, full recompute, no SP) needs 29.02 GB on stage 0; a gpu_mem that is not a
+# size is not compared.
+parasim_cli_test(NAME validate_published_memory ARGS validate tests/data/validation/published_memory.yaml --json
+                 JSON memory.rows=1 rows.0.published_memory_bytes=29000000000.0)
+parasim_cli_test(NAME validate_published_memory_table ARGS validate tests/data/validation/published_memory.yaml
+                 STDOUT_REGEX "peak memory against the sources' \\(1 rows\\): median error 0.1%")
+parasim_cli_test(NAME validate_published_memory_explain ARGS validate tests/data/validation/published_memory.yaml
+                 --explain bloom-prequel-01-h14336-l72-tp8pp12dp4mb1 STDOUT_REGEX "memory: peak 27.03 GiB on stage 0 of 80 GiB per GPU \\(the source printed 27.01 GiB\\)")
