@@ -26,13 +26,15 @@ const char* const kFillPolicy =
     "           params_b; gpt embeddings tied or untied, whichever is closer to params_b (tied without it);\n"
     "           dropout 0.1 with eager attention (Megatron-LM's default before FlashAttention), else 0.\n"
     "           Cross-entropy: Megatron-LM's unfused vocabulary-parallel passes over fp32 logits, except on\n"
-    "           sharded data parallel alone (tp = pp = 1, zero 2 or 3) with flash attention, the FSDP/XLA stacks\n"
-    "           (llm-foundry's flash-attn loss, MaxText), where one fused kernel each way. Gradient\n"
-    "           accumulation fused into the weight-gradient GEMMs with flash attention (Megatron-LM since\n"
-    "           2022, NeMo, Transformer Engine); with eager attention a separate pass per micro-batch adds\n"
-    "           each gradient to its fp32 buffer (Megatron-LM's 2021 hooks, DeepSpeed's optimizers), and\n"
-    "           ZeRO-3 is DeepSpeed's (a module gathered at a time, again after a recompute; gradients reduced\n"
-    "           in buckets of 5e8), else FSDP's (a layer gathered and reduced whole).\n"
+    "           sharded data parallel alone (tp = pp = 1, zero 2 or 3) with flash attention, the FSDP/XLA\n"
+    "           stacks (llm-foundry's flash-attn loss, MaxText): one fused kernel each way, and full\n"
+    "           recompute stops early as PyTorch's non-reentrant checkpoint does (the MLP's down projection\n"
+    "           is not rerun). Gradient accumulation fused into the weight-gradient GEMMs with flash\n"
+    "           attention (Megatron-LM since 2022, NeMo, Transformer Engine); with eager attention a\n"
+    "           separate pass per micro-batch adds each gradient to its fp32 buffer (Megatron-LM's 2021\n"
+    "           hooks, DeepSpeed's optimizers), and ZeRO-3 is DeepSpeed's (a module gathered at a time,\n"
+    "           again after a recompute; gradients reduced in buckets of 5e8), else FSDP's (a layer\n"
+    "           gathered and reduced whole).\n"
     "           moe: the llama block with every MLP a mixture of `experts` (top_k, shared_experts from the row)\n"
     "           of expert_ffn_hidden (absent: ffn_hidden), dropless, balanced (NVIDIA's MoE benchmarks force it).\n"
     "  plan     overlap flags absent: off (Megatron-LM's defaults); sp absent with eager attention: off (it\n"
@@ -205,6 +207,7 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   const bool sharded_data_parallel_only = p.tp == 1 && p.pp == 1 && p.cp == 1 && p.zero >= 2;
   if (sharded_data_parallel_only && s.training.attention == workload::AttentionKernel::flash) {
     s.training.cross_entropy = workload::CrossEntropy::fused;
+    s.training.recompute_early_stop = true;
     s.filled.push_back("cross_entropy=fused");
   }
   s.candidates.push_back(p);

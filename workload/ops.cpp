@@ -246,6 +246,10 @@ Block mlp_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh
     case Recompute::full:
       blk.stored_activation_bytes = 0;  // recomputed from the layer input kept by the attention block
       blk.recompute = f;
+      // The down projection's output is saved by nothing backward runs (the residual add keeps no
+      // input; a dropout after it would keep its mask, and rerunning it needs the projection), so
+      // a checkpoint that stops early never reruns it.
+      if (tr.recompute_early_stop && d.mask == 0) blk.recompute.resize(blk.recompute.size() - 2);
       break;
   }
   add_gradient_accumulation(blk, tr);

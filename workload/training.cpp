@@ -19,6 +19,7 @@ constexpr Field kTrainingFields[] = {
     {.name = "attention", .type = FieldType::choice, .description = "attention kernel: flash (scores never stored) or eager (scores stored)", .default_text = "flash", .choices = kKernels},
     {.name = "cross_entropy", .type = FieldType::choice, .description = "loss kernel: unfused (Megatron-LM's passes over fp32 logits) or fused (one kernel each way, flash-attn's or XLA's)", .default_text = "unfused", .choices = kCrossEntropy},
     {.name = "zero3_engine", .type = FieldType::choice, .description = "ZeRO-3 engine: fsdp (a layer gathered and reduced whole, kept through its recompute) or deepspeed (a module at a time, again after the recompute, gradients in buckets of 5e8)", .default_text = "fsdp", .choices = kZero3Engines},
+    {.name = "recompute_early_stop", .type = FieldType::boolean, .description = "full recompute stops once backward has what it saves (PyTorch's non-reentrant checkpoint): the MLP's down projection is not rerun without dropout", .default_text = "false"},
     {.name = "optimizer_bytes_per_param", .type = FieldType::number, .description = "optimizer state per parameter beyond weights and gradients (Adam with fp32 master: 12)", .default_text = "12", .min = 0},
     {.name = "fp32_grad_accumulation", .type = FieldType::boolean, .description = "gradients accumulated in fp32 (Megatron's main_grad): 4 bytes per parameter instead of 2", .default_text = "true"},
     {.name = "gradient_accumulation_fusion", .type = FieldType::boolean, .description = "weight-gradient GEMMs add into the accumulator (Megatron-LM's default since 2022); false: a separate pass per micro-batch (Megatron-LM 2021, DeepSpeed)", .default_text = "true"},
@@ -41,6 +42,7 @@ TrainingSpec parse_training(const yaml::Record& r) {
   t.attention = r.string("attention") == "eager" ? AttentionKernel::eager : AttentionKernel::flash;
   t.cross_entropy = r.string("cross_entropy") == "fused" ? CrossEntropy::fused : CrossEntropy::unfused;
   t.zero3_engine = r.string("zero3_engine") == "deepspeed" ? Zero3Engine::deepspeed : Zero3Engine::fsdp;
+  t.recompute_early_stop = r.boolean("recompute_early_stop");
   t.optimizer_bytes_per_param = r.number("optimizer_bytes_per_param");
   t.fp32_grad_accumulation = r.boolean("fp32_grad_accumulation");
   t.gradient_accumulation_fusion = r.boolean("gradient_accumulation_fusion");

@@ -48,6 +48,10 @@ struct TrainingSpec {
   /// accumulator (Megatron-LM's 2021 gradient hooks, DeepSpeed's optimizers).
   bool gradient_accumulation_fusion = true;
   Zero3Engine zero3_engine = Zero3Engine::fsdp;
+  /// Full recompute stops once backward has every tensor it saves (PyTorch's non-reentrant
+  /// checkpoint, the FSDP stacks'): a dense MLP's down projection is not rerun when no dropout
+  /// follows it. Megatron-LM's (reentrant) recompute reruns the whole layer.
+  bool recompute_early_stop = false;
   bool operator==(const TrainingSpec&) const = default;
 
   /// Bytes of an activation or weight element outside fp8 GEMMs (bf16/fp16; fp32 for fp32 training).

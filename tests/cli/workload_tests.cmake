@@ -51,3 +51,10 @@ parasim_cli_test(NAME tasks_zero3_fsdp_reduce_scatters ARGS tasks scenarios/jobs
 parasim_cli_test(NAME tasks_zero3_deepspeed_reduce_scatters ARGS tasks scenarios/jobs/gpt3-175b-1024-a100.yaml --set plan.tp=1 --set plan.pp=1
                  --set plan.dp=1024 --set plan.global_batch=1024 --set plan.zero=3 --set training.zero3_engine=deepspeed --json
                  JSON "tasks.by_kind.dp reduce_scatter=384")
+# Full recompute on the lab job (Llama-2-7B, 32 x 4096 tokens a step): a checkpoint that stops early
+# skips the MLP's down projection, 2 x 131,072 x 4096 x 11,008 x 32 layers = 378.3 TFLOP of the
+# 8,019.6 TFLOP of tasks.
+parasim_cli_test(NAME tasks_recompute_whole_layer ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set plan.recompute=full --json
+                 JSON flops.tasks=8019562935091200.0)
+parasim_cli_test(NAME tasks_recompute_early_stop ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set plan.recompute=full
+                 --set training.recompute_early_stop=true --json JSON flops.tasks=7641330935136256.0)

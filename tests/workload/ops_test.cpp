@@ -230,3 +230,22 @@ TEST_CASE("without gradient-accumulation fusion a pass per micro-batch adds each
   tr.fp32_grad_accumulation = false;
   CHECK(find(attention_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(4 * h * h / 8 * 6));
 }
+
+TEST_CASE("a checkpoint that stops early does not rerun the MLP's down projection") {
+  // Llama-3-8B, no dropout, full recompute: the MLP reruns norm, fc1 and SwiGLU; fc2's output is
+  // saved by nothing backward runs, so neither fc2 nor the residual add after it is rerun.
+  const auto m = test::llama3_8b();
+  auto tr = test::training(4096);
+  const BlockShape shape{1, 4096, 1, false, Recompute::full};
+  const auto whole = mlp_block(m, tr, shape);
+  CHECK(whole.recompute.size() == whole.forward.size());
+  tr.recompute_early_stop = true;
+  const auto early = mlp_block(m, tr, shape);
+  REQUIRE(early.recompute.size() == 3);
+  CHECK(early.recompute.back().name == "swiglu");
+  CHECK(total_flops(whole.recompute) - total_flops(early.recompute) == doctest::Approx(2.0 * 4096 * 4096 * 14336));
+  // With dropout after fc2, rerunning the dropout (for its mask) needs fc2: the whole MLP reruns.
+  auto dropped = m;
+  dropped.dropout = 0.1;
+  CHECK(mlp_block(dropped, tr, shape).recompute.size() == mlp_block(dropped, tr, shape).forward.size());
+}
