@@ -8,6 +8,7 @@
 #include "workload/memory.hpp"
 #include "workload/moe_ops.hpp"
 #include "workload/schedule.hpp"
+#include "workload/zero3.hpp"
 
 namespace parasim::planner {
 
@@ -31,7 +32,8 @@ AnalyticCost::AnalyticCost(const topology::Cluster& cluster, const workload::Mod
       training_(&training),
       cost_(&cost),
       router_(std::make_unique<topology::Router>(cluster)),
-      lowering_(std::make_unique<sim::CollectiveLowering>(*router_, cost.profile())) {}
+      lowering_(std::make_unique<sim::CollectiveLowering>(*router_, cost.profile())),
+      zero3_shares_(workload::zero3_gather_shares(model, training)) {}
 
 std::vector<std::vector<int>> AnalyticCost::twins(const Plan& p, Group g) const {
   const workload::RankLayout layout(p);
@@ -341,28 +343,19 @@ Estimate AnalyticCost::estimate(const Plan& p) {
       // behind the previous layer's reduce-scatter, which waits for that layer's backward, so
       // both sit between consecutive layers' backward passes.
       // DeepSpeed gathers a fully recomputed layer twice in backward (its recompute releases it).
+      const bool deepspeed = training_->zero3_engine == workload::Zero3Engine::deepspeed;
       int n = 0, regathered = 0;
       for (int c = s; c < p.chunks(); c += p.pp) {
-        n += sizes[static_cast<std::size_t>(c)];
-        for (int l = first[static_cast<std::size_t>(c)]; l < first[static_cast<std::size_t>(c)] + sizes[static_cast<std::size_t>(c)]; ++l) {
-          if (recompute[static_cast<std::size_t>(l)] == Recompute::full && training_->zero3_engine == workload::Zero3Engine::deepspeed) ++regathered;
-        }
+        const auto chunk = static_cast<std::size_t>(c);
+        n += sizes[chunk];
+        for (int l = first[chunk]; deepspeed && l < first[chunk] + sizes[chunk]; ++l) regathered += recompute[static_cast<std::size_t>(l)] == Recompute::full;
       }
       n = std::max(1, n);
       const double per_layer = dense / n;
+      // The engine's split of a layer's collectives, as the task graph issues them (workload/zero3.hpp).
       double gather = 0;
-      if (training_->zero3_engine == workload::Zero3Engine::deepspeed) {
-        // A gather per module (workload::dense_layer_modules), as the task graph issues them.
-        const auto modules = workload::dense_layer_modules(*model_);
-        const double whole = std::accumulate(modules.begin(), modules.end(), 0.0);
-        for (double share : modules) gather += collective(p, Collective::all_gather, Group::sharding, per_layer * share / whole * weight_bytes);
-      } else {
-        gather = collective(p, Collective::all_gather, Group::sharding, per_layer * weight_bytes);
-      }
-      // DeepSpeed reduces a layer larger than its bucket in several reduce-scatters (the task graph's).
-      const double pieces = training_->zero3_engine == workload::Zero3Engine::deepspeed
-                                ? std::max(1.0, std::ceil(per_layer / workload::kDeepSpeedReduceBucketGradients))
-                                : 1.0;
+      for (double share : zero3_shares_) gather += collective(p, Collective::all_gather, Group::sharding, per_layer * share * weight_bytes);
+      const int pieces = workload::zero3_reduce_scatters(*training_, per_layer);
       const double scatter = pieces * collective(p, Collective::reduce_scatter, Group::sharding, per_layer / pieces * grad_bytes);
       dp += m * (gather + std::max(0.0, n * gather - st.forward) + n * (gather + scatter) + regathered * gather);
       if (p.zero_group > 0 && p.zero_group < p.data_ranks()) dp += collective(p, Collective::all_reduce, Group::replica, dense / zg * grad_bytes);

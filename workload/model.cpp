@@ -1,6 +1,7 @@
 #include "workload/model.hpp"
 
 #include <fmt/format.h>
+#include <utility>
 
 namespace parasim::workload {
 namespace {
@@ -61,23 +62,31 @@ int ModelSpec::moe_layers() const {
   return n;
 }
 
+namespace {
+
+// An MLP of inner width `width`: its up projection (gate and up for SwiGLU) and its down projection,
+// biases with their matrices. GELU: h x f up, f x h down; SwiGLU: gate and up h x f, down f x h.
+std::pair<double, double> mlp_matrices(const ModelSpec& m, double width) {
+  const double h = m.hidden, gates = m.activation == Activation::swiglu ? 2.0 : 1.0;
+  return {gates * h * width + (m.bias ? gates * width : 0.0), width * h + (m.bias ? h : 0.0)};
+}
+
+}  // namespace
+
 ParameterCount count_parameters(const ModelSpec& m) {
   ParameterCount p;
-  const double h = m.hidden, q = m.q_width(), kv = m.kv_width(), f = m.ffn_hidden;
+  const double h = m.hidden;
   p.layers = m.layers;
   p.embedding = static_cast<double>(m.vocab) * h;
   p.position = m.position == PositionEmbedding::learned ? static_cast<double>(m.max_position) * h : 0.0;
-  // QKV: h x (q + 2 kv); output: q x h.
-  p.attention = h * (q + 2 * kv) + q * h;
-  if (m.bias || m.qkv_bias) p.attention += q + 2 * kv;
-  if (m.bias) p.attention += h;
-  // GELU: h x f up, f x h down. SwiGLU: gate and up h x f, down f x h.
+  const auto [norm1, qkv, proj, norm2, up, down] = dense_layer_modules(m);
+  p.attention = qkv + proj;
+  p.mlp = up + down;
+  p.layer_norms = norm1 + norm2;
   auto mlp = [&](double width) {
-    double n = (m.activation == Activation::swiglu ? 3.0 : 2.0) * h * width;
-    if (m.bias) n += (m.activation == Activation::swiglu ? 2.0 : 1.0) * width + h;
-    return n;
+    const auto [u, d] = mlp_matrices(m, width);
+    return u + d;
   };
-  p.mlp = mlp(f);
   if (m.is_moe()) {
     p.moe_layers = m.moe_layers();
     p.experts = m.experts;
@@ -86,8 +95,7 @@ ParameterCount count_parameters(const ModelSpec& m) {
     p.expert = mlp(m.expert_ffn_hidden);
     p.shared = m.shared_experts * mlp(m.shared_expert_ffn_hidden) + (m.shared_expert_gate ? h : 0.0);
   }
-  const double per_norm = m.norm == Norm::layernorm ? 2 * h : h;
-  p.layer_norms = 2 * per_norm;
+  const double per_norm = norm1;
   p.final_norm = m.post_norm ? 0.0 : per_norm;
   p.embedding_norm = m.post_norm ? per_norm : 0.0;
   p.token_type = static_cast<double>(m.token_types) * h;
@@ -97,13 +105,12 @@ ParameterCount count_parameters(const ModelSpec& m) {
 }
 
 std::array<double, 6> dense_layer_modules(const ModelSpec& m) {
-  const double h = m.hidden, q = m.q_width(), kv = m.kv_width(), f = m.ffn_hidden;
-  const bool swiglu = m.activation == Activation::swiglu;
+  const double h = m.hidden, q = m.q_width(), kv = m.kv_width();
   const double norm = m.norm == Norm::layernorm ? 2 * h : h;
+  // QKV: h x (q + 2 kv); output projection: q x h.
   const double qkv = h * (q + 2 * kv) + (m.bias || m.qkv_bias ? q + 2 * kv : 0.0);
   const double proj = q * h + (m.bias ? h : 0.0);
-  const double up = (swiglu ? 2.0 : 1.0) * h * f + (m.bias ? (swiglu ? 2.0 : 1.0) * f : 0.0);
-  const double down = f * h + (m.bias ? h : 0.0);
+  const auto [up, down] = mlp_matrices(m, m.ffn_hidden);
   return {norm, qkv, proj, norm, up, down};
 }
 

@@ -1,5 +1,4 @@
 #pragma once
-#include <array>
 // A decoder-only Transformer as its config describes it: shapes, attention (MHA or GQA), MLP (GELU
 // or SwiGLU) or mixture of experts, norms, embeddings, dropout. Parameter counts follow from the
 // shapes.
@@ -17,6 +16,7 @@
 // masked-LM head: a dense layer with GELU and LayerNorm before the decoder (tied to the word
 // embedding) and a bias over the vocabulary. A loss on every position, as Megatron-LM's BERT and
 // Transformers' BertForMaskedLM compute the logits.
+#include <array>
 #include <string>
 
 #include "core/schema.hpp"

@@ -249,7 +249,10 @@ Block mlp_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh
       // The down projection's output is saved by nothing backward runs (the residual add keeps no
       // input; a dropout after it would keep its mask, and rerunning it needs the projection), so
       // a checkpoint that stops early never reruns it.
-      if (tr.recompute_early_stop && d.mask == 0) blk.recompute.resize(blk.recompute.size() - 2);
+      if (tr.recompute_early_stop && d.mask == 0) {
+        blk.recompute.erase(std::find_if(blk.recompute.begin(), blk.recompute.end(), [](const Op& op) { return op.name == "fc2"; }),
+                            blk.recompute.end());
+      }
       break;
   }
   add_gradient_accumulation(blk, tr);

@@ -1,7 +1,6 @@
 #include "workload/task_graph.hpp"
 
 #include <algorithm>
-#include <cmath>
 #include <map>
 #include <numeric>
 #include <tuple>
@@ -10,6 +9,7 @@
 #include "workload/memory.hpp"
 #include "workload/moe_ops.hpp"
 #include "workload/schedule.hpp"
+#include "workload/zero3.hpp"
 
 namespace parasim::workload {
 
@@ -391,22 +391,14 @@ class Builder {
   std::int64_t zero3_gather(int stage, Phase phase, int mb, int chunk, int layer, std::int64_t issued_after) {
     if (p_.zero < 3) return kNone;
     const auto& params = layer_params_[static_cast<std::size_t>(layer)];
+    // FSDP gathers the layer at once; DeepSpeed a module at a time, in order (workload/zero3.hpp).
+    // A MoE layer's dense part goes at once under either.
     std::int64_t id = kNone;
-    if (tr_.zero3_engine == Zero3Engine::deepspeed && !m_.moe_layer(layer)) {
-      // DeepSpeed fetches a module's parameters at a time (its pre-forward hook): two norms, QKV,
-      // the projection and the two MLP matrices, one gather each, in order.
-      const auto modules = dense_layer_modules(m_);
-      const double whole = std::accumulate(modules.begin(), modules.end(), 0.0);
-      for (double share : modules) {
-        id = add(collective(stage, phase, Collective::all_gather, CommDim::dp, Stream::dp_comm, params.dense * share / whole * tr_.weight_bytes(),
-                            sharding_group_[stage], mb, chunk, layer),
-                 {id == kNone ? issued_after : id});
-      }
-      return id;
+    for (double share : m_.moe_layer(layer) ? std::vector<double>{1.0} : zero3_shares_) {
+      id = add(collective(stage, phase, Collective::all_gather, CommDim::dp, Stream::dp_comm, params.dense * share * tr_.weight_bytes(),
+                          sharding_group_[stage], mb, chunk, layer),
+               {id == kNone ? issued_after : id});
     }
-    id = add(collective(stage, phase, Collective::all_gather, CommDim::dp, Stream::dp_comm, params.dense * tr_.weight_bytes(),
-                        sharding_group_[stage], mb, chunk, layer),
-             {issued_after});
     if (params.expert > 0) {
       id = add(collective(stage, phase, Collective::all_gather, CommDim::dp, Stream::dp_comm, params.expert * tr_.weight_bytes(),
                           expert_dp_group_[stage], mb, chunk, layer),
@@ -581,10 +573,9 @@ class Builder {
   void gradient_ready(int stage, int layer, int mb, std::int64_t task) {
     if (p_.zero == 3) {
       const auto& params = layer_params_[static_cast<std::size_t>(layer)];
-      // DeepSpeed reduces through a bucket of reduce_bucket_size gradients (5e8 by default): a layer
-      // larger than that takes several reduce-scatters. FSDP reduces a layer's flat gradient at once.
-      const double pieces = tr_.zero3_engine == Zero3Engine::deepspeed ? std::max(1.0, std::ceil(params.dense / kDeepSpeedReduceBucketGradients)) : 1.0;
-      for (int i = 0; i < static_cast<int>(pieces); ++i) {
+      // FSDP reduces a layer's flat gradient at once, DeepSpeed through its bucket (workload/zero3.hpp).
+      const int pieces = zero3_reduce_scatters(tr_, params.dense);
+      for (int i = 0; i < pieces; ++i) {
         add(collective(stage, Phase::backward_weight, Collective::reduce_scatter, CommDim::dp, Stream::dp_comm,
                        params.dense / pieces * tr_.gradient_bytes(), sharding_group_[stage], mb, -1, layer),
             {task});
@@ -813,6 +804,7 @@ class Builder {
       }
     }
     for (int l = 0; l < m_.layers; ++l) layer_params_.push_back(layer_parameters(m_, p_, l));
+    zero3_shares_ = zero3_gather_shares(m_, tr_);
   }
 
  private:
@@ -829,6 +821,7 @@ class Builder {
   std::map<std::tuple<int, int, int>, std::uint32_t> block_index_;
   std::map<std::vector<int>, std::uint32_t> group_index_;
   std::vector<std::int64_t> last_on_stream_;
+  std::vector<double> zero3_shares_;  // of a dense layer's parameters, one per ZeRO-3 gather
   std::vector<std::int64_t> fwd_in_, fwd_out_, bwd_in_, bwd_out_;
   std::vector<std::int64_t> layer_first_forward_;
   std::vector<std::vector<WeightGroup>> pending_weights_;  // per (chunk, micro-batch): ZB-H1's deferred W's
