@@ -308,6 +308,12 @@ class Builder {
                             tp_group_[stage], mb, chunk, layer),
                  {prev});
     }
+    // Megatron-LM launches the re-gather of the block's input before the input-gradient GEMMs, so it
+    // runs under them, and the reduce-scatter of the input gradient after them, under the weight
+    // gradients: on the one TP stream the re-gather goes first. (A schedule that defers the weight
+    // gradients gathers in its W step.)
+    std::int64_t regathered = kNone;
+    if (gather_input && !defers_weights(p_.schedule)) regathered = input_regather(stage, mb, chunk, layer, prev);
     std::int64_t out = prev;
     // The QKV weight gradient needs dQ, dK and dV back in the rank's sequence layout: after the
     // context-parallel exchange of the attention backward.
@@ -322,7 +328,7 @@ class Builder {
                   {out});
       }
     }
-    const auto w = weight_or_defer({compute(stage, Phase::backward_weight, blk, mb, chunk, layer), prev, cp_grads, gather_input});
+    const auto w = weight_or_defer({compute(stage, Phase::backward_weight, blk, mb, chunk, layer), prev, cp_grads, gather_input, regathered});
     if (weight_task) *weight_task = w;
     return kind == BlockKind::embedding && w != kNone ? w : out;
   }
@@ -333,6 +339,7 @@ class Builder {
     std::int64_t after = kNone;   // the gradient reaching the block
     std::int64_t also = kNone;    // what else it needs (the CP exchange of dQ, dK, dV)
     bool gather_input = false;    // with SP the block's input is all-gathered over TP again
+    std::int64_t gathered = kNone;  // that all-gather, where already issued
   };
   // The W tasks of one layer (layer -1: the embedding and the head), in backward order.
   struct WeightGroup {
@@ -340,14 +347,16 @@ class Builder {
     std::vector<PendingWeight> weights;
   };
 
+  /// With SP, the all-gather of a block's input again for its weight gradients.
+  std::int64_t input_regather(int stage, int mb, int chunk, int layer, std::int64_t after) {
+    return add(collective(stage, Phase::backward_weight, Collective::all_gather, CommDim::tp, Stream::tp_comm, activation_tensor(mb),
+                          tp_group_[static_cast<std::size_t>(stage)], mb, chunk, layer),
+               {after});
+  }
+
   std::int64_t emit_weight(const PendingWeight& w) {
-    std::int64_t gathered = kNone;
-    if (w.gather_input) {
-      gathered = add(collective(w.task.stage, Phase::backward_weight, Collective::all_gather, CommDim::tp, Stream::tp_comm,
-                                activation_tensor(w.task.microbatch), tp_group_[static_cast<std::size_t>(w.task.stage)], w.task.microbatch,
-                                w.task.chunk, w.task.layer),
-                     {w.after});
-    }
+    std::int64_t gathered = w.gathered;
+    if (w.gather_input && gathered == kNone) gathered = input_regather(w.task.stage, w.task.microbatch, w.task.chunk, w.task.layer, w.after);
     return add(w.task, {w.after, gathered, w.also});
   }
 

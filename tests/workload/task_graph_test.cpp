@@ -353,3 +353,35 @@ TEST_CASE("ZeRO-3 prefetches one layer ahead: a layer's gather is issued when th
   }
   CHECK(acyclic(g));
 }
+
+TEST_CASE("with SP a block's input is gathered again for its weight gradients ahead of the input-gradient reduce-scatter") {
+  // Megatron-LM's linear layers with sequence parallelism launch the all-gather of the input before
+  // the input-gradient GEMM (it runs under it) and the reduce-scatter of the input gradient after it
+  // (it runs under the weight-gradient GEMM). On the one TP stream the re-gather therefore precedes
+  // the reduce-scatter, and the weight gradients never wait for the reduce-scatter.
+  auto p = test::plan(2, 2, 2, 1, 8);
+  p.sp = true;
+  for (auto rc : {Recompute::none, Recompute::full}) {
+    p.recompute = rc;
+    const auto g = build_tasks(test::small_gpt(4), test::training(1024), p);
+    CHECK(acyclic(g));
+    int regathers = 0;
+    for (std::uint32_t t = 0; t < g.tasks.size(); ++t) {
+      const auto& task = g.tasks[t];
+      if (task.kind != TaskKind::collective || task.dim != CommDim::tp || task.phase != Phase::backward_weight) continue;
+      REQUIRE(task.collective == Collective::all_gather);
+      ++regathers;
+      for (auto d : g.dependencies(t)) {
+        const auto& dep = g.tasks[d];
+        CHECK_FALSE((dep.kind == TaskKind::collective && dep.collective == Collective::reduce_scatter));
+        CHECK_FALSE((dep.kind == TaskKind::compute && dep.phase == Phase::backward_input));
+      }
+    }
+    CHECK(regathers > 0);
+    for (std::uint32_t t = 0; t < g.tasks.size(); ++t) {
+      // (The embedding's weight gradient is the gradient reaching it, reduce-scattered out of layer 0.)
+      if (g.tasks[t].kind != TaskKind::compute || g.tasks[t].phase != Phase::backward_weight || g.tasks[t].layer < 0) continue;
+      for (auto d : g.dependencies(t)) CHECK_FALSE((g.tasks[d].kind == TaskKind::collective && g.tasks[d].collective == Collective::reduce_scatter));
+    }
+  }
+}
