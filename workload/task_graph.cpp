@@ -91,6 +91,7 @@ class Builder {
     g_.dp = p.dp;
     g_.cp = p.cp;
     last_on_stream_.assign(static_cast<std::size_t>(p.pp) * kStreams, kNone);
+    tp_unwaited_.resize(static_cast<std::size_t>(p.pp));
     const int chunks = p.chunks();
     fwd_in_.assign(static_cast<std::size_t>(chunks * micro_), kNone);
     pending_weights_.resize(static_cast<std::size_t>(chunks * micro_));
@@ -123,7 +124,34 @@ class Builder {
       if (last != kNone) edges_.emplace_back(id, static_cast<std::uint32_t>(last));
       last = id;
     }
+    synchronize_tp(t, id);
     g_.tasks.push_back(t);
+    return id;
+  }
+
+  // Without TP communication overlap, Megatron-LM's tensor-parallel collectives are synchronous for
+  // the compute stream (PyTorch makes the current stream wait for the NCCL stream): the next kernel
+  // waits for them whether it needs their data or not, as at the end of a chunk, where the next
+  // kernel belongs to another micro-batch. Two are waited for one kernel later, by design
+  // (waited_one_kernel_later): in the backward the input-gradient reduction runs under the
+  // weight-gradient GEMM, and with SP the re-gather of the input under the input-gradient GEMM.
+  void synchronize_tp(const Task& t, std::uint32_t id) {
+    auto& pending = tp_unwaited_[static_cast<std::size_t>(t.stage)];
+    if (t.kind == TaskKind::compute && t.stream == Stream::compute) {
+      std::erase_if(pending, [&](std::pair<std::uint32_t, int>& p) {
+        if (p.second-- > 0) return false;
+        edges_.emplace_back(id, p.first);
+        return true;
+      });
+      return;
+    }
+    if (t.kind == TaskKind::collective && t.dim == CommDim::tp && !p_.overlap.tp_comm) pending.emplace_back(id, 0);
+  }
+  /// A TP collective issued to run under the next compute kernel: the one after that waits for it.
+  std::uint32_t waited_one_kernel_later(std::uint32_t id) {
+    for (auto& [collective, kernels] : tp_unwaited_[static_cast<std::size_t>(g_.tasks[id].stage)]) {
+      if (collective == id) kernels = 1;
+    }
     return id;
   }
 
@@ -313,7 +341,7 @@ class Builder {
     // gradients: on the one TP stream the re-gather goes first. (A schedule that defers the weight
     // gradients gathers in its W step.)
     std::int64_t regathered = kNone;
-    if (gather_input && !defers_weights(p_.schedule)) regathered = input_regather(stage, mb, chunk, layer, prev);
+    if (gather_input && !defers_weights(p_.schedule)) regathered = waited_one_kernel_later(input_regather(stage, mb, chunk, layer, prev));
     std::int64_t out = prev;
     // The QKV weight gradient needs dQ, dK and dV back in the rank's sequence layout: after the
     // context-parallel exchange of the attention backward.
@@ -326,6 +354,7 @@ class Builder {
         out = add(collective(stage, Phase::backward_input, p_.sp ? Collective::reduce_scatter : Collective::all_reduce, CommDim::tp,
                              Stream::tp_comm, activation_tensor(mb), tp_group_[stage], mb, chunk, layer),
                   {out});
+        if (!defers_weights(p_.schedule)) waited_one_kernel_later(static_cast<std::uint32_t>(out));
       }
     }
     const auto w = weight_or_defer({compute(stage, Phase::backward_weight, blk, mb, chunk, layer), prev, cp_grads, gather_input, regathered});
@@ -830,6 +859,9 @@ class Builder {
   std::map<std::tuple<int, int, int>, std::uint32_t> block_index_;
   std::map<std::vector<int>, std::uint32_t> group_index_;
   std::vector<std::int64_t> last_on_stream_;
+  /// Per stage: synchronous TP collectives the compute stream has not waited for yet, each with the
+  /// number of compute kernels that may still start before it must finish.
+  std::vector<std::vector<std::pair<std::uint32_t, int>>> tp_unwaited_;
   std::vector<double> zero3_shares_;  // of a dense layer's parameters, one per ZeRO-3 gather
   std::vector<std::int64_t> fwd_in_, fwd_out_, bwd_in_, bwd_out_;
   std::vector<std::int64_t> layer_first_forward_;

@@ -385,3 +385,44 @@ TEST_CASE("with SP a block's input is gathered again for its weight gradients ah
     }
   }
 }
+
+TEST_CASE("without TP overlap the compute stream waits for each TP collective before its next kernel, at a chunk's end too") {
+  // PyTorch makes the current stream wait for a synchronous NCCL call: after the all-reduce that ends
+  // a chunk's forward the next kernel (another micro-batch's) waits as well, though it needs no data
+  // from it. The backward's input-gradient all-reduce is the exception: it runs under the weight
+  // gradients, and the kernel after them waits.
+  const auto m = test::small_gpt(4);
+  auto p = test::plan(2, 2, 2, 1, 8);
+  auto next_kernel_waits = [](const TaskGraph& g, std::uint32_t c) {
+    const auto stage = g.tasks[c].stage;
+    int kernels = 0;
+    for (std::uint32_t t = c + 1; t < g.tasks.size(); ++t) {
+      if (g.tasks[t].kind != TaskKind::compute || g.tasks[t].stage != stage) continue;
+      const auto deps = g.dependencies(t);
+      if (std::find(deps.begin(), deps.end(), c) != deps.end()) return kernels;
+      if (++kernels > 1) break;
+    }
+    return -1;  // not waited for by either of the next two kernels
+  };
+  for (bool overlap : {false, true}) {
+    CAPTURE(overlap);
+    p.overlap.tp_comm = overlap;
+    const auto g = build_tasks(m, test::training(1024), p);
+    CHECK(acyclic(g));
+    int chunk_ends = 0;
+    for (std::uint32_t c = 0; c < g.tasks.size(); ++c) {
+      const auto& t = g.tasks[c];
+      if (t.kind != TaskKind::collective || t.dim != CommDim::tp || t.collective != Collective::all_reduce || t.layer < 0) continue;
+      const int wait = next_kernel_waits(g, c);
+      std::uint32_t next = c + 1;
+      while (next < g.tasks.size() && (g.tasks[next].kind != TaskKind::compute || g.tasks[next].stage != t.stage)) ++next;
+      if (t.phase == Phase::forward && next < g.tasks.size() && g.tasks[next].microbatch != t.microbatch) {  // a chunk's last
+        ++chunk_ends;
+        if (overlap) CHECK(wait != 0);
+        else CHECK(wait == 0);
+      }
+      if (!overlap && t.phase == Phase::backward_input) CHECK(wait == 1);
+    }
+    CHECK(chunk_ends == 4);  // stage 0, four micro-batches (stage 1 goes on to the head)
+  }
+}
