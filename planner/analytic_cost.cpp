@@ -319,7 +319,7 @@ Estimate AnalyticCost::estimate(const Plan& p) {
       return std::pair{buckets * collective(p, kind, g, parameters * bytes_per_param / buckets), buckets};
     };
     if (p.data_ranks() > 1 && p.zero < 3) {
-      const auto kind = p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
+      const auto kind = workload::gradient_reduction(p.zero, *training_);
       const auto [reduce, buckets] = bucketed(kind, p.zero >= 1 ? Group::sharding : Group::data, dense, grad_bytes);
       if (p.zero == 2) {
         // Every micro-batch's gradients are reduced chunk by chunk as its backward finishes; each
@@ -361,7 +361,7 @@ Estimate AnalyticCost::estimate(const Plan& p) {
       if (p.zero_group > 0 && p.zero_group < p.data_ranks()) dp += collective(p, Collective::all_reduce, Group::replica, dense / zg * grad_bytes);
     }
     if (expert > 0 && p.expert_data_ranks() > 1) {
-      const auto kind = p.zero >= 1 ? Collective::reduce_scatter : Collective::all_reduce;
+      const auto kind = workload::gradient_reduction(p.zero, *training_);
       const auto [reduce, buckets] = bucketed(kind, Group::expert_data, expert, grad_bytes);
       dp += p.overlap.grad_reduce ? exposed_reduce(reduce, buckets) : reduce;
       if (p.zero >= 1) dp += collective(p, Collective::all_gather, Group::expert_data, expert * weight_bytes);

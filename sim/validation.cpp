@@ -32,9 +32,10 @@ const char* const kFillPolicy =
     "           is not rerun). Gradient accumulation fused into the weight-gradient GEMMs with flash\n"
     "           attention (Megatron-LM since 2022, NeMo, Transformer Engine); with eager attention a\n"
     "           separate pass per micro-batch adds each gradient to its fp32 buffer (Megatron-LM's 2021\n"
-    "           hooks, DeepSpeed's optimizers), and ZeRO-3 is DeepSpeed's (a module gathered at a time,\n"
-    "           again after a recompute; gradients reduced in buckets of 5e8), else FSDP's (a layer\n"
-    "           gathered and reduced whole).\n"
+    "           hooks, DeepSpeed's optimizers), and ZeRO is DeepSpeed's: ZeRO-1 all-reduces the fp32\n"
+    "           gradients in full (its bf16 optimizer), ZeRO-3 gathers a module at a time, again after a\n"
+    "           recompute, and reduces gradients in buckets of 5e8; else Megatron-LM's distributed\n"
+    "           optimizer (gradients reduce-scattered) and FSDP's ZeRO-3 (a layer gathered and reduced whole).\n"
     "           moe: the llama block with every MLP a mixture of `experts` (top_k, shared_experts from the row)\n"
     "           of expert_ffn_hidden (absent: ffn_hidden), dropless, balanced (NVIDIA's MoE benchmarks force it).\n"
     "  plan     overlap flags absent: off (Megatron-LM's defaults); sp absent with eager attention: off (it\n"
@@ -180,7 +181,10 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   s.training.seq_len = r.seq_len;
   s.training.attention = r.attention == "eager" ? workload::AttentionKernel::eager : workload::AttentionKernel::flash;
   s.training.gradient_accumulation_fusion = s.training.attention == workload::AttentionKernel::flash;
-  s.training.zero3_engine = s.training.attention == workload::AttentionKernel::flash ? workload::Zero3Engine::fsdp : workload::Zero3Engine::deepspeed;
+  // The eager-attention stacks that shard anything are DeepSpeed's (Megatron-LM had no ZeRO before 2022).
+  const bool eager = s.training.attention == workload::AttentionKernel::eager;
+  s.training.zero3_engine = eager ? workload::Zero3Engine::deepspeed : workload::Zero3Engine::fsdp;
+  s.training.zero1_engine = eager ? workload::Zero1Engine::deepspeed : workload::Zero1Engine::megatron;
   if (!gpu.peak_for(s.training.precision)) return fmt::format("{} has no {} peak", gpu.name, r.precision);
 
   Plan p;

@@ -34,6 +34,12 @@ std::string_view collective_name(Collective c) {
   }
   return "";
 }
+
+Collective gradient_reduction(int zero, const TrainingSpec& training) {
+  if (zero == 0 || (zero == 1 && training.zero1_engine == Zero1Engine::deepspeed)) return Collective::all_reduce;
+  return Collective::reduce_scatter;
+}
+
 std::string_view comm_dim_name(CommDim d) {
   switch (d) {
     case CommDim::tp: return "tp";
@@ -707,7 +713,7 @@ class Builder {
         if (r.stage == stage) mine.push_back(r);
       }
       std::stable_sort(mine.begin(), mine.end(), [](const Ready& a, const Ready& b) { return a.task < b.task; });
-      const auto kind = sharded ? Collective::reduce_scatter : Collective::all_reduce;
+      const auto kind = gradient_reduction(p_.zero, tr_);
       if (p_.data_ranks() > 1) {
         reduce_buckets(stage, mine, false, dense_params - layers_dense, sharded ? sharding_group_[stage] : dp_group_[stage], kind, stage_end, done);
       }

@@ -44,6 +44,9 @@ inline constexpr int kStreams = 6;
 std::string_view task_kind_name(TaskKind k);
 std::string_view phase_name(Phase p);
 std::string_view collective_name(Collective c);
+/// The data-parallel reduction of gradients under ZeRO stages 0-2: an all-reduce without sharding
+/// and under DeepSpeed's ZeRO-1 (its gradients are not partitioned), a reduce-scatter otherwise.
+Collective gradient_reduction(int zero, const TrainingSpec& training);
 std::string_view comm_dim_name(CommDim d);
 std::string_view stream_name(Stream s);
 

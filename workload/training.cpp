@@ -12,12 +12,14 @@ constexpr std::string_view kPrecisions[] = {"bf16", "fp16", "fp8", "fp32", "tf32
 constexpr std::string_view kKernels[] = {"flash", "eager"};
 constexpr std::string_view kCrossEntropy[] = {"unfused", "fused"};
 constexpr std::string_view kZero3Engines[] = {"fsdp", "deepspeed"};
+constexpr std::string_view kZero1Engines[] = {"megatron", "deepspeed"};
 
 constexpr Field kTrainingFields[] = {
     {.name = "precision", .type = FieldType::choice, .description = "GEMM format; fp8 as Transformer Engine runs it (other ops in bf16)", .default_text = "bf16", .choices = kPrecisions},
     {.name = "seq_len", .type = FieldType::integer, .description = "tokens per sample", .required = true, .min = 1},
     {.name = "attention", .type = FieldType::choice, .description = "attention kernel: flash (scores never stored) or eager (scores stored)", .default_text = "flash", .choices = kKernels},
     {.name = "cross_entropy", .type = FieldType::choice, .description = "loss kernel: unfused (Megatron-LM's passes over fp32 logits) or fused (one kernel each way, flash-attn's or XLA's)", .default_text = "unfused", .choices = kCrossEntropy},
+    {.name = "zero1_engine", .type = FieldType::choice, .description = "ZeRO-1 engine: megatron (the distributed optimizer: gradients reduce-scattered) or deepspeed (stage 1, its bf16 optimizer: gradients all-reduced in full); both all-gather the updated parameters", .default_text = "megatron", .choices = kZero1Engines},
     {.name = "zero3_engine", .type = FieldType::choice, .description = "ZeRO-3 engine: fsdp (a layer gathered and reduced whole, kept through its recompute) or deepspeed (a module at a time, again after the recompute, gradients in buckets of 5e8)", .default_text = "fsdp", .choices = kZero3Engines},
     {.name = "recompute_early_stop", .type = FieldType::boolean, .description = "full recompute stops once backward has what it saves (PyTorch's non-reentrant checkpoint): the MLP's down projection is not rerun without dropout", .default_text = "false"},
     {.name = "optimizer_bytes_per_param", .type = FieldType::number, .description = "optimizer state per parameter beyond weights and gradients (Adam with fp32 master: 12)", .default_text = "12", .min = 0},
@@ -27,7 +29,7 @@ constexpr Field kTrainingFields[] = {
 
 }  // namespace
 
-const yaml::Schema kTrainingSchema{"training", "Formats, sequence length, attention and loss kernels, gradient accumulation, ZeRO-3 engine and optimizer state.", kTrainingFields};
+const yaml::Schema kTrainingSchema{"training", "Formats, sequence length, attention and loss kernels, gradient accumulation, ZeRO engines and optimizer state.", kTrainingFields};
 
 std::string_view attention_kernel_name(AttentionKernel k) { return k == AttentionKernel::flash ? "flash" : "eager"; }
 
@@ -35,12 +37,15 @@ std::string_view cross_entropy_name(CrossEntropy k) { return k == CrossEntropy::
 
 std::string_view zero3_engine_name(Zero3Engine e) { return e == Zero3Engine::fsdp ? "fsdp" : "deepspeed"; }
 
+std::string_view zero1_engine_name(Zero1Engine e) { return e == Zero1Engine::megatron ? "megatron" : "deepspeed"; }
+
 TrainingSpec parse_training(const yaml::Record& r) {
   TrainingSpec t;
   t.precision = *precision_from_name(r.string("precision"));
   t.seq_len = static_cast<int>(r.integer("seq_len"));
   t.attention = r.string("attention") == "eager" ? AttentionKernel::eager : AttentionKernel::flash;
   t.cross_entropy = r.string("cross_entropy") == "fused" ? CrossEntropy::fused : CrossEntropy::unfused;
+  t.zero1_engine = r.string("zero1_engine") == "deepspeed" ? Zero1Engine::deepspeed : Zero1Engine::megatron;
   t.zero3_engine = r.string("zero3_engine") == "deepspeed" ? Zero3Engine::deepspeed : Zero3Engine::fsdp;
   t.recompute_early_stop = r.boolean("recompute_early_stop");
   t.optimizer_bytes_per_param = r.number("optimizer_bytes_per_param");

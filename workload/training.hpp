@@ -27,6 +27,14 @@ enum class Zero3Engine {
               ///< after, so gathered again for backward after a recompute; gradients reduced in buckets
 };
 
+/// Which engine runs ZeRO-1 (optimizer states sharded over the data-parallel ranks); both gather the
+/// updated parameters back, they differ in how the gradients are reduced.
+enum class Zero1Engine {
+  megatron,   ///< Megatron-LM's distributed optimizer: each rank receives its shard, reduce-scattered
+  deepspeed,  ///< DeepSpeed's stage 1 (its bf16 optimizer; stage_1_and_2 without gradient partitioning):
+              ///< every rank's fp32 gradients all-reduced in full, then each steps its own partition
+};
+
 /// DeepSpeed's ZeRO `reduce_bucket_size` default: gradients reduced at a time. Under its ZeRO-3 a
 /// layer with more takes several reduce-scatters.
 inline constexpr double kDeepSpeedReduceBucketGradients = 5e8;
@@ -47,6 +55,7 @@ struct TrainingSpec {
   /// Without it each micro-batch's gradient is written and a separate pass adds it to the
   /// accumulator (Megatron-LM's 2021 gradient hooks, DeepSpeed's optimizers).
   bool gradient_accumulation_fusion = true;
+  Zero1Engine zero1_engine = Zero1Engine::megatron;
   Zero3Engine zero3_engine = Zero3Engine::fsdp;
   /// Full recompute stops once backward has every tensor it saves (PyTorch's non-reentrant
   /// checkpoint, the FSDP stacks'): a dense MLP's down projection is not rerun when no dropout
@@ -70,5 +79,6 @@ TrainingSpec parse_training(const yaml::Record& record);
 std::string_view attention_kernel_name(AttentionKernel kernel);
 std::string_view cross_entropy_name(CrossEntropy kind);
 std::string_view zero3_engine_name(Zero3Engine engine);
+std::string_view zero1_engine_name(Zero1Engine engine);
 
 }  // namespace parasim::workload

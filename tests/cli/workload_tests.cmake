@@ -58,3 +58,9 @@ parasim_cli_test(NAME tasks_recompute_whole_layer ARGS tasks scenarios/jobs/llam
                  JSON flops.tasks=8019562935091200.0)
 parasim_cli_test(NAME tasks_recompute_early_stop ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set plan.recompute=full
                  --set training.recompute_early_stop=true --json JSON flops.tasks=7641330935136256.0)
+# ZeRO-1 on the lab job (DP4, gradients reduced bucket by bucket): Megatron-LM's distributed optimizer
+# reduce-scatters each bucket, DeepSpeed's stage 1 all-reduces it; both gather the parameters.
+parasim_cli_test(NAME tasks_zero1_megatron_reduce_scatters ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --json
+                 JSON "tasks.by_kind.dp reduce_scatter=32" "tasks.by_kind.dp all_gather=2")
+parasim_cli_test(NAME tasks_zero1_deepspeed_all_reduces ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set training.zero1_engine=deepspeed --json
+                 JSON "tasks.by_kind.dp all_reduce=32" "tasks.by_kind.dp all_gather=2")

@@ -426,3 +426,39 @@ TEST_CASE("without TP overlap the compute stream waits for each TP collective be
     CHECK(chunk_ends == 4);  // stage 0, four micro-batches (stage 1 goes on to the head)
   }
 }
+
+TEST_CASE("ZeRO-1 engines: Megatron-LM reduce-scatters the gradients, DeepSpeed all-reduces them in full; both gather the parameters") {
+  // DeepSpeed's stage 1 does not partition gradients: its pipeline engine all-reduces the bf16
+  // optimizer's fp32 gradients over the data-parallel group after the last micro-batch, then each
+  // rank steps its partition and the parameters are all-gathered, as under Megatron-LM's
+  // distributed optimizer. Same buffers, so the same bytes per collective; an all-reduce moves
+  // twice a reduce-scatter's over the links.
+  const auto m = test::small_gpt(4);
+  auto p = test::plan(2, 2, 2, 1, 8);
+  p.zero = 1;
+  auto tr = test::training(1024);
+  auto dp_bytes = [](const TaskGraph& g, Collective c) {
+    double bytes = 0;
+    for (const auto& t : g.tasks) {
+      if (t.kind == TaskKind::collective && t.dim == CommDim::dp && t.collective == c) bytes += t.bytes;
+    }
+    return bytes;
+  };
+  const auto megatron = build_tasks(m, tr, p);
+  tr.zero1_engine = Zero1Engine::deepspeed;
+  const auto deepspeed = build_tasks(m, tr, p);
+  CHECK(dp_bytes(megatron, Collective::all_reduce) == 0);
+  CHECK(dp_bytes(megatron, Collective::reduce_scatter) > 0);
+  CHECK(dp_bytes(deepspeed, Collective::reduce_scatter) == 0);
+  CHECK(dp_bytes(deepspeed, Collective::all_reduce) == doctest::Approx(dp_bytes(megatron, Collective::reduce_scatter)));
+  CHECK(dp_bytes(deepspeed, Collective::all_gather) == doctest::Approx(dp_bytes(megatron, Collective::all_gather)));
+  CHECK(dp_bytes(deepspeed, Collective::all_gather) > 0);
+  // Without sharding, or with ZeRO-2 (gradients partitioned), the engine changes nothing.
+  for (int zero : {0, 2}) {
+    p.zero = zero;
+    tr.zero1_engine = Zero1Engine::megatron;
+    const auto a = count_by(build_tasks(m, tr, p));
+    tr.zero1_engine = Zero1Engine::deepspeed;
+    CHECK(count_by(build_tasks(m, tr, p)) == a);
+  }
+}
