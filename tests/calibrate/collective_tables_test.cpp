@@ -382,3 +382,35 @@ TEST_CASE("the bundled profiles against every published collective table, rows o
   }
   MESSAGE(passed << " of " << tables.size() << " tables pass");
 }
+
+TEST_CASE("two published tables no model can match within 20% at once: the set's limit, measured") {
+  // Within 20% of a published busbw means a predicted time in [t/1.2, t/0.8]. Two rows whose times
+  // are further apart than that allows cannot both pass under any model that gives the same inputs
+  // the same time (or a larger message no less time).
+  const auto tables = published_tables();
+  auto table = [&](const std::string& id) -> const Table& {
+    const auto it = std::find_if(tables.begin(), tables.end(), [&](const Table& t) { return t.id == id; });
+    REQUIRE(it != tables.end());
+    return *it;
+  };
+  // The same instance type, two p5.48xlarge (AWS's README, two runs): at 128 MiB 289.2 against 129.0 GB/s.
+  const auto& p5 = table("aws 2x p5 (16x H100, EFA 32x100G)");
+  const auto& eks = table("aws 2x p5, EKS (NCCL 2.18.5)");
+  double widest = 0;
+  for (const auto& a : p5.rows) {
+    for (const auto& b : eks.rows) {
+      if (a.bytes == b.bytes && a.bytes >= 1048576.0) widest = std::max(widest, a.busbw / b.busbw);
+    }
+  }
+  CHECK(widest == doctest::Approx(289.16 / 129.02).epsilon(0.001));
+  CHECK(widest > 1.2 / 0.8);
+  // XLA's 8-rank all-to-all moves 1 MiB in 55 us and 2 MiB in 25 us: a model where the larger message
+  // takes no less time has to miss one of them by more than 20%.
+  const auto& a2a = table("xla sm_90 all-to-all in 1 group of 8");
+  auto seconds = [](const Row& r) { return r.bytes * (r.group - 1.0) / r.group / r.busbw; };
+  const auto one = std::find_if(a2a.rows.begin(), a2a.rows.end(), [](const Row& r) { return r.bytes == 1048576.0; });
+  const auto two = std::find_if(a2a.rows.begin(), a2a.rows.end(), [](const Row& r) { return r.bytes == 2097152.0; });
+  REQUIRE(one != a2a.rows.end());
+  REQUIRE(two != a2a.rows.end());
+  CHECK(seconds(*one) / 1.2 > seconds(*two) / 0.8);
+}
