@@ -82,6 +82,14 @@ Action add_validate_command(CLI::App& app) {
                                    format_bytes(r.memory.capacity),
                                    it->published_memory_bytes ? fmt::format(" (the source printed {})", format_bytes(Bytes(*it->published_memory_bytes))) : "");
         }
+        if (e.row.search.size() > 1) {
+          std::cout << "  fill search (the fields the source did not print, one at a time; the fastest plan that fits is kept):\n";
+          for (const auto& step : e.row.search) {
+            std::cout << fmt::format("    {:<11} {:<58} {:>22}  {:>10}{}\n", step.field, step.plan,
+                                     fmt::format("{} {}", step.fits ? "fits" : "OOM", format_bytes(Bytes(step.peak_bytes))),
+                                     step.seconds ? format_duration(Seconds(*step.seconds)) : "not run", step.kept ? "  kept" : "");
+          }
+        }
         std::string ops;
         for (std::size_t i = 0; i < std::min<std::size_t>(12, e.ops.size()); ++i) ops += fmt::format(" {} {}", e.ops[i].first, format_duration(Seconds(e.ops[i].second)));
         std::cout << "  stage 0 largest ops:" << ops << "\n";

@@ -260,7 +260,12 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
     have_fit = have_fit || c.fits;
     return c;
   };
+  auto record = [&](const std::string& field, const Candidate& c, bool kept) {
+    out.search.push_back({field, plan_line(c.plan), c.fits, c.peak,
+                          std::isfinite(c.time) ? std::optional<double>(c.time) : std::nullopt, kept});
+  };
   Candidate best = evaluate(s.candidates.front());
+  record("given", best, true);
   // Coordinate search over the fields the source did not print.
   const int per_replica = r.global_batch / r.dp;
   auto try_values = [&](const std::string& field, const auto& values, auto apply) {
@@ -269,9 +274,10 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
       apply(p, v);
       if (p == best.plan) continue;
       const auto c = evaluate(p);
-      if (c.better_than(best)) best = c;
+      const bool kept = c.better_than(best);
+      if (kept) best = c;
+      record(field, c, kept);
     }
-    (void)field;
   };
   if (!r.micro_batch) {
     try_values("micro_batch", std::vector<int>{1, 2, 4, 8}, [&](Plan& p, int v) {

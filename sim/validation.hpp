@@ -21,6 +21,16 @@ namespace parasim::sim {
 /// The policy, printed by `validate`.
 extern const char* const kFillPolicy;
 
+/// One plan the fill search evaluated: the field it was trying (or "given" for the starting plan).
+struct SearchStep {
+  std::string field;
+  std::string plan;     ///< in a line
+  bool fits = false;
+  double peak_bytes = 0;  ///< most loaded stage, allowance included
+  std::optional<double> seconds;  ///< absent: not simulated (it does not fit and a plan that fits is known)
+  bool kept = false;    ///< the best so far after this step
+};
+
 struct RowResult {
   const MeasuredRun* run = nullptr;
   std::optional<std::string> skipped;  ///< why the row could not be simulated
@@ -31,6 +41,7 @@ struct RowResult {
   std::string plan;  ///< the plan simulated, in a line
   workload::Plan chosen;  ///< the plan simulated
   double predicted_memory_bytes = 0;  ///< the chosen plan's most loaded stage, allowance included
+  std::vector<SearchStep> search;     ///< every plan the fill search evaluated, in order
 };
 
 /// The memory model against the peaks sources printed (rows with `as_published.gpu_mem`).
