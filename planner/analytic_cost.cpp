@@ -1,6 +1,7 @@
 #include "planner/analytic_cost.hpp"
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <numeric>
 
@@ -141,6 +142,9 @@ const LayerCost& AnalyticCost::layer(const Plan& p, int layer, Recompute r) {
   }
   LayerCost c;
   double attention_forward = 0, attention_backward = 0;
+  // Weight-gradient time of the layer's two tensor-parallel blocks (attention; the MLP or the expert part).
+  std::array<double, 2> block_weight{0.0, 0.0};
+  for (std::size_t i = 0; i < blocks.size(); ++i) block_weight[i == 0 ? 0 : 1] += cost_->ops_time(blocks[i].backward_weight).value();
   for (const auto& b : blocks) {
     c.forward += cost_->ops_time(b.forward).value();
     c.backward_input += cost_->ops_time(b.backward_input).value();
@@ -157,15 +161,21 @@ const LayerCost& AnalyticCost::layer(const Plan& p, int layer, Recompute r) {
   const double tokens = static_cast<double>(p.micro_batch) * tr.seq_len / p.cp;
   const double activation = e * tokens * m.hidden;
   // TP: two blocks per layer (attention and the MLP or the expert part), each reduced in forward and
-  // backward; SP splits an all-reduce into an all-gather and a reduce-scatter of the same tensor
-  // and gathers the input again before the weight gradients (off the critical path: hidden).
+  // backward; SP splits an all-reduce into an all-gather and a reduce-scatter of the same tensor.
+  // In backward, as the task graph issues them, a block's input-gradient reduction runs under its
+  // weight gradients; with SP the arriving gradient is gathered first (on the critical path) and
+  // the input gathered again under the input gradients (hidden).
   const bool recomputes_forward = r == Recompute::full;
   if (p.tp > 1) {
-    const double once = p.sp ? collective(p, Collective::all_gather, Group::tp, activation) + collective(p, Collective::reduce_scatter, Group::tp, activation)
-                             : collective(p, Collective::all_reduce, Group::tp, activation);
-    const double per_direction = p.overlap.tp_comm ? 0.0 : 2 * once;
+    const double gather = p.sp ? collective(p, Collective::all_gather, Group::tp, activation) : 0.0;
+    const double reduce = p.sp ? collective(p, Collective::reduce_scatter, Group::tp, activation) : collective(p, Collective::all_reduce, Group::tp, activation);
+    const double per_direction = p.overlap.tp_comm ? 0.0 : 2 * (gather + reduce);
+    double backward = 0.0;
+    if (!p.overlap.tp_comm) {
+      for (double weight : block_weight) backward += gather + std::max(0.0, reduce - weight);
+    }
     c.comm_forward += per_direction;
-    c.comm_backward += per_direction * (recomputes_forward ? 2 : 1);
+    c.comm_backward += backward + (recomputes_forward ? per_direction : 0.0);
     c.tp = c.comm_forward + c.comm_backward;
   }
   if (p.cp > 1) {

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <fmt/format.h>
 #include <random>
 
@@ -41,6 +42,26 @@ TEST_CASE("the analytical oracle stays near the simulator on plans of every shap
     const double parts = (estimate.compute + estimate.tp + estimate.pp + estimate.cp + estimate.ep + estimate.dp + estimate.bubble + estimate.optimizer).value();
     CHECK(parts == doctest::Approx(estimate.iteration.value()).epsilon(1e-9));
     CHECK(estimate.iteration.value() == doctest::Approx(simulated.iteration.value()).epsilon(0.2));
+  }
+}
+
+TEST_CASE("the oracle's tensor-parallel time follows the task graph: backward reductions hide under the weight gradients") {
+  // TP8 on one node with and without SP: in backward a block's input-gradient reduction runs under
+  // its weight-gradient GEMMs, and with SP the input's re-gather under the input-gradient GEMMs; only
+  // the forward collectives and SP's gather of the arriving gradient stay exposed.
+  const auto s = sim::load_scenario("scenarios/jobs/llama2-7b-lab.yaml");
+  const topology::Cluster cluster(s.cluster);
+  const calibrate::CostModel cost(s.cluster.node.gpu, s.effective_profile());
+  AnalyticCost oracle(cluster, *s.model, *s.training, cost);
+  auto p = *s.plan;
+  p.tp = 8, p.pp = 1, p.dp = 2, p.zero = 0;
+  for (bool sp : {true, false}) {
+    CAPTURE(sp);
+    p.sp = sp;
+    const auto graph = workload::build_tasks(*s.model, *s.training, p);
+    const auto simulated = sim::simulate({&cluster, &*s.model, &*s.training, &p, &graph, &cost});
+    const double exposed = simulated.stages[0].exposed[0].value();
+    CHECK(std::fabs(oracle.estimate(p).tp.value() / exposed - 1) < 0.15);
   }
 }
 
