@@ -237,7 +237,7 @@ TEST_CASE("pipeline bubble with free communication: (p-1)/(m+p-1) for 1F1B, (p-1
     }
     const auto r = run(cluster, f, g, profile);
     const double pipeline = (m * v + p - 1) * (tf + tb) / v;
-    CHECK(r.iteration.value() - opt == doctest::Approx(pipeline).epsilon(0.01));
+    CHECK(r.iteration.value() - opt == doctest::Approx(pipeline).epsilon(0.01).scale(0));
     // The bubble is the (p-1)/(v·m+p-1) part of it.
     CHECK((pipeline - m * (tf + tb)) / pipeline == doctest::Approx(double(p - 1) / (v * m + p - 1)));
   }
@@ -252,7 +252,7 @@ TEST_CASE("scale by symmetry: replicas simulated once agree with every replica s
   const auto g = workload::build_tasks(f.model, f.training, f.plan);
   const auto once = run(cluster, f, g, plain_profile());
   const auto full = run(cluster, f, g, plain_profile(), {true, false});
-  CHECK(once.iteration.value() == doctest::Approx(full.iteration.value()).epsilon(0.01));
+  CHECK(once.iteration.value() == doctest::Approx(full.iteration.value()).epsilon(0.01).scale(0));
 }
 
 TEST_CASE("same input, byte-identical result and trace") {
@@ -286,10 +286,10 @@ TEST_CASE("IB SHARP halves a cross-node all-reduce's traffic when the network ha
   spec.network.sharp = true;
   const topology::Cluster cluster(spec);
   const auto r = run(cluster, f, single_collective(Collective::all_reduce, {group}, S), plain_profile());
-  CHECK(r.iteration.value() == doctest::Approx(S / (50e9 * 0.9)).epsilon(0.001));
+  CHECK(r.iteration.value() == doctest::Approx(S / (50e9 * 0.9)).epsilon(0.001).scale(0));
   const topology::Cluster plain(test::dgx_cluster(8));
   const auto ring = run(plain, f, single_collective(Collective::all_reduce, {group}, S), plain_profile());
-  CHECK(ring.iteration.value() == doctest::Approx(1.75 * S / (50e9 * 0.9)).epsilon(0.001));
+  CHECK(ring.iteration.value() == doctest::Approx(1.75 * S / (50e9 * 0.9)).epsilon(0.001).scale(0));
 }
 
 TEST_CASE("pairwise all-to-all over 8 GPUs of one island: (n-1)/n·S/B in n-1 steps") {
@@ -416,10 +416,11 @@ TEST_CASE("ZB-H1 with free communication: bubble (p-1)(T_F + T_B - T_W), 2(p-1)�
     for (const auto& s : r.memory.stages) in_flight[i] = std::max(in_flight[i], s.chunks_in_flight);
   }
   // 1F1B (each backward's W right behind its B, the gradient sent after both): (p-1)(T_F + T_B + T_W).
-  CHECK(bubble[0] == doctest::Approx((p - 1) * (tf + tb + tw)).epsilon(0.03));
-  // ZB-H1: (p-1)(T_F + T_B - T_W), the paper's figure.
-  CHECK(bubble[1] == doctest::Approx((p - 1) * (tf + tb - tw)).epsilon(0.01));
-  CHECK(bubble[0] - bubble[1] == doctest::Approx(2 * (p - 1) * tw).epsilon(0.05));
+  CHECK(bubble[0] == doctest::Approx((p - 1) * (tf + tb + tw)).epsilon(0.03).scale(0));
+  // ZB-H1: (p-1)(T_F + T_B - T_W), the paper's figure, within 5% (4.7% over here, where 1F1B lands
+  // within 0.3% of its own figure: the first and last stages' embedding and head are not in T_F, T_B, T_W).
+  CHECK(bubble[1] == doctest::Approx((p - 1) * (tf + tb - tw)).epsilon(0.05).scale(0));
+  CHECK(bubble[0] - bubble[1] == doctest::Approx(2 * (p - 1) * tw).epsilon(0.05).scale(0));
   // Peak activations: p micro-batches at most on any stage under both (stage 0 in 1F1B, every stage
   // in ZB-H1, whose later stages keep theirs until the deferred W's); stage 0 holds the same bytes.
   CHECK(in_flight[0] == p);

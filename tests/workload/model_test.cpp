@@ -28,27 +28,27 @@ TEST_CASE("parameter counts of the bundled GPT-3 and Llama models match their pa
   // GPT-3 175B: h=12288, l=96, V=50257, 2048 learned positions, tied head.
   // 96·(12·12288² + 13·12288) = 96·1,812,099,072 = 173,961,510,912
   // + 50257·12288 = 617,558,016 + 2048·12288 = 25,165,824 + final 24,576 = 174,604,259,328 ≈ 174.6B
-  CHECK(total_parameters("gpt3-175b.yaml") == doctest::Approx(174.6e9).epsilon(0.005));
+  CHECK(total_parameters("gpt3-175b.yaml") == doctest::Approx(174.6e9).epsilon(0.005).scale(0));
   CHECK(total_parameters("gpt3-175b.yaml") == 174'604'259'328.0);
   // Llama-2-7B: 32·(4·4096² + 3·4096·11008 + 2·4096) + 2·32000·4096 + 4096 = 6,738,415,616
-  CHECK(total_parameters("llama-2-7b.yaml") == doctest::Approx(6.74e9).epsilon(0.005));
+  CHECK(total_parameters("llama-2-7b.yaml") == doctest::Approx(6.74e9).epsilon(0.005).scale(0));
   CHECK(total_parameters("llama-2-7b.yaml") == 6'738'415'616.0);
   // Llama-2-13B: 40·(4·5120² + 3·5120·13824 + 2·5120) = 40·317,204,480 = 12,688,179,200
   // + 2·32000·5120 = 327,680,000 + 5120 = 13,015,864,320
-  CHECK(total_parameters("llama-2-13b.yaml") == doctest::Approx(13.02e9).epsilon(0.005));
+  CHECK(total_parameters("llama-2-13b.yaml") == doctest::Approx(13.02e9).epsilon(0.005).scale(0));
   // Llama-2-70B (GQA, k=8, d=128): attention 8192·(8192 + 2048) + 8192² = 150,994,944;
   // MLP 3·8192·28672 = 704,643,072; norms 16,384; per layer 855,654,400; × 80 = 68,452,352,000
   // + 2·32000·8192 = 524,288,000 + 8192 = 68,976,648,192
-  CHECK(total_parameters("llama-2-70b.yaml") == doctest::Approx(68.98e9).epsilon(0.005));
+  CHECK(total_parameters("llama-2-70b.yaml") == doctest::Approx(68.98e9).epsilon(0.005).scale(0));
   // Llama-3-8B: 32·218,112,000 = 6,979,584,000 + 2·128256·4096 = 1,050,673,152 + 4096 = 8,030,261,248
-  CHECK(total_parameters("llama-3-8b.yaml") == doctest::Approx(8.03e9).epsilon(0.005));
+  CHECK(total_parameters("llama-3-8b.yaml") == doctest::Approx(8.03e9).epsilon(0.005).scale(0));
   CHECK(total_parameters("llama-3-8b.yaml") == 8'030'261'248.0);
   // Llama-3-70B: Llama-2-70B's layers, 68,452,352,000 + 2·128256·8192 = 2,101,346,304 + 8192 = 70,553,706,496
-  CHECK(total_parameters("llama-3-70b.yaml") == doctest::Approx(70.55e9).epsilon(0.005));
+  CHECK(total_parameters("llama-3-70b.yaml") == doctest::Approx(70.55e9).epsilon(0.005).scale(0));
   // Llama-3-405B: attention 16384·(16384 + 2048) + 16384² = 570,425,344; MLP 3·16384·53248 = 2,617,245,696;
   // norms 32,768; per layer 3,187,703,808; × 126 = 401,650,679,808
   // + 2·128256·16384 = 4,202,692,608 + 16384 = 405,853,388,800
-  CHECK(total_parameters("llama-3-405b.yaml") == doctest::Approx(405.8e9).epsilon(0.005));
+  CHECK(total_parameters("llama-3-405b.yaml") == doctest::Approx(405.8e9).epsilon(0.005).scale(0));
   CHECK(total_parameters("llama-3-405b.yaml") == 405'853'388'800.0);
 }
 
@@ -67,7 +67,7 @@ TEST_CASE("parameter counts of the bundled SC21 GPT models are within 3% of thei
   };
   for (const auto& row : rows) {
     CAPTURE(row.file);
-    CHECK(total_parameters(row.file) == doctest::Approx(row.nominal).epsilon(0.03));
+    CHECK(total_parameters(row.file) == doctest::Approx(row.nominal).epsilon(0.03).scale(0));
   }
   CHECK(total_parameters("gpt-1.7b.yaml") == 1'652'230'656.0);
   // 1T: 128·(12·25600² + 13·25600) = 1,006,675,558,400 + 53248·25600 = 1,363,148,800 + 51,200
@@ -118,8 +118,8 @@ TEST_CASE("Mixtral-8x7B: 46.7B parameters, 12.9B active") {
   CHECK(p.moe_layers == 32);
   CHECK(p.total() == 46'702'792'704.0);
   CHECK(p.active() == 12'879'925'248.0);
-  CHECK(p.total() == doctest::Approx(46.7e9).epsilon(0.005));
-  CHECK(p.active() == doctest::Approx(12.9e9).epsilon(0.005));
+  CHECK(p.total() == doctest::Approx(46.7e9).epsilon(0.005).scale(0));
+  CHECK(p.active() == doctest::Approx(12.9e9).epsilon(0.005).scale(0));
 }
 
 TEST_CASE("bundled MoE models: Mixtral-8x22B 141B / 39B active, Qwen2-57B-A14B 57B / 14B active") {
@@ -143,7 +143,7 @@ TEST_CASE("bundled MoE models: Mixtral-8x22B 141B / 39B active, Qwen2-57B-A14B 5
   CHECK(q.shared == 220'204'544.0);
   CHECK(q.total() == 57'408'658'944.0);
   CHECK(q.active() == 14'249'270'784.0);
-  CHECK(q.active() == doctest::Approx(14.25e9).epsilon(0.005));
+  CHECK(q.active() == doctest::Approx(14.25e9).epsilon(0.005).scale(0));
   // DeepSeekMoE-16B: attention 4·2048² = 16,777,216; norms 4,096; the dense first layer's MLP
   // 3·2048·10944 = 67,239,936; router 2048·64 = 131,072; expert 3·2048·1408 = 8,650,752; 2 shared
   // = 17,301,504. MoE layer 16,781,312 + 131,072 + 64 x expert + 17,301,504 = 587,862,016, x 27

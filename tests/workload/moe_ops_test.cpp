@@ -95,7 +95,7 @@ TEST_CASE("MoE FLOPs per token: 6·N_active + 12·l·s·h within 2%, and the tas
   const double N = count_parameters(m).active_in_matmuls();
   CHECK(N == 12'748'853'248.0);
   const double formula = 6 * N + 12.0 * 32 * 4096 * 4096;
-  CHECK(training_flops_per_token(m, 4096) == doctest::Approx(formula).epsilon(0.02));
+  CHECK(training_flops_per_token(m, 4096) == doctest::Approx(formula).epsilon(0.02).scale(0));
   // A small Mixtral on TP2 EP4 PP2: the tasks add up to the model FLOPs exactly.
   auto small = m;
   small.layers = 4;
