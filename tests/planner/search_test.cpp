@@ -16,11 +16,27 @@
 using namespace parasim;
 using namespace parasim::planner;
 
+namespace {
+/// A scenario with its cluster, cost model and the planner's oracle, and the simulator on a plan.
+struct OracleBench {
+  sim::Scenario s;
+  topology::Cluster cluster;
+  calibrate::CostModel cost;
+  AnalyticCost oracle;
+  explicit OracleBench(const std::string& file, const std::vector<std::string>& overrides = {})
+      : s(sim::load_scenario(file, overrides)), cluster(s.cluster), cost(s.cluster.node.gpu, s.effective_profile()),
+        oracle(cluster, *s.model, *s.training, cost) {}
+  sim::Result simulate(const workload::Plan& plan) {
+    const auto graph = workload::build_tasks(*s.model, *s.training, plan);
+    return sim::simulate({&cluster, &*s.model, &*s.training, &plan, &graph, &cost});
+  }
+};
+}  // namespace
+
 TEST_CASE("the analytical oracle stays near the simulator on plans of every shape") {
-  const auto s = sim::load_scenario("scenarios/jobs/llama2-7b-lab.yaml");
-  const topology::Cluster cluster(s.cluster);
-  const calibrate::CostModel cost(s.cluster.node.gpu, s.effective_profile());
-  AnalyticCost oracle(cluster, *s.model, *s.training, cost);
+  OracleBench bench("scenarios/jobs/llama2-7b-lab.yaml");
+  const auto& s = bench.s;
+  auto& oracle = bench.oracle;
   auto base = *s.plan;
   std::vector<workload::Plan> plans{base};
   auto p = base;
@@ -35,8 +51,7 @@ TEST_CASE("the analytical oracle stays near the simulator on plans of every shap
   for (const auto& plan : plans) {
     CAPTURE(plan_name(plan));
     REQUIRE_FALSE(workload::find_plan_problem(plan, *s.model, 16, s.training->seq_len));
-    const auto graph = workload::build_tasks(*s.model, *s.training, plan);
-    const auto simulated = sim::simulate({&cluster, &*s.model, &*s.training, &plan, &graph, &cost});
+    const auto simulated = bench.simulate(plan);
     const auto estimate = oracle.estimate(plan);
     // The parts add up to the estimate.
     const double parts = (estimate.compute + estimate.tp + estimate.pp + estimate.cp + estimate.ep + estimate.dp + estimate.bubble + estimate.optimizer).value();
@@ -49,17 +64,15 @@ TEST_CASE("the oracle's tensor-parallel time follows the task graph: backward re
   // TP8 on one node with and without SP: in backward a block's input-gradient reduction runs under
   // its weight-gradient GEMMs, and with SP the input's re-gather under the input-gradient GEMMs; only
   // the forward collectives and SP's gather of the arriving gradient stay exposed.
-  const auto s = sim::load_scenario("scenarios/jobs/llama2-7b-lab.yaml");
-  const topology::Cluster cluster(s.cluster);
-  const calibrate::CostModel cost(s.cluster.node.gpu, s.effective_profile());
-  AnalyticCost oracle(cluster, *s.model, *s.training, cost);
+  OracleBench bench("scenarios/jobs/llama2-7b-lab.yaml");
+  const auto& s = bench.s;
+  auto& oracle = bench.oracle;
   auto p = *s.plan;
   p.tp = 8, p.pp = 1, p.dp = 2, p.zero = 0;
   for (bool sp : {true, false}) {
     CAPTURE(sp);
     p.sp = sp;
-    const auto graph = workload::build_tasks(*s.model, *s.training, p);
-    const auto simulated = sim::simulate({&cluster, &*s.model, &*s.training, &p, &graph, &cost});
+    const auto simulated = bench.simulate(p);
     const double exposed = simulated.stages[0].exposed[0].value();
     CHECK(std::fabs(oracle.estimate(p).tp.value() / exposed - 1) < 0.15);
   }
@@ -68,10 +81,9 @@ TEST_CASE("the oracle's tensor-parallel time follows the task graph: backward re
 TEST_CASE("the bubble of 1F1B is (p - 1) stage-times of a micro-batch, divided by v when interleaved") {
   // With free communication (one node, tp 1) and uniform stages: bubble = (p − 1) · T / v, where
   // T = compute per micro-batch of the slowest stage = estimate.compute / m.
-  const auto s = sim::load_scenario("scenarios/jobs/llama2-7b-lab.yaml");
-  const topology::Cluster cluster(s.cluster);
-  const calibrate::CostModel cost(s.cluster.node.gpu, s.effective_profile());
-  AnalyticCost oracle(cluster, *s.model, *s.training, cost);
+  OracleBench bench("scenarios/jobs/llama2-7b-lab.yaml");
+  const auto& s = bench.s;
+  auto& oracle = bench.oracle;
   auto p = *s.plan;
   p.tp = 1, p.sp = false, p.pp = 4, p.dp = 4, p.micro_batch = 1, p.global_batch = 32;
   for (int v : {1, 2, 4}) {
@@ -230,10 +242,9 @@ TEST_CASE("the oracle's exposed data-parallel and pipeline time follow the inter
   // almost all of it shows; with ten, chunk c's gather has c·pp chunk forwards to hide in and the
   // reduces of the chunks that finish first run while the others compute, as in the simulator.
   // Activation transfers between stages hide behind a chunk's forward; only fill and drain show.
-  const auto s = sim::load_scenario("scenarios/default.yaml", {"plan.tp=2", "plan.cp=4", "plan.dp=32", "plan.vpp=10"});
-  const topology::Cluster cluster(s.cluster);
-  const calibrate::CostModel cost(s.cluster.node.gpu, s.effective_profile());
-  AnalyticCost oracle(cluster, *s.model, *s.training, cost);
+  OracleBench bench("scenarios/default.yaml", {"plan.tp=2", "plan.cp=4", "plan.dp=32", "plan.vpp=10"});
+  const auto& s = bench.s;
+  auto& oracle = bench.oracle;
   const auto interleaved = *s.plan;
   auto one_chunk = interleaved;
   one_chunk.vpp = 1;
@@ -241,8 +252,7 @@ TEST_CASE("the oracle's exposed data-parallel and pipeline time follow the inter
   const auto e10 = oracle.estimate(interleaved), e1 = oracle.estimate(one_chunk);
   CHECK(e10.dp.value() < 0.25 * e1.dp.value());
 
-  const auto graph = workload::build_tasks(*s.model, *s.training, interleaved);
-  const auto r = sim::simulate({&cluster, &*s.model, &*s.training, &interleaved, &graph, &cost});
+  const auto r = bench.simulate(interleaved);
   auto worst = [&](workload::CommDim dim) {
     double most = 0;
     for (const auto& st : r.stages) most = std::max(most, st.exposed[static_cast<std::size_t>(dim)].value());
@@ -258,12 +268,11 @@ TEST_CASE("the oracle prices each pipeline hop on its own path: some stay in a n
   // from stage 0 to 1 stays on NVLink while 1 to 2 crosses the network (33.5 MB activations at 12.5
   // GB/s: 2.7 ms against a fraction of that in the node). Priced from stage 0's hop alone, the fill
   // and drain came out 60 ms (12%) short of the simulator.
-  const auto s = sim::load_scenario("scenarios/jobs/llama2-7b-lab.yaml",
+  OracleBench bench("scenarios/jobs/llama2-7b-lab.yaml",
                                     {"cluster.nodes=4", "cluster.node.nics.bandwidth=100Gb/s", "plan.tp=1", "plan.sp=false", "plan.pp=8", "plan.vpp=4",
                                      "plan.dp=4", "plan.micro_batch=1", "plan.schedule=interleaved-1f1b"});
-  const topology::Cluster cluster(s.cluster);
-  const calibrate::CostModel cost(s.cluster.node.gpu, s.effective_profile());
-  AnalyticCost oracle(cluster, *s.model, *s.training, cost);
+  const auto& s = bench.s;
+  auto& oracle = bench.oracle;
   const auto& plan = *s.plan;
   const double bytes = 2.0 * 4096 * 4096;
   CHECK(oracle.hop(plan, 1, 2, bytes) > 3 * oracle.hop(plan, 0, 1, bytes));
@@ -273,7 +282,6 @@ TEST_CASE("the oracle prices each pipeline hop on its own path: some stay in a n
   for (int h = 0; h + 1 < plan.pp; ++h) chain += oracle.hop(plan, h, h + 1, bytes);
   const double fill = 2 * (plan.vpp * chain + (plan.vpp - 1) * oracle.hop(plan, plan.pp - 1, 0, bytes));
   CHECK(oracle.estimate(plan).pp.value() == doctest::Approx(fill).epsilon(1e-9));
-  const auto graph = workload::build_tasks(*s.model, *s.training, plan);
-  const auto r = sim::simulate({&cluster, &*s.model, &*s.training, &plan, &graph, &cost});
+  const auto r = bench.simulate(plan);
   CHECK(oracle.estimate(plan).iteration.value() == doctest::Approx(r.iteration.value()).epsilon(0.08).scale(0));  // +6.9%
 }
