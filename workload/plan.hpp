@@ -89,6 +89,11 @@ struct Plan {
   /// Samples in the last micro-batch of a replica.
   int last_micro_batch() const { return global_batch / dp - (micro_batches() - 1) * micro_batch; }
   int chunks() const { return pp * vpp; }
+  /// Whether each pipeline transfer blocks: under 1F1B and GPipe a send meets its receive and the
+  /// sender's next kernel waits for it (Megatron-LM's p2p outside the interleaved schedule,
+  /// DeepSpeed's pipeline engine). The interleaved schedule overlaps them with the chunks' compute
+  /// (Megatron-LM's default since 2023), and ZB-H1's runtime issues them ahead of their use.
+  bool blocks_on_p2p() const { return schedule == Schedule::one_f_one_b || schedule == Schedule::gpipe; }
   double gradient_bucket_params() const;
 };
 

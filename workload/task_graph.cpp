@@ -98,6 +98,7 @@ class Builder {
     g_.cp = p.cp;
     last_on_stream_.assign(static_cast<std::size_t>(p.pp) * kStreams, kNone);
     tp_unwaited_.resize(static_cast<std::size_t>(p.pp));
+    compute_order_.resize(static_cast<std::size_t>(p.pp));
     const int chunks = p.chunks();
     fwd_in_.assign(static_cast<std::size_t>(chunks * micro_), kNone);
     pending_weights_.resize(static_cast<std::size_t>(chunks * micro_));
@@ -131,8 +132,21 @@ class Builder {
       last = id;
     }
     synchronize_tp(t, id);
+    if (t.kind == TaskKind::compute && t.stream == Stream::compute) compute_order_[static_cast<std::size_t>(t.stage)].push_back(id);
     g_.tasks.push_back(t);
     return id;
+  }
+
+  /// The stage's compute task issued right after task `id` (kNone at its end) and right before it.
+  std::int64_t compute_after(int stage, std::int64_t id) const {
+    const auto& order = compute_order_[static_cast<std::size_t>(stage)];
+    const auto it = std::upper_bound(order.begin(), order.end(), static_cast<std::uint32_t>(id));
+    return it == order.end() ? kNone : static_cast<std::int64_t>(*it);
+  }
+  std::int64_t compute_before(int stage, std::int64_t id) const {
+    const auto& order = compute_order_[static_cast<std::size_t>(stage)];
+    const auto it = std::lower_bound(order.begin(), order.end(), static_cast<std::uint32_t>(id));
+    return it == order.begin() ? kNone : static_cast<std::int64_t>(*std::prev(it));
   }
 
   // Without TP communication overlap, Megatron-LM's tensor-parallel collectives are synchronous for
@@ -649,8 +663,21 @@ class Builder {
         const auto b = add(collective(from, Phase::backward_input, Collective::send_recv, CommDim::pp, Stream::pp_comm, bytes, back, mb, chunk, -1),
                            {bwd_out_[slot(chunk + 1, mb)]}, false);
         edges_.emplace_back(static_cast<std::uint32_t>(bwd_in_[slot(chunk, mb)]), b);
+        if (p_.blocks_on_p2p()) {
+          block_on_transfer(f, from, fwd_out_[slot(chunk, mb)], to, fwd_in_[slot(chunk + 1, mb)]);
+          block_on_transfer(b, to, bwd_out_[slot(chunk + 1, mb)], from, bwd_in_[slot(chunk, mb)]);
+        }
       }
     }
+  }
+
+  // Under 1F1B and GPipe (Plan::blocks_on_p2p) a transfer is a blocking send and receive, as
+  // Megatron-LM's batched p2p and DeepSpeed's pipeline engine issue them: it moves only once the
+  // receiver has posted its receive (after the receiver's compute before the chunk that needs it),
+  // and the sender's next kernel waits until it is done.
+  void block_on_transfer(std::uint32_t transfer, int sender, std::int64_t sent, int receiver, std::int64_t needed_by) {
+    if (const auto posted = compute_before(receiver, needed_by); posted != kNone) edges_.emplace_back(transfer, static_cast<std::uint32_t>(posted));
+    if (const auto next = compute_after(sender, sent); next != kNone) edges_.emplace_back(static_cast<std::uint32_t>(next), transfer);
   }
 
   // --- data-parallel gradient reduction, parameter gathering and the optimizer ------------------
@@ -868,6 +895,7 @@ class Builder {
   /// Per stage: synchronous TP collectives the compute stream has not waited for yet, each with the
   /// number of compute kernels that may still start before it must finish.
   std::vector<std::vector<std::pair<std::uint32_t, int>>> tp_unwaited_;
+  std::vector<std::vector<std::uint32_t>> compute_order_;  ///< per stage: its compute tasks in issue order
   std::vector<double> zero3_shares_;  // of a dense layer's parameters, one per ZeRO-3 gather
   std::vector<std::int64_t> fwd_in_, fwd_out_, bwd_in_, bwd_out_;
   std::vector<std::int64_t> layer_first_forward_;

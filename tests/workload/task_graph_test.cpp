@@ -462,3 +462,46 @@ TEST_CASE("ZeRO-1 engines: Megatron-LM reduce-scatters the gradients, DeepSpeed 
     CHECK(count_by(build_tasks(m, tr, p)) == a);
   }
 }
+
+TEST_CASE("1F1B and GPipe transfers block: each meets its receive, and the sender's next kernel waits for it") {
+  // Megatron-LM outside the interleaved schedule (batched p2p, waited) and DeepSpeed's pipeline
+  // engine: a send completes when the receiver has posted its receive, after the kernel it runs
+  // before the chunk that needs the data; the sender goes on only when the send is done. The graph
+  // stays acyclic for every shape (a cycle would be a deadlock).
+  const auto m = test::small_gpt(8);
+  for (auto schedule : {Schedule::one_f_one_b, Schedule::gpipe, Schedule::interleaved_1f1b}) {
+    for (int pp : {2, 4, 8}) {
+      for (int micro : {1, 3, 8, 16}) {
+        CAPTURE(static_cast<int>(schedule));
+        CAPTURE(pp);
+        CAPTURE(micro);
+        auto p = test::plan(1, pp, 1, 1, micro);
+        p.schedule = schedule;
+        if (schedule == Schedule::interleaved_1f1b) {
+          if (micro % pp != 0 || 8 % (pp * 2) != 0) continue;  // Megatron-LM's interleaving needs both
+          p.vpp = 2;
+        }
+        if (find_plan_problem(p, m, pp, 1024)) continue;
+        const auto g = build_tasks(m, test::training(1024), p);
+        REQUIRE(acyclic(g));
+        int transfers = 0, held = 0;
+        std::vector<int> waiting(g.tasks.size(), 0);  // compute tasks waiting on each transfer
+        for (std::uint32_t u = 0; u < g.tasks.size(); ++u) {
+          if (g.tasks[u].kind != TaskKind::compute) continue;
+          for (auto d : g.dependencies(u)) {
+            if (g.tasks[d].kind == TaskKind::collective && g.tasks[d].collective == Collective::send_recv) ++waiting[d];
+          }
+        }
+        for (std::uint32_t t = 0; t < g.tasks.size(); ++t) {
+          if (g.tasks[t].kind != TaskKind::collective || g.tasks[t].collective != Collective::send_recv) continue;
+          ++transfers;
+          held += waiting[t];
+        }
+        CHECK(transfers == 2 * (p.chunks() - 1) * micro);
+        // Every transfer is needed by the receiver's chunk; a blocking one also holds the sender's next kernel.
+        if (p.blocks_on_p2p()) CHECK(held > transfers);
+        else CHECK(held == transfers);
+      }
+    }
+  }
+}
