@@ -247,8 +247,9 @@ AnalyticCost::Stage AnalyticCost::stage_time(const Plan& p, int stage, const std
   if (p.pp > 1) {
     s.p2p = std::max(stage > 0 ? hops[static_cast<std::size_t>(stage - 1)] : 0.0, stage + 1 < p.pp ? hops[static_cast<std::size_t>(stage)] : 0.0);
     // In the steady state a transfer runs while the stage computes another chunk: only what a
-    // chunk's forward does not cover waits.
-    s.pp = 2 * p.vpp * std::max(0.0, s.p2p - s.forward / p.vpp);
+    // chunk's forward does not cover waits. Under 1F1B and GPipe each send blocks the sender
+    // (Plan::blocks_on_p2p): both of a micro-batch's transfers wait in full.
+    s.pp = p.blocks_on_p2p() ? 2 * s.p2p : 2 * p.vpp * std::max(0.0, s.p2p - s.forward / p.vpp);
   }
   return s;
 }
