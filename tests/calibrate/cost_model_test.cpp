@@ -33,11 +33,11 @@ TEST_CASE("GEMM time by hand: main loop, waves, K fill and the fixed kernel time
   // K fill 13312 / (13312 + 128). Its time is the measured (burst) 80.3% of 989.4 TFLOPS at the
   // sustained clock (0.87 of the burst rate under the power limit), plus 4 us.
   const auto ref = gemm(1, 2048, 2048, 13312);
-  CHECK(cost.op_time(ref).value() == doctest::Approx(ref.flops / (989.4e12 * 0.803 * 0.87) + 4e-6));
+  CHECK(cost.op_time(ref).value() == doctest::Approx(ref.flops / (989.4e12 * 0.803 * 0.87) + 4e-6).scale(0));
   // 1024 x 1024 x 1024: 64 tiles in one wave of 132 (64/132), K fill 1024/1152.
   const auto small = gemm(1, 1024, 1024, 1024);
   const double eff = cost.main_loop_efficiency(Precision::bf16) * 64.0 / 132 * 1024.0 / 1152 * 0.87;
-  CHECK(cost.op_time(small).value() == doctest::Approx(small.flops / (989.4e12 * eff) + 4e-6));
+  CHECK(cost.op_time(small).value() == doctest::Approx(small.flops / (989.4e12 * eff) + 4e-6).scale(0));
 }
 
 TEST_CASE("the bundled H100 profile predicts the held-out 30% of XLA's sm_90 matmul table within 10% (median)") {
@@ -97,7 +97,7 @@ TEST_CASE("flash attention by hand: sustained clock, sequence fill, head-dim exp
   // At the reference shape (head dim 128, 16K keys) the profile's figure holds: forward 0.55 of the peak
   // at the sustained clock; causal does half the work (its diagonal blocks are the reference's own).
   const auto ref = flash(false, 16384, 128, true);
-  CHECK(cost.op_time(ref).value() == doctest::Approx(ref.flops * 0.5 / (peak * 0.55 * sustained) + 4e-6));
+  CHECK(cost.op_time(ref).value() == doctest::Approx(ref.flops * 0.5 / (peak * 0.55 * sustained) + 4e-6).scale(0));
   // 2K keys, head dim 64, backward (0.45). The exponentials (exp_head_dim 63) cost 63/d in units of
   // a score's 4·d FLOPs at the peak: at the reference 1/0.45 = 1/rest + 63/128, so the rest of the
   // kernel runs at 1/(1/0.45 - 63/128); it fills 2048/(2048+240) against 16384/(16384+240); at head
@@ -108,20 +108,20 @@ TEST_CASE("flash attention by hand: sustained clock, sequence fill, head-dim exp
   const double rest = fill / (1 / 0.45 - 63.0 / 128);
   const double eff = 1 / (1 / rest + 63.0 / 64);
   const double work = 0.5 * (1 + 128.0 / 2048) / (1 + 128.0 / 16384) * 1.25;
-  CHECK(cost.attention_efficiency(small) == doctest::Approx(eff));
-  CHECK(cost.op_time(small).value() == doctest::Approx(small.flops * work / (peak * eff * sustained) + 4e-6));
+  CHECK(cost.attention_efficiency(small) == doctest::Approx(eff).scale(0));
+  CHECK(cost.op_time(small).value() == doctest::Approx(small.flops * work / (peak * eff * sustained) + 4e-6).scale(0));
   // Bidirectional (encoder) attention does all of the s² work.
   const auto full = flash(false, 16384, 128, false);
-  CHECK(cost.op_time(full).value() == doctest::Approx(full.flops / (peak * 0.55 * sustained) + 4e-6));
+  CHECK(cost.op_time(full).value() == doctest::Approx(full.flops / (peak * 0.55 * sustained) + 4e-6).scale(0));
 }
 
 TEST_CASE("A100 flash attention is FlashAttention-1 (FA2 paper: 30-50% forward, 25-35% backward), exponentials at head dim 32") {
   // The efficiency is the profile's alone; the GPU only sets the peak it multiplies.
   const CostModel cost(test::h100(), default_profile("A100-SXM4-80GB"));
-  CHECK(cost.attention_efficiency(flash(false, 16384, 128, true)) == doctest::Approx(0.40));
+  CHECK(cost.attention_efficiency(flash(false, 16384, 128, true)) == doctest::Approx(0.40).scale(0));
   // Head dim 64 at 16K keys, backward: the rest of the kernel at 1/(1/0.30 - 32/128), the kernel at
   // 1/(1/rest + 32/64) = 0.279, 7% below the head-dim-128 figure: at 30% of the tensor-core peak the
   // exponentials are a small part of FlashAttention-1's time (H100's FA3-class kernel loses 21%).
-  CHECK(cost.attention_efficiency(flash(true, 16384, 64, true)) == doctest::Approx(1 / (1 / 0.30 - 32.0 / 128 + 32.0 / 64)));
+  CHECK(cost.attention_efficiency(flash(true, 16384, 64, true)) == doctest::Approx(1 / (1 / 0.30 - 32.0 / 128 + 32.0 / 64)).scale(0));
   CHECK(cost.attention_efficiency(flash(true, 16384, 64, true)) == doctest::Approx(0.279).epsilon(0.002).scale(0));
 }

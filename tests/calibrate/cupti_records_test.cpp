@@ -59,11 +59,11 @@ TEST_CASE("a GEMM probe: the sum of each iteration's kernels, warm-up dropped, m
   }
   const auto times = log.iterations(p);
   REQUIRE(times.size() == 3);
-  CHECK(times[0] == doctest::Approx(11e-6));
+  CHECK(times[0] == doctest::Approx(11e-6).scale(0));
   const auto m = log.reduce();
   REQUIRE(m.gemms.size() == 1);
   CHECK(m.gemms[0].m == 4096);
-  CHECK(m.gemms[0].seconds == doctest::Approx(11.5e-6));
+  CHECK(m.gemms[0].seconds == doctest::Approx(11.5e-6).scale(0));
   CHECK(log.unclaimed() == 0);
 }
 
@@ -86,7 +86,7 @@ TEST_CASE("a collective probe: the slowest GPU of each iteration; protocol from 
   }
   const auto m = log.reduce();
   REQUIRE(m.collectives.size() == 1);
-  CHECK(m.collectives[0].seconds == doctest::Approx(22e-6));
+  CHECK(m.collectives[0].seconds == doctest::Approx(22e-6).scale(0));
   CHECK(m.collectives[0].protocol == "LL");     // from the kernel name
   CHECK(m.collectives[0].algorithm == "ring");
   CHECK(m.collectives[0].fabric == Fabric::nvlink);
@@ -106,7 +106,7 @@ TEST_CASE("copies and elementwise kernels become memory samples with the bytes t
   REQUIRE(m.memory.size() == 1);
   CHECK(m.memory[0].kind == "copy");
   CHECK(m.memory[0].bytes == 2.0 * 1073741824);
-  CHECK(m.memory[0].seconds == doctest::Approx(700e-6));
+  CHECK(m.memory[0].seconds == doctest::Approx(700e-6).scale(0));
 }
 
 TEST_CASE("overlap probes count only iterations that ran at least half beside the other kind, against their probe alone") {
@@ -136,13 +136,13 @@ TEST_CASE("overlap probes count only iterations that ran at least half beside th
   const auto m = log.reduce();
   REQUIRE(m.compute_overlap.size() == 1);
   // 120 us beside against 100 us alone: 20% slower.
-  CHECK(m.compute_overlap[0].alone_s == doctest::Approx(100e-6));
-  CHECK(m.compute_overlap[0].overlapped_s == doctest::Approx(120e-6));
+  CHECK(m.compute_overlap[0].alone_s == doctest::Approx(100e-6).scale(0));
+  CHECK(m.compute_overlap[0].overlapped_s == doctest::Approx(120e-6).scale(0));
   CHECK(m.compute_overlap[0].overlapped == 2);
   FitOptions o;
   o.source = "cupti: test";
   const auto fit = fit_profile(default_profile("H100"), m, o);
-  CHECK(fit.profile.compute_slowdown_for(ComputeKind::gemm, Fabric::nvlink) == doctest::Approx(0.2));
+  CHECK(fit.profile.compute_slowdown_for(ComputeKind::gemm, Fabric::nvlink) == doctest::Approx(0.2).scale(0));
 }
 
 TEST_CASE("records outside any probe are counted, probes without records are reported missing") {

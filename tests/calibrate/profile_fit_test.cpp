@@ -78,7 +78,7 @@ TEST_CASE("collective latency and bandwidth: least squares recovers the fabric's
   // 1 GiB in 10 + 42 us + 1.75 GiB / 360 GB/s: busbw 2·7/8 · S / t.
   const auto& big = r.profile.collective_points.back();
   CHECK(big.bytes == 1073741824.0);
-  CHECK(bus_bandwidth(big.collective, big.ranks, big.bytes, big.time) == doctest::Approx(1.75 * 1073741824.0 / big.time.value()));
+  CHECK(bus_bandwidth(big.collective, big.ranks, big.bytes, big.time) == doctest::Approx(1.75 * 1073741824.0 / big.time.value()).scale(0));
 }
 
 TEST_CASE("a fit that explains too little keeps the base figure; the points stay") {
@@ -93,7 +93,7 @@ TEST_CASE("a fit that explains too little keeps the base figure; the points stay
   CHECK(q.note.find("base figure kept") != std::string::npos);
   // One shape, one point: the median of 10, 10, 30, 30, 90, 90 us is 30 us.
   REQUIRE(r.profile.gemm_points.size() == 1);
-  CHECK(r.profile.gemm_points[0].time.value() == doctest::Approx(30e-6));
+  CHECK(r.profile.gemm_points[0].time.value() == doctest::Approx(30e-6).scale(0));
 }
 
 TEST_CASE("overlap slowdown: overlapped / alone − 1, weighted by the overlapped launches") {
@@ -108,8 +108,8 @@ TEST_CASE("overlap slowdown: overlapped / alone − 1, weighted by the overlappe
   FitOptions o;
   o.source = "trace: x";
   const auto r = fit_profile(default_profile("H100-SXM5-80GB"), m, o);
-  CHECK(r.profile.compute_slowdown_for(ComputeKind::gemm, Fabric::nvlink) == doctest::Approx(0.125));
-  CHECK(r.profile.comm_slowdown[static_cast<std::size_t>(Fabric::nvlink)] == doctest::Approx(0.1));
+  CHECK(r.profile.compute_slowdown_for(ComputeKind::gemm, Fabric::nvlink) == doctest::Approx(0.125).scale(0));
+  CHECK(r.profile.comm_slowdown[static_cast<std::size_t>(Fabric::nvlink)] == doctest::Approx(0.1).scale(0));
   CHECK(source_of(r.profile, "overlap.compute_slowdown.gemm.nvlink").rfind("trace: x; 2 kernels", 0) == 0);
 }
 
@@ -131,11 +131,11 @@ TEST_CASE("without a datasheet only points and overlap are fitted, and the repor
 TEST_CASE("error statistics: R² of log time, median and worst relative error") {
   // Predictions 10% high on 1 and 4, exact on 2: errors 0.1, 0, 0.1; median 0.1, worst 0.1.
   const auto s = error_stats({1.1, 2.0, 4.4}, {1.0, 2.0, 4.0});
-  CHECK(s.median == doctest::Approx(0.1));
-  CHECK(s.worst == doctest::Approx(0.1));
+  CHECK(s.median == doctest::Approx(0.1).scale(0));
+  CHECK(s.worst == doctest::Approx(0.1).scale(0));
   // Residuals ln 1.1 on two of three points against a spread of ln 1, ln 2, ln 4 about their mean ln 2:
   // 1 − 2·ln²1.1 / (2·ln²2).
-  CHECK(s.r2 == doctest::Approx(1 - 2 * std::pow(std::log(1.1), 2) / (2 * std::pow(std::log(2.0), 2))));
+  CHECK(s.r2 == doctest::Approx(1 - 2 * std::pow(std::log(1.1), 2) / (2 * std::pow(std::log(2.0), 2))).scale(0));
   // Ring steps: all-reduce 2(n−1), all-gather n−1, send/recv 1, tree all-reduce 2⌈log2 n⌉.
   CHECK(collective_steps(CollectiveKind::all_reduce, "ring", 8) == 14);
   CHECK(collective_steps(CollectiveKind::all_gather, "ring", 8) == 7);

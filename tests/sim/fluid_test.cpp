@@ -10,9 +10,9 @@ TEST_CASE("two flows sharing one link each get half and finish at 2·S/B") {
   const auto link = f.add_resource(100);
   const auto a = f.start(50, {{link, 1}});
   const auto b = f.start(50, {{link, 1}});
-  CHECK(f.rate(a) == doctest::Approx(50));
-  CHECK(f.rate(b) == doctest::Approx(50));
-  CHECK(f.next_completion() == doctest::Approx(1.0));
+  CHECK(f.rate(a) == doctest::Approx(50).scale(0));
+  CHECK(f.rate(b) == doctest::Approx(50).scale(0));
+  CHECK(f.next_completion() == doctest::Approx(1.0).scale(0));
   std::vector<FluidModel::ActivityId> done;
   f.advance(1.0, done);
   CHECK(done == std::vector<FluidModel::ActivityId>{a, b});
@@ -26,8 +26,8 @@ TEST_CASE("max-min fairness: a flow limited elsewhere leaves its share to the ot
   const auto l1 = f.add_resource(100), l2 = f.add_resource(30);
   const auto a = f.start(10, {{l1, 1}, {l2, 1}});
   const auto b = f.start(10, {{l1, 1}});
-  CHECK(f.rate(a) == doctest::Approx(30));
-  CHECK(f.rate(b) == doctest::Approx(70));
+  CHECK(f.rate(a) == doctest::Approx(30).scale(0));
+  CHECK(f.rate(b) == doctest::Approx(70).scale(0));
 }
 
 TEST_CASE("weights count symmetric copies: one flow standing for 8 through one link") {
@@ -35,7 +35,7 @@ TEST_CASE("weights count symmetric copies: one flow standing for 8 through one l
   FluidModel f;
   const auto nic = f.add_resource(50);
   const auto a = f.start(1, {{nic, 8}});
-  CHECK(f.rate(a) == doctest::Approx(50.0 / 8));
+  CHECK(f.rate(a) == doctest::Approx(50.0 / 8).scale(0));
 }
 
 TEST_CASE("caps and efficiency; rates recover when a sharer finishes") {
@@ -43,21 +43,21 @@ TEST_CASE("caps and efficiency; rates recover when a sharer finishes") {
   const auto link = f.add_resource(100);
   const auto a = f.start(100, {{link, 1}}, 20);  // capped at 20
   const auto b = f.start(40, {{link, 1}});
-  CHECK(f.rate(a) == doctest::Approx(20));
-  CHECK(f.rate(b) == doctest::Approx(80));
+  CHECK(f.rate(a) == doctest::Approx(20).scale(0));
+  CHECK(f.rate(b) == doctest::Approx(80).scale(0));
   // b finishes after 40/80 = 0.5 s; then a is still capped at 20.
   std::vector<FluidModel::ActivityId> done;
-  CHECK(f.next_completion() == doctest::Approx(0.5));
+  CHECK(f.next_completion() == doctest::Approx(0.5).scale(0));
   f.advance(0.5, done);
   CHECK(done == std::vector<FluidModel::ActivityId>{b});
-  CHECK(f.remaining(a) == doctest::Approx(90));
+  CHECK(f.remaining(a) == doctest::Approx(90).scale(0));
   f.set_cap(a, FluidModel::kUnlimited);
-  CHECK(f.rate(a) == doctest::Approx(100));
+  CHECK(f.rate(a) == doctest::Approx(100).scale(0));
   f.set_efficiency(a, 0.5);
-  CHECK(f.rate(a) == doctest::Approx(50));
+  CHECK(f.rate(a) == doctest::Approx(50).scale(0));
   // A compute activity: no resources, rate = cap.
   const auto c = f.start(2.0, {}, 1.0 / 1.25);
-  CHECK(f.rate(c) == doctest::Approx(0.8));
+  CHECK(f.rate(c) == doctest::Approx(0.8).scale(0));
 }
 
 TEST_CASE("independent components keep their rates") {
@@ -65,12 +65,12 @@ TEST_CASE("independent components keep their rates") {
   const auto l1 = f.add_resource(10), l2 = f.add_resource(20);
   const auto a = f.start(1, {{l1, 1}});
   const auto b = f.start(1, {{l2, 1}});
-  CHECK(f.rate(a) == doctest::Approx(10));
-  CHECK(f.rate(b) == doctest::Approx(20));
+  CHECK(f.rate(a) == doctest::Approx(10).scale(0));
+  CHECK(f.rate(b) == doctest::Approx(20).scale(0));
   const auto c = f.start(1, {{l2, 1}});
-  CHECK(f.rate(a) == doctest::Approx(10));
-  CHECK(f.rate(b) == doctest::Approx(10));
-  CHECK(f.rate(c) == doctest::Approx(10));
+  CHECK(f.rate(a) == doctest::Approx(10).scale(0));
+  CHECK(f.rate(b) == doctest::Approx(10).scale(0));
+  CHECK(f.rate(c) == doctest::Approx(10).scale(0));
 }
 
 TEST_CASE("a finished activity's id is not reused before the next advance") {
@@ -99,7 +99,7 @@ TEST_CASE("a resource whose users are all fixed limits no one, whatever rounding
   const auto a = f.start(1.0, {{r, 0.1}, {s, 0.001}});
   const auto b = f.start(1.0, {{r, 0.2}});
   const auto c = f.start(1.0, {{s, 1.0}});
-  CHECK(f.rate(a) == doctest::Approx(10.0));
-  CHECK(f.rate(b) == doctest::Approx(10.0));
-  CHECK(f.rate(c) == doctest::Approx(99.99));
+  CHECK(f.rate(a) == doctest::Approx(10.0).scale(0));
+  CHECK(f.rate(b) == doctest::Approx(10.0).scale(0));
+  CHECK(f.rate(c) == doctest::Approx(99.99).scale(0));
 }

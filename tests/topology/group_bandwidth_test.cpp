@@ -20,13 +20,13 @@ TEST_CASE("ring bus bandwidth: one island vs one GPU per node vs two full nodes"
   {
     const Cluster c(test::dgx_cluster(1));
     const Router r(c);
-    CHECK(ring_bus_bandwidth(r, range(0, 8))->value() == doctest::Approx(450e9));
+    CHECK(ring_bus_bandwidth(r, range(0, 8))->value() == doctest::Approx(450e9).scale(0));
   }
   // (b) GPU 0 of 8 nodes: one ring, every hop leaves through a 400 Gb/s NIC -> 50 GB/s.
   {
     const Cluster c(test::dgx_cluster(8));
     const Router r(c);
-    CHECK(ring_bus_bandwidth(r, range(0, 8, 8))->value() == doctest::Approx(50e9));
+    CHECK(ring_bus_bandwidth(r, range(0, 8, 8))->value() == doctest::Approx(50e9).scale(0));
   }
   // (c) 16 GPUs on 2 nodes: 8 rings (one per NIC) each carry 1/8 of the data. Each NIC carries one
   //     ring's crossing (load 1/8 -> 8 x 50 = 400 GB/s); each NVLink direction carries one hop of
@@ -35,7 +35,7 @@ TEST_CASE("ring bus bandwidth: one island vs one GPU per node vs two full nodes"
     const Cluster c(test::dgx_cluster(2));
     const Router r(c);
     CHECK(ring_orders(c, range(0, 16)).size() == 8);
-    CHECK(ring_bus_bandwidth(r, range(0, 16))->value() == doctest::Approx(400e9));
+    CHECK(ring_bus_bandwidth(r, range(0, 16))->value() == doctest::Approx(400e9).scale(0));
   }
 }
 
@@ -47,13 +47,13 @@ TEST_CASE("concurrent groups share links: eight DP groups through eight NICs or 
   {
     const Cluster c(test::dgx_cluster(2));
     const Router r(c);
-    CHECK(ring_bus_bandwidth(r, dp)->value() == doctest::Approx(50e9));
+    CHECK(ring_bus_bandwidth(r, dp)->value() == doctest::Approx(50e9).scale(0));
   }
   // One NIC per node (all GPUs' affinity 0): eight rings share one 50 GB/s NIC -> 50 / 8.
   {
     const Cluster c(test::dgx_cluster(2, 1.0, 1));
     const Router r(c);
-    CHECK(ring_bus_bandwidth(r, dp)->value() == doctest::Approx(50e9 / 8));
+    CHECK(ring_bus_bandwidth(r, dp)->value() == doctest::Approx(50e9 / 8).scale(0));
   }
   // A group of one moves nothing.
   {
@@ -69,7 +69,7 @@ TEST_CASE("strided groups inside a node and rings over an oversubscribed spine")
     const Cluster c(test::dgx_cluster(1));
     const Router r(c);
     std::vector<RankGroup> pairs{{0, 1}, {2, 3}, {4, 5}, {6, 7}};
-    CHECK(ring_bus_bandwidth(r, pairs)->value() == doctest::Approx(450e9));
+    CHECK(ring_bus_bandwidth(r, pairs)->value() == doctest::Approx(450e9).scale(0));
   }
   // GPU 0 of 64 nodes (2 leaves per rail) on 4:1 oversubscribed leaves: floor(64*4/5) = 51 downlinks,
   // so one leaf holds nodes 0..50 and the other 51..63. The ring crosses between leaves twice; a
@@ -78,7 +78,7 @@ TEST_CASE("strided groups inside a node and rings over an oversubscribed spine")
   {
     const Cluster c(test::dgx_cluster(64, 4.0));
     const Router r(c);
-    CHECK(ring_bus_bandwidth(r, range(0, 64, 8))->value() == doctest::Approx(50e9));
+    CHECK(ring_bus_bandwidth(r, range(0, 64, 8))->value() == doctest::Approx(50e9).scale(0));
   }
 }
 
@@ -88,10 +88,10 @@ TEST_CASE("hierarchical all-reduce over two full nodes") {
   const auto h = hierarchical_bandwidth(r, range(0, 16));
   CHECK(h.ranks_per_island == 8);
   CHECK(h.islands == 2);
-  CHECK(h.intra->value() == doctest::Approx(450e9));  // both islands' rings at once, separate NVSwitches
-  CHECK(h.inter->value() == doctest::Approx(50e9));   // 8 two-rank rings, one NIC each
+  CHECK(h.intra->value() == doctest::Approx(450e9).scale(0));  // both islands' rings at once, separate NVSwitches
+  CHECK(h.inter->value() == doctest::Approx(50e9).scale(0));   // 8 two-rank rings, one NIC each
   // Per byte of the buffer: RS + AG inside (2 x 7/8 / 450 GB/s) + AR of S/8 across (2 x 1/2 / 8 / 50 GB/s)
   // = 3.8889e-12 + 2.5e-12 s; bus = 2 x 15/16 / 6.3889e-12 = 293.5 GB/s.
-  CHECK(h.bus->value() == doctest::Approx(2.0 * 15 / 16 / (2.0 * 7 / 8 / 450e9 + 2.0 * 1 / 2 / 8 / 50e9)));
+  CHECK(h.bus->value() == doctest::Approx(2.0 * 15 / 16 / (2.0 * 7 / 8 / 450e9 + 2.0 * 1 / 2 / 8 / 50e9)).scale(0));
   CHECK(h.bus->value() == doctest::Approx(293.478e9).epsilon(1e-4));
 }

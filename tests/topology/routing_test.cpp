@@ -20,9 +20,9 @@ TEST_CASE("GPUs of one NVSwitch node talk over NVLink, not their shared PCIe swi
   const Router router(c);
   const Route r = router.route(0, 1);  // GPUs 0 and 1 also share PCIe switch 0
   CHECK(kinds(c, r) == std::vector{LinkKind::nvlink, LinkKind::nvlink});
-  CHECK(router.bottleneck(0, 1).value() == doctest::Approx(450e9));
+  CHECK(router.bottleneck(0, 1).value() == doctest::Approx(450e9).scale(0));
   // Two NVLink hops of 0.35 us each.
-  CHECK(r.latency.value() == doctest::Approx(0.7e-6));
+  CHECK(r.latency.value() == doctest::Approx(0.7e-6).scale(0));
 }
 
 TEST_CASE("GPUs on two nodes: out through the NIC on the destination's rail") {
@@ -31,7 +31,7 @@ TEST_CASE("GPUs on two nodes: out through the NIC on the destination's rail") {
   // GPU 0 -> GPU 8 (node 1, position 0): PCIe to NIC 0, rail-0 leaf, NIC 0, PCIe: 6 links.
   const Route same_rail = router.route(0, 8);
   CHECK(kinds(c, same_rail) == std::vector{LinkKind::pcie, LinkKind::pcie, LinkKind::pcie, LinkKind::pcie, LinkKind::nic, LinkKind::nic});
-  CHECK(router.bottleneck(0, 8).value() == doctest::Approx(50e9));  // the 400 Gb/s NIC
+  CHECK(router.bottleneck(0, 8).value() == doctest::Approx(50e9).scale(0));  // the 400 Gb/s NIC
   // GPU 0 -> GPU 9 (position 1): PXN hands over on NVLink to local GPU 1, whose NIC 1 is on rail 1,
   // like GPU 9's; the traffic never crosses a spine.
   const Route pxn = router.route(0, 9);
@@ -40,7 +40,7 @@ TEST_CASE("GPUs on two nodes: out through the NIC on the destination's rail") {
   CHECK(std::count(k.begin(), k.end(), LinkKind::leaf_spine) == 0);
   for (const auto& h : pxn.hops) CHECK(h.share == 1.0);
   // Latency: PCIe 0.5 us x 4, NIC 1 us + switch 0.3 us on the uplink, NIC 1 us on the downlink.
-  CHECK(same_rail.latency.value() == doctest::Approx(4 * 0.5e-6 + (1e-6 + 0.3e-6) + (1e-6 + 0.3e-6)));
+  CHECK(same_rail.latency.value() == doctest::Approx(4 * 0.5e-6 + (1e-6 + 0.3e-6) + (1e-6 + 0.3e-6)).scale(0));
 }
 
 TEST_CASE("across leaves the flow is split evenly over all spines (ECMP)") {
@@ -52,12 +52,12 @@ TEST_CASE("across leaves the flow is split evenly over all spines (ECMP)") {
   for (const auto& h : r.hops) {
     if (c.link(h.link).kind == LinkKind::leaf_spine) {
       ++up;
-      CHECK(h.share == doctest::Approx(1.0 / 8));
+      CHECK(h.share == doctest::Approx(1.0 / 8).scale(0));
     }
   }
   CHECK(up == 16);  // 8 spines up, 8 spines down
   // Each leaf-spine link: 32 x 50 GB/s / 8 = 200 GB/s, carrying 1/8 of the flow; the NIC limits.
-  CHECK(router.bottleneck(0, 32 * 8).value() == doctest::Approx(50e9));
+  CHECK(router.bottleneck(0, 32 * 8).value() == doctest::Approx(50e9).scale(0));
 }
 
 TEST_CASE("a PCIe box: GPUs meet at their switch or the CPUs, and share one NIC") {

@@ -192,16 +192,16 @@ TEST_CASE("a dense layer's modules add up to its parameters, in forward order") 
   const auto gpt = test::gpt175b();
   const double h = 12288;
   const auto m = dense_layer_modules(gpt);
-  CHECK(m[0] == doctest::Approx(2 * h));
-  CHECK(m[1] == doctest::Approx(3 * h * h + 3 * h));
-  CHECK(m[2] == doctest::Approx(h * h + h));
-  CHECK(m[4] == doctest::Approx(4 * h * h + 4 * h));
-  CHECK(m[5] == doctest::Approx(4 * h * h + h));
-  CHECK(m[0] + m[1] + m[2] + m[3] + m[4] + m[5] == doctest::Approx(count_parameters(gpt).per_layer()));
+  CHECK(m[0] == doctest::Approx(2 * h).scale(0));
+  CHECK(m[1] == doctest::Approx(3 * h * h + 3 * h).scale(0));
+  CHECK(m[2] == doctest::Approx(h * h + h).scale(0));
+  CHECK(m[4] == doctest::Approx(4 * h * h + 4 * h).scale(0));
+  CHECK(m[5] == doctest::Approx(4 * h * h + h).scale(0));
+  CHECK(m[0] + m[1] + m[2] + m[3] + m[4] + m[5] == doctest::Approx(count_parameters(gpt).per_layer()).scale(0));
   // Llama-3-8B (RMSNorm, GQA, SwiGLU, no biases): the same sum.
   const auto llama = test::llama3_8b();
   const auto l = dense_layer_modules(llama);
-  CHECK(l[0] == doctest::Approx(4096.0));
-  CHECK(l[4] == doctest::Approx(2.0 * 4096 * 14336));
-  CHECK(l[0] + l[1] + l[2] + l[3] + l[4] + l[5] == doctest::Approx(count_parameters(llama).per_layer()));
+  CHECK(l[0] == doctest::Approx(4096.0).scale(0));
+  CHECK(l[4] == doctest::Approx(2.0 * 4096 * 14336).scale(0));
+  CHECK(l[0] + l[1] + l[2] + l[3] + l[4] + l[5] == doctest::Approx(count_parameters(llama).per_layer()).scale(0));
 }

@@ -24,17 +24,17 @@ TEST_CASE("GEMM shapes of a GPT layer under tensor parallelism") {
   CHECK(qkv.m == 2048);
   CHECK(qkv.k == 12288);
   CHECK(qkv.n == 3 * 12288 / 8);
-  CHECK(qkv.flops == doctest::Approx(2.0 * 2048 * 12288 * 3 * 12288 / 8));
+  CHECK(qkv.flops == doctest::Approx(2.0 * 2048 * 12288 * 3 * 12288 / 8).scale(0));
   const Op& proj = find(a.forward, "proj");
   CHECK(proj.k == 12288 / 8);
   CHECK(proj.n == 12288);
   // Backward: dgrad and wgrad each cost what the forward GEMM costs.
-  CHECK(find(a.backward_input, "qkv_dgrad").flops == doctest::Approx(qkv.flops));
-  CHECK(find(a.backward_weight, "qkv_wgrad").flops == doctest::Approx(qkv.flops));
+  CHECK(find(a.backward_input, "qkv_dgrad").flops == doctest::Approx(qkv.flops).scale(0));
+  CHECK(find(a.backward_weight, "qkv_wgrad").flops == doctest::Approx(qkv.flops).scale(0));
   CHECK(find(a.backward_weight, "qkv_wgrad").k == 2048);
   // Attention core: QK^T and AV, 4·b·s²·h/t forward, twice that backward.
-  CHECK(find(a.forward, "attention").flops == doctest::Approx(4.0 * 2048 * 2048 * 12288 / 8));
-  CHECK(find(a.backward_input, "attention_grad").flops == doctest::Approx(8.0 * 2048 * 2048 * 12288 / 8));
+  CHECK(find(a.forward, "attention").flops == doctest::Approx(4.0 * 2048 * 2048 * 12288 / 8).scale(0));
+  CHECK(find(a.backward_input, "attention_grad").flops == doctest::Approx(8.0 * 2048 * 2048 * 12288 / 8).scale(0));
   CHECK(find(a.forward, "attention").heads == 12);
   const auto mlp = mlp_block(m, test::training(2048), {1, 2048, 8, false, Recompute::none});
   CHECK(find(mlp.forward, "fc1").n == 4 * 12288 / 8);
@@ -47,11 +47,11 @@ TEST_CASE("a layer's forward FLOPs are 24·b·s·h² + 4·b·s²·h, split over 
   const BlockShape shape{2, 2048, 4, false, Recompute::none};
   const auto tr = test::training(2048);
   const double fwd = total_flops(attention_block(m, tr, shape).forward) + total_flops(mlp_block(m, tr, shape).forward);
-  CHECK(fwd == doctest::Approx((24 * b * s * h * h + 4 * b * s * s * h) / t));
+  CHECK(fwd == doctest::Approx((24 * b * s * h * h + 4 * b * s * s * h) / t).scale(0));
   // Eager attention does the same products as batched GEMMs.
   const double eager = total_flops(attention_block(m, test::training(2048, AttentionKernel::eager), shape).forward) +
                        total_flops(mlp_block(m, tr, shape).forward);
-  CHECK(eager == doctest::Approx(fwd));
+  CHECK(eager == doctest::Approx(fwd).scale(0));
 }
 
 TEST_CASE("SwiGLU and GQA shapes (Llama-3-8B)") {
@@ -83,14 +83,14 @@ TEST_CASE("FLOPs per token: Megatron's GPT formula and 6N + 12·l·s·h") {
 TEST_CASE("memory-bound ops move the bytes they touch") {
   // GELU on b·s·f/t elements: read and write, 2 bytes each: 2 x 2 x 1 x 2048 x 49152 / 8.
   const auto mlp = mlp_block(test::gpt175b(), test::training(2048), {1, 2048, 8, false, Recompute::none});
-  CHECK(find(mlp.forward, "gelu").bytes == doctest::Approx(2.0 * 2 * 2048 * 49152 / 8));
+  CHECK(find(mlp.forward, "gelu").bytes == doctest::Approx(2.0 * 2 * 2048 * 49152 / 8).scale(0));
   // Norm without SP works on the full s·b·h on every TP rank; with SP on 1/t of it.
   const auto a = attention_block(test::gpt175b(), test::training(2048), {1, 2048, 8, false, Recompute::none});
   const auto a_sp = attention_block(test::gpt175b(), test::training(2048), {1, 2048, 8, true, Recompute::none});
-  CHECK(find(a.forward, "norm1").bytes == doctest::Approx(2.0 * 2 * 2048 * 12288));
-  CHECK(find(a_sp.forward, "norm1").bytes == doctest::Approx(2.0 * 2 * 2048 * 12288 / 8));
+  CHECK(find(a.forward, "norm1").bytes == doctest::Approx(2.0 * 2 * 2048 * 12288).scale(0));
+  CHECK(find(a_sp.forward, "norm1").bytes == doctest::Approx(2.0 * 2 * 2048 * 12288 / 8).scale(0));
   // Adam: 2 x 12 (state read and written) + 4 (fp32 gradient) + 2 (bf16 weight) = 30 bytes/param.
-  CHECK(total_bytes(optimizer_block(1e9, test::training(2048)).forward) == doctest::Approx(30e9));
+  CHECK(total_bytes(optimizer_block(1e9, test::training(2048)).forward) == doctest::Approx(30e9).scale(0));
 }
 
 TEST_CASE("context parallelism: each rank does 1/cp of the attention and its tokens' GEMMs") {
@@ -107,9 +107,9 @@ TEST_CASE("context parallelism: each rank does 1/cp of the attention and its tok
   CHECK(core.seq_kv == 8192);
   CHECK(core.heads == 16);
   CHECK(core.causal);
-  CHECK(core.flops == doctest::Approx(4.0 * 2048 * 8192 * 16 * 128));
+  CHECK(core.flops == doctest::Approx(4.0 * 2048 * 8192 * 16 * 128).scale(0));
   const auto plain = attention_block(m, tr, {1, 8192, 2, false, Recompute::none});
-  CHECK(core.flops * 4 == doctest::Approx(find(plain.forward, "attention").flops));
+  CHECK(core.flops * 4 == doctest::Approx(find(plain.forward, "attention").flops).scale(0));
   // Ulysses: the whole sequence for 16 / 4 = 4 heads (and 4 / 4 = 1 key/value head).
   BlockShape ulysses = ring;
   ulysses.cp_kind = CpKind::ulysses;
@@ -119,9 +119,9 @@ TEST_CASE("context parallelism: each rank does 1/cp of the attention and its tok
   CHECK(u.seq_kv == 8192);
   CHECK(u.heads == 4);
   CHECK(u.kv_heads == 1);
-  CHECK(u.flops == doctest::Approx(core.flops));
+  CHECK(u.flops == doctest::Approx(core.flops).scale(0));
   // The MLP's GEMMs see the rank's 2048 tokens: fc1 2 x 2048 x 4096 x 14336 / 2 x 2.
-  CHECK(find(mlp_block(m, tr, ring).forward, "fc1").flops == doctest::Approx(2.0 * 2048 * 4096 * 14336));
+  CHECK(find(mlp_block(m, tr, ring).forward, "fc1").flops == doctest::Approx(2.0 * 2048 * 4096 * 14336).scale(0));
 }
 
 TEST_CASE("encoders: bidirectional attention and BERT's masked-LM head") {
@@ -138,16 +138,16 @@ TEST_CASE("encoders: bidirectional attention and BERT's masked-LM head") {
   CHECK_FALSE(find(attention_block(m, tr, shape).forward, "attention").causal);
   // Head: the 512 x 1024 x 1024 transform, forward, input and weight gradients; no final norm.
   const auto head = head_block(m, tr, shape);
-  CHECK(find(head.forward, "mlm_transform").flops == doctest::Approx(2.0 * 512 * 1024 * 1024));
-  CHECK(find(head.backward_weight, "mlm_transform_wgrad").flops == doctest::Approx(2.0 * 512 * 1024 * 1024));
+  CHECK(find(head.forward, "mlm_transform").flops == doctest::Approx(2.0 * 512 * 1024 * 1024).scale(0));
+  CHECK(find(head.backward_weight, "mlm_transform_wgrad").flops == doctest::Approx(2.0 * 512 * 1024 * 1024).scale(0));
   for (const auto& op : head.forward) CHECK(op.name != "final_norm");
   // Embedding: segment embeddings added and post-LN's norm, whose input (2 bytes x 512 x 1024) is kept
   // with the dropout mask (1 byte each).
   const auto emb = embedding_block(m, tr, shape);
-  CHECK(find(emb.forward, "embedding_norm").bytes == doctest::Approx(2.0 * 2 * 512 * 1024));
-  CHECK(emb.stored_activation_bytes == doctest::Approx(512.0 * 1024 * (1 + 2)));
+  CHECK(find(emb.forward, "embedding_norm").bytes == doctest::Approx(2.0 * 2 * 512 * 1024).scale(0));
+  CHECK(emb.stored_activation_bytes == doctest::Approx(512.0 * 1024 * (1 + 2)).scale(0));
   // Per token: 6 x the transform's h² on top of the decoder's.
-  CHECK(training_flops_per_token(m, 512) - training_flops_per_token(test::small_gpt(24), 512) == doctest::Approx(6.0 * 1024 * 1024));
+  CHECK(training_flops_per_token(m, 512) - training_flops_per_token(test::small_gpt(24), 512) == doctest::Approx(6.0 * 1024 * 1024).scale(0));
 }
 
 TEST_CASE("eager attention: each pass over the s² scores moves its own bytes") {
@@ -159,12 +159,12 @@ TEST_CASE("eager attention: each pass over the s² scores moves its own bytes") 
   // 96 heads / 8 TP ranks x 2048² scores of 2 bytes. Softmax reads the scores, writes the
   // probabilities: 2 x 2; dropout reads them, writes its output and a byte mask: 2 x 2 + 1.
   const double scores = 12.0 * 2048 * 2048;
-  CHECK(find(a.forward, "softmax").bytes == doctest::Approx(scores * 4));
-  CHECK(find(a.forward, "attention_dropout").bytes == doctest::Approx(scores * 5));
+  CHECK(find(a.forward, "softmax").bytes == doctest::Approx(scores * 4).scale(0));
+  CHECK(find(a.forward, "attention_dropout").bytes == doctest::Approx(scores * 5).scale(0));
   // Backward: dropout's gradient reads dP and the mask, writes 2 + 1 + 2; the softmax gradient reads
   // that and the probabilities and writes dS: 3 x 2.
-  CHECK(find(a.backward_input, "attention_dropout_grad").bytes == doctest::Approx(scores * 5));
-  CHECK(find(a.backward_input, "softmax_grad").bytes == doctest::Approx(scores * 6));
+  CHECK(find(a.backward_input, "attention_dropout_grad").bytes == doctest::Approx(scores * 5).scale(0));
+  CHECK(find(a.backward_input, "softmax_grad").bytes == doctest::Approx(scores * 6).scale(0));
   // Without dropout there is no dropout kernel.
   model.dropout = 0;
   const auto plain = attention_block(model, tr, {1, 2048, 8, false, Recompute::none});
@@ -199,15 +199,15 @@ TEST_CASE("cross-entropy: Megatron-LM's unfused passes over fp32 logits against 
   const auto unfused = head_block(m, tr, shape);
   // Forward: cast to fp32 (2 read, 4 written), max (4), subtract in place (8), exp in place (8),
   // sum (4), divide in place (8). Backward: scale the kept softmax in place (8), cast back (4 + 2).
-  CHECK(find(unfused.forward, "cross_entropy").bytes == doctest::Approx(logits * (2 + 4 + 4 + 8 + 8 + 4 + 8)));
-  CHECK(find(unfused.backward_input, "cross_entropy_grad").bytes == doctest::Approx(logits * (8 + 4 + 2)));
+  CHECK(find(unfused.forward, "cross_entropy").bytes == doctest::Approx(logits * (2 + 4 + 4 + 8 + 8 + 4 + 8)).scale(0));
+  CHECK(find(unfused.backward_input, "cross_entropy_grad").bytes == doctest::Approx(logits * (8 + 4 + 2)).scale(0));
   tr.cross_entropy = CrossEntropy::fused;
   const auto fused = head_block(m, tr, shape);
   // One read of the bf16 logits forward; backward reads them again and writes their gradient.
-  CHECK(find(fused.forward, "cross_entropy").bytes == doctest::Approx(logits * 2));
-  CHECK(find(fused.backward_input, "cross_entropy_grad").bytes == doctest::Approx(logits * 4));
+  CHECK(find(fused.forward, "cross_entropy").bytes == doctest::Approx(logits * 2).scale(0));
+  CHECK(find(fused.backward_input, "cross_entropy_grad").bytes == doctest::Approx(logits * 4).scale(0));
   // What backward keeps: the fp32 softmax (4 bytes a logit) or the bf16 logits (2).
-  CHECK(unfused.stored_activation_bytes - fused.stored_activation_bytes == doctest::Approx(logits * 2));
+  CHECK(unfused.stored_activation_bytes - fused.stored_activation_bytes == doctest::Approx(logits * 2).scale(0));
 }
 
 TEST_CASE("without gradient-accumulation fusion a pass per micro-batch adds each weight gradient to its fp32 buffer") {
@@ -220,15 +220,15 @@ TEST_CASE("without gradient-accumulation fusion a pass per micro-batch adds each
   for (const auto& op : attention_block(m, tr, shape).backward_weight) CHECK(op.name != "grad_accumulation");
   tr.gradient_accumulation_fusion = false;
   // Attention: QKV (h x 3h/8) and the projection (h/8 x h); MLP: h x 4h/8 twice.
-  CHECK(find(attention_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(4 * h * h / 8 * 10));
-  CHECK(find(mlp_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(8 * h * h / 8 * 10));
+  CHECK(find(attention_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(4 * h * h / 8 * 10).scale(0));
+  CHECK(find(mlp_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(8 * h * h / 8 * 10).scale(0));
   // The embedding's rows of the padded vocabulary (51,200 over 8 ranks) and the LM head's weight.
   const double rows = padded_vocab(m, 8) / 8.0;
-  CHECK(find(embedding_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(rows * h * 10));
-  CHECK(find(head_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(rows * h * 10));
+  CHECK(find(embedding_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(rows * h * 10).scale(0));
+  CHECK(find(head_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(rows * h * 10).scale(0));
   // Accumulating in the gradients' own format: 2 + 2 + 2 bytes.
   tr.fp32_grad_accumulation = false;
-  CHECK(find(attention_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(4 * h * h / 8 * 6));
+  CHECK(find(attention_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(4 * h * h / 8 * 6).scale(0));
 }
 
 TEST_CASE("a checkpoint that stops early does not rerun the MLP's down projection") {
@@ -243,7 +243,7 @@ TEST_CASE("a checkpoint that stops early does not rerun the MLP's down projectio
   const auto early = mlp_block(m, tr, shape);
   REQUIRE(early.recompute.size() == 3);
   CHECK(early.recompute.back().name == "swiglu");
-  CHECK(total_flops(whole.recompute) - total_flops(early.recompute) == doctest::Approx(2.0 * 4096 * 4096 * 14336));
+  CHECK(total_flops(whole.recompute) - total_flops(early.recompute) == doctest::Approx(2.0 * 4096 * 4096 * 14336).scale(0));
   // With dropout after fc2, rerunning the dropout (for its mask) needs fc2: the whole MLP reruns.
   auto dropped = m;
   dropped.dropout = 0.1;
