@@ -171,8 +171,10 @@ const LayerCost& AnalyticCost::layer(const Plan& p, int layer, Recompute r) {
     const double reduce = p.sp ? collective(p, Collective::reduce_scatter, Group::tp, activation) : collective(p, Collective::all_reduce, Group::tp, activation);
     const double per_direction = p.overlap.tp_comm ? 0.0 : 2 * (gather + reduce);
     double backward = 0.0;
+    // Without the asynchronous all-reduce (2021 stacks) the reduction follows the weight gradients.
+    const bool hidden = p.sp || tr.async_tp_allreduce;
     if (!p.overlap.tp_comm) {
-      for (double weight : block_weight) backward += gather + std::max(0.0, reduce - weight);
+      for (double weight : block_weight) backward += gather + (hidden ? std::max(0.0, reduce - weight) : reduce);
     }
     c.comm_forward += per_direction;
     c.comm_backward += backward + (recomputes_forward ? per_direction : 0.0);

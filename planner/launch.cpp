@@ -106,6 +106,7 @@ std::vector<std::string> megatron_arguments(const Plan& p, const workload::Model
   if (tr.attention == workload::AttentionKernel::flash) out.push_back("--use-flash-attn");
   if (tr.cross_entropy == workload::CrossEntropy::fused) out.push_back("--cross-entropy-loss-fusion");
   if (!tr.gradient_accumulation_fusion) out.push_back("--no-gradient-accumulation-fusion");
+  if (!tr.async_tp_allreduce && p.tp > 1 && !p.sp) out.push_back("--no-async-tensor-model-parallel-allreduce");
   // Megatron-LM reduces bf16 gradients in fp32 by itself; fp16 needs the flag to match the plan.
   if (tr.precision == Precision::fp16 && tr.fp32_grad_accumulation) out.push_back("--accumulate-allreduce-grads-in-fp32");
 

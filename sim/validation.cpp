@@ -39,7 +39,8 @@ const char* const kFillPolicy =
     "           moe: the llama block with every MLP a mixture of `experts` (top_k, shared_experts from the row)\n"
     "           of expert_ffn_hidden (absent: ffn_hidden), dropless, balanced (NVIDIA's MoE benchmarks force it).\n"
     "  plan     overlap flags absent: off (Megatron-LM's defaults); sp absent with eager attention: off (it\n"
-    "           came with Megatron-LM's 2022 release). Absent micro_batch {1,2,4,8}, sp {on,off} (tp > 1,\n"
+    "           came with Megatron-LM's 2022 release), and eager attention without sp is the 2021 stacks'\n"
+    "           synchronous TP all-reduce of the input gradients (after the weight gradients). Absent micro_batch {1,2,4,8}, sp {on,off} (tp > 1,\n"
     "           flash), recompute {none,selective,full}, vpp {1,2,4} (pp > 1, interleaved), zero {0,1} are\n"
     "           searched with the simulator, one field at a time from micro_batch 1, sp on, no recompute,\n"
     "           vpp 1, zero 0: published runs were tuned and fit in memory, so the fastest plan that fits\n"
@@ -185,6 +186,8 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   const bool eager = s.training.attention == workload::AttentionKernel::eager;
   s.training.zero3_engine = eager ? workload::Zero3Engine::deepspeed : workload::Zero3Engine::fsdp;
   s.training.zero1_engine = eager ? workload::Zero1Engine::deepspeed : workload::Zero1Engine::megatron;
+  // Without SP the eager-era stacks (2021) reduce a block's input gradient after its whole backward.
+  s.training.async_tp_allreduce = !(eager && !r.sp.value_or(false));
   if (!gpu.peak_for(s.training.precision)) return fmt::format("{} has no {} peak", gpu.name, r.precision);
 
   Plan p;

@@ -366,6 +366,18 @@ class Builder {
     // The QKV weight gradient needs dQ, dK and dV back in the rank's sequence layout: after the
     // context-parallel exchange of the attention backward.
     std::int64_t cp_grads = kNone;
+    // Without the asynchronous all-reduce (2021 stacks) autograd reaches the reduction after the
+    // block's whole backward: it waits for the weight gradients, and the next kernel for it.
+    if (p_.tp > 1 && !p_.sp && !tr_.async_tp_allreduce && kind != BlockKind::head && kind != BlockKind::embedding &&
+        !g_.blocks[blk].backward_input.empty() && !defers_weights(p_.schedule)) {
+      const Task t = compute(stage, Phase::backward_input, blk, mb, chunk, layer);
+      out = kind == BlockKind::attention ? attention_compute(t, prev) : add(t, {prev});
+      const auto w = weight_or_defer({compute(stage, Phase::backward_weight, blk, mb, chunk, layer), prev, kind == BlockKind::attention && p_.cp > 1 ? out : kNone});
+      if (weight_task) *weight_task = w;
+      return add(collective(stage, Phase::backward_input, Collective::all_reduce, CommDim::tp, Stream::tp_comm, activation_tensor(mb),
+                            tp_group_[stage], mb, chunk, layer),
+                 {out, w});
+    }
     if (!g_.blocks[blk].backward_input.empty()) {
       const Task t = compute(stage, Phase::backward_input, blk, mb, chunk, layer);
       out = kind == BlockKind::attention ? attention_compute(t, prev) : add(t, {prev});

@@ -19,6 +19,7 @@ constexpr Field kTrainingFields[] = {
     {.name = "seq_len", .type = FieldType::integer, .description = "tokens per sample", .required = true, .min = 1},
     {.name = "attention", .type = FieldType::choice, .description = "attention kernel: flash (scores never stored) or eager (scores stored)", .default_text = "flash", .choices = kKernels},
     {.name = "cross_entropy", .type = FieldType::choice, .description = "loss kernel: unfused (Megatron-LM's passes over fp32 logits) or fused (one kernel each way, flash-attn's or XLA's)", .default_text = "unfused", .choices = kCrossEntropy},
+    {.name = "async_tp_allreduce", .type = FieldType::boolean, .description = "without SP, the input-gradient all-reduce of a tensor-parallel block runs under its weight-gradient GEMMs (Megatron-LM since late 2021); false: after both, synchronously (2021 stacks)", .default_text = "true"},
     {.name = "zero1_engine", .type = FieldType::choice, .description = "ZeRO-1 engine: megatron (the distributed optimizer: gradients reduce-scattered) or deepspeed (stage 1, its bf16 optimizer: gradients all-reduced in full); both all-gather the updated parameters", .default_text = "megatron", .choices = kZero1Engines},
     {.name = "zero3_engine", .type = FieldType::choice, .description = "ZeRO-3 engine: fsdp (a layer gathered and reduced whole, kept through its recompute) or deepspeed (a module at a time, again after the recompute, gradients in buckets of 5e8)", .default_text = "fsdp", .choices = kZero3Engines},
     {.name = "recompute_early_stop", .type = FieldType::boolean, .description = "full recompute stops once backward has what it saves (PyTorch's non-reentrant checkpoint): the MLP's down projection is not rerun without dropout", .default_text = "false"},
@@ -45,6 +46,7 @@ TrainingSpec parse_training(const yaml::Record& r) {
   t.seq_len = static_cast<int>(r.integer("seq_len"));
   t.attention = r.string("attention") == "eager" ? AttentionKernel::eager : AttentionKernel::flash;
   t.cross_entropy = r.string("cross_entropy") == "fused" ? CrossEntropy::fused : CrossEntropy::unfused;
+  t.async_tp_allreduce = r.boolean("async_tp_allreduce");
   t.zero1_engine = r.string("zero1_engine") == "deepspeed" ? Zero1Engine::deepspeed : Zero1Engine::megatron;
   t.zero3_engine = r.string("zero3_engine") == "deepspeed" ? Zero3Engine::deepspeed : Zero3Engine::fsdp;
   t.recompute_early_stop = r.boolean("recompute_early_stop");

@@ -55,6 +55,11 @@ struct TrainingSpec {
   /// Without it each micro-batch's gradient is written and a separate pass adds it to the
   /// accumulator (Megatron-LM's 2021 gradient hooks, DeepSpeed's optimizers).
   bool gradient_accumulation_fusion = true;
+  /// Without SP, a tensor-parallel block's input-gradient all-reduce runs under its weight-gradient
+  /// GEMMs (Megatron-LM's --async-tensor-model-parallel-allreduce, on since late 2021). Off: it runs
+  /// after both GEMMs and the next kernel waits for it (Megatron-LM and Megatron-DeepSpeed of 2021,
+  /// where autograd reached the all-reduce after the layer's whole backward).
+  bool async_tp_allreduce = true;
   Zero1Engine zero1_engine = Zero1Engine::megatron;
   Zero3Engine zero3_engine = Zero3Engine::fsdp;
   /// Full recompute stops once backward has every tensor it saves (PyTorch's non-reentrant

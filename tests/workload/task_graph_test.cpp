@@ -505,3 +505,37 @@ TEST_CASE("1F1B and GPipe transfers block: each meets its receive, and the sende
     }
   }
 }
+
+TEST_CASE("without the asynchronous TP all-reduce the input-gradient reduction follows the weight gradients and holds the next kernel") {
+  // Megatron-LM's 2021 linear layers: autograd computes the input and weight gradients, then reaches
+  // the all-reduce (the backward of the region's copy): nothing runs under it. Since late 2021 it
+  // runs under the weight-gradient GEMMs. With SP the reduce-scatter is always issued that way.
+  const auto m = test::small_gpt(4);
+  auto p = test::plan(2, 2, 2, 1, 8);
+  auto tr = test::training(1024);
+  auto reductions_after_weights = [&](const TaskGraph& g) {
+    int after = 0, total = 0;
+    for (std::uint32_t t = 0; t < g.tasks.size(); ++t) {
+      const auto& c = g.tasks[t];
+      if (c.kind != TaskKind::collective || c.dim != CommDim::tp || c.phase != Phase::backward_input || c.collective == Collective::all_gather) continue;
+      if (c.layer < 0) continue;
+      ++total;
+      for (auto d : g.dependencies(t)) after += g.tasks[d].kind == TaskKind::compute && g.tasks[d].phase == Phase::backward_weight;
+    }
+    return std::pair{after, total};
+  };
+  for (bool sp : {false, true}) {
+    CAPTURE(sp);
+    p.sp = sp;
+    tr.async_tp_allreduce = true;
+    const auto async = build_tasks(m, tr, p);
+    tr.async_tp_allreduce = false;
+    const auto sync = build_tasks(m, tr, p);
+    CHECK(acyclic(sync));
+    CHECK(count_by(sync) == count_by(async));
+    CHECK(reductions_after_weights(async).first == 0);
+    const auto [after, total] = reductions_after_weights(sync);
+    CHECK(total > 0);
+    CHECK(after == (sp ? 0 : total));
+  }
+}
