@@ -38,17 +38,17 @@ const char* const kFillPolicy =
     "           optimizer (gradients reduce-scattered) and FSDP's ZeRO-3 (a layer gathered and reduced whole).\n"
     "           moe: the llama block with every MLP a mixture of `experts` (top_k, shared_experts from the row)\n"
     "           of expert_ffn_hidden (absent: ffn_hidden), dropless, balanced (NVIDIA's MoE benchmarks force it).\n"
-    "  plan     overlap flags absent: off (Megatron-LM's defaults); sp absent with eager attention: off (it\n"
-    "           came with Megatron-LM's 2022 release), and eager attention without sp is the 2021 stacks'\n"
-    "           synchronous TP all-reduce of the input gradients (after the weight gradients). Absent micro_batch {1,2,4,8}, sp {on,off} (tp > 1,\n"
-    "           flash), recompute {none,selective,full}, vpp {1,2,4} (pp > 1, interleaved), zero {0,1} are\n"
-    "           searched with the simulator, one field at a time from micro_batch 1, sp on, no recompute,\n"
-    "           vpp 1, zero 0: published runs were tuned and fit in memory, so the fastest plan that fits\n"
-    "           wins (the fastest at all if none fits); a plan fits when its tensors and the fixed allowance\n"
-    "           do (the allocator's fragmentation estimate left out: tuned runs keep it small). Layers that\n"
-    "           do not divide into pp x vpp chunks are split as evenly as possible, the first and last chunks\n"
-    "           (which also hold the embedding and the head) taking the smaller share, as Megatron-DeepSpeed's\n"
-    "           parameter-balanced partition does.\n";
+    "  plan     overlap flags absent: off (Megatron-LM's defaults); sp absent with eager attention: off (it came\n"
+    "           with Megatron-LM's 2022 release), and eager attention without sp is the 2021 stacks' synchronous TP\n"
+    "           all-reduce of the input gradients (after the weight gradients). Absent micro_batch {1,2,4,8}, sp\n"
+    "           {on,off} (tp > 1, flash), recompute {none,selective,full}, vpp {1,2,4} (pp > 1, interleaved), zero\n"
+    "           {0,1} are searched with the simulator, one field at a time from micro_batch 1, sp on, no recompute,\n"
+    "           vpp 1, zero 0: published runs were tuned and fit in memory, so the fastest plan that fits wins (the\n"
+    "           fastest at all if none fits); a plan fits when its tensors and the fixed allowance do (the\n"
+    "           allocator's fragmentation estimate left out: tuned runs keep it small). Layers that do not divide\n"
+    "           into pp x vpp chunks are split as evenly as possible, the first and last chunks (which also hold the\n"
+    "           embedding and the head) taking the smaller share, as Megatron-DeepSpeed's parameter-balanced\n"
+    "           partition does.\n";
 
 namespace {
 
@@ -319,6 +319,13 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   return out;
 }
 
+/// The median of a non-empty list (the mean of the middle two when its length is even).
+double median(std::vector<double> v) {
+  std::sort(v.begin(), v.end());
+  const std::size_t n = v.size();
+  return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
 std::vector<int> ordinal_ranks(const std::vector<double>& v) {
   std::vector<int> order(v.size());
   std::iota(order.begin(), order.end(), 0);
@@ -385,10 +392,7 @@ Summary summarize(const std::vector<const RowResult*>& rows) {
   if (!errors.empty()) {
     s.mape = std::accumulate(errors.begin(), errors.end(), 0.0) / static_cast<double>(errors.size());
     s.worst = *std::max_element(errors.begin(), errors.end());
-    std::vector<double> sorted = errors;
-    std::sort(sorted.begin(), sorted.end());
-    const std::size_t n = sorted.size();
-    s.median = n % 2 ? sorted[n / 2] : (sorted[n / 2 - 1] + sorted[n / 2]) / 2;
+    s.median = median(errors);
   }
   if (errors.size() > 2) {
     const auto rm = ordinal_ranks(measured_tp), rp = ordinal_ranks(predicted_tp);
@@ -456,9 +460,7 @@ ValidationReport validate(const std::vector<MeasuredRun>& runs, const std::vecto
     }
   }
   if (!memory_errors.empty()) {
-    std::sort(memory_errors.begin(), memory_errors.end());
-    const std::size_t n = memory_errors.size();
-    report.memory = {static_cast<int>(n), n % 2 ? memory_errors[n / 2] : (memory_errors[n / 2 - 1] + memory_errors[n / 2]) / 2, memory_errors.back()};
+    report.memory = {static_cast<int>(memory_errors.size()), median(memory_errors), *std::max_element(memory_errors.begin(), memory_errors.end())};
   }
   for (const auto& [k, v] : by_family) report.families[k] = summarize(v);
   for (const auto& [k, v] : by_file) report.files[k] = summarize(v);

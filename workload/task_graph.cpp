@@ -368,21 +368,13 @@ class Builder {
     std::int64_t cp_grads = kNone;
     // Without the asynchronous all-reduce (2021 stacks) autograd reaches the reduction after the
     // block's whole backward: it waits for the weight gradients, and the next kernel for it.
-    if (p_.tp > 1 && !p_.sp && !tr_.async_tp_allreduce && kind != BlockKind::head && kind != BlockKind::embedding &&
-        !g_.blocks[blk].backward_input.empty() && !defers_weights(p_.schedule)) {
-      const Task t = compute(stage, Phase::backward_input, blk, mb, chunk, layer);
-      out = kind == BlockKind::attention ? attention_compute(t, prev) : add(t, {prev});
-      const auto w = weight_or_defer({compute(stage, Phase::backward_weight, blk, mb, chunk, layer), prev, kind == BlockKind::attention && p_.cp > 1 ? out : kNone});
-      if (weight_task) *weight_task = w;
-      return add(collective(stage, Phase::backward_input, Collective::all_reduce, CommDim::tp, Stream::tp_comm, activation_tensor(mb),
-                            tp_group_[stage], mb, chunk, layer),
-                 {out, w});
-    }
+    const bool reduce_after_weights = p_.tp > 1 && !p_.sp && !tr_.async_tp_allreduce && kind != BlockKind::head && !defers_weights(p_.schedule);
+    std::int64_t input_grads = kNone;
     if (!g_.blocks[blk].backward_input.empty()) {
       const Task t = compute(stage, Phase::backward_input, blk, mb, chunk, layer);
-      out = kind == BlockKind::attention ? attention_compute(t, prev) : add(t, {prev});
+      out = input_grads = kind == BlockKind::attention ? attention_compute(t, prev) : add(t, {prev});
       if (kind == BlockKind::attention && p_.cp > 1) cp_grads = out;
-      if (p_.tp > 1 && kind != BlockKind::head) {
+      if (p_.tp > 1 && kind != BlockKind::head && !reduce_after_weights) {
         out = add(collective(stage, Phase::backward_input, p_.sp ? Collective::reduce_scatter : Collective::all_reduce, CommDim::tp,
                              Stream::tp_comm, activation_tensor(mb), tp_group_[stage], mb, chunk, layer),
                   {out});
@@ -391,6 +383,11 @@ class Builder {
     }
     const auto w = weight_or_defer({compute(stage, Phase::backward_weight, blk, mb, chunk, layer), prev, cp_grads, gather_input, regathered});
     if (weight_task) *weight_task = w;
+    if (reduce_after_weights && input_grads != kNone) {
+      out = add(collective(stage, Phase::backward_input, Collective::all_reduce, CommDim::tp, Stream::tp_comm, activation_tensor(mb),
+                           tp_group_[stage], mb, chunk, layer),
+                {input_grads, w});
+    }
     return kind == BlockKind::embedding && w != kNone ? w : out;
   }
 

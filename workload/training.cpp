@@ -34,12 +34,6 @@ const yaml::Schema kTrainingSchema{"training", "Formats, sequence length, attent
 
 std::string_view attention_kernel_name(AttentionKernel k) { return k == AttentionKernel::flash ? "flash" : "eager"; }
 
-std::string_view cross_entropy_name(CrossEntropy k) { return k == CrossEntropy::unfused ? "unfused" : "fused"; }
-
-std::string_view zero3_engine_name(Zero3Engine e) { return e == Zero3Engine::fsdp ? "fsdp" : "deepspeed"; }
-
-std::string_view zero1_engine_name(Zero1Engine e) { return e == Zero1Engine::megatron ? "megatron" : "deepspeed"; }
-
 TrainingSpec parse_training(const yaml::Record& r) {
   TrainingSpec t;
   t.precision = *precision_from_name(r.string("precision"));

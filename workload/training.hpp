@@ -1,7 +1,7 @@
 #pragma once
 // How a model is trained, apart from the parallel plan: numeric formats, sequence length, the
-// attention and loss kernels, how gradients accumulate, which engine runs ZeRO-3 and what the
-// optimizer keeps per parameter.
+// attention and loss kernels, how gradients accumulate and tensor-parallel gradients reduce, which
+// engines run ZeRO and what the optimizer keeps per parameter.
 #include "core/precision.hpp"
 #include "core/schema.hpp"
 
@@ -82,8 +82,5 @@ extern const yaml::Schema kTrainingSchema;
 TrainingSpec parse_training(const yaml::Record& record);
 
 std::string_view attention_kernel_name(AttentionKernel kernel);
-std::string_view cross_entropy_name(CrossEntropy kind);
-std::string_view zero3_engine_name(Zero3Engine engine);
-std::string_view zero1_engine_name(Zero1Engine engine);
 
 }  // namespace parasim::workload
