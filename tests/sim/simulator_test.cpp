@@ -431,3 +431,59 @@ TEST_CASE("ZB-H1 with free communication: bubble (p-1)(T_F + T_B - T_W), 2(p-1)�
   CHECK(in_flight[1] == p);
   CHECK(stage0[1] == doctest::Approx(stage0[0]).scale(0));
 }
+
+TEST_CASE("the 2021 stacks' synchronous TP all-reduce: each input-gradient all-reduce adds its whole time, by hand") {
+  // TP2 x DP4 on one NVSwitch node, one micro-batch of 4096 tokens at hidden 4096: each block's
+  // input-gradient all-reduce (S = 2 B x 4096 x 4096) takes, alone with its twins, 10 us of launch,
+  // two ring steps of 0.7 + 1 us and 2(n-1)/n·S = S at 450 GB/s x 0.8. Asynchronous (the default)
+  // it runs under the block's weight-gradient GEMMs (hundreds of us here) and costs nothing; after
+  // them (training.async_tp_allreduce false) all of it shows: 4 layers x 2 blocks of it.
+  const topology::Cluster cluster(test::dgx_cluster(1));
+  Fixture f;
+  f.model = test::small_gpt(4);
+  f.model.hidden = 4096;
+  f.model.heads = 32;
+  f.model.kv_heads = 32;
+  f.model.head_dim = 128;
+  f.model.ffn_hidden = 16384;
+  f.training = test::training(4096);
+  f.plan = test::plan(2, 1, 4, 1, 4);
+  auto profile = plain_profile();
+  profile.compute_slowdown = {};
+  profile.comm_slowdown = {};
+  auto iteration = [&](bool async) {
+    f.training.async_tp_allreduce = async;
+    return run(cluster, f, workload::build_tasks(f.model, f.training, f.plan), profile).iteration.value();
+  };
+  const double S = 2.0 * 4096 * 4096;
+  const double all_reduce = 10e-6 + 2 * (0.7e-6 + 1e-6) + S / (450e9 * 0.8);
+  CHECK(iteration(false) - iteration(true) == doctest::Approx(8 * all_reduce).epsilon(1e-6).scale(0));
+}
+
+TEST_CASE("DeepSpeed's ZeRO-1 all-reduces what Megatron-LM's distributed optimizer reduce-scatters: one all-gather more per bucket, by hand") {
+  // DP8 on one NVSwitch node, ZeRO-1, no overlap: after the backward each gradient bucket of B bytes
+  // is reduce-scattered (7 ring steps, 7/8·B at 450 GB/s x 0.8) or all-reduced (14 steps, twice the
+  // bytes); the optimizer waits for it, the parameter gather after it is the same in both.
+  const topology::Cluster cluster(test::dgx_cluster(1));
+  Fixture f;
+  f.plan = test::plan(1, 1, 8, 1, 8);
+  f.plan.zero = 1;
+  auto profile = plain_profile();
+  profile.compute_slowdown = {};
+  profile.comm_slowdown = {};
+  auto graph = [&](workload::Zero1Engine engine) {
+    f.training.zero1_engine = engine;
+    return workload::build_tasks(f.model, f.training, f.plan);
+  };
+  const auto megatron = graph(workload::Zero1Engine::megatron), deepspeed = graph(workload::Zero1Engine::deepspeed);
+  double extra = 0;
+  for (const auto& t : megatron.tasks) {
+    if (t.kind == TaskKind::collective && t.dim == CommDim::dp && t.collective == Collective::reduce_scatter) extra += 7 * (0.7e-6 + 1e-6) + 7.0 / 8 * t.bytes / (450e9 * 0.8);
+  }
+  REQUIRE(extra > 0);
+  f.training.zero1_engine = workload::Zero1Engine::megatron;
+  const double a = run(cluster, f, megatron, profile).iteration.value();
+  f.training.zero1_engine = workload::Zero1Engine::deepspeed;
+  const double b = run(cluster, f, deepspeed, profile).iteration.value();
+  CHECK(b - a == doctest::Approx(extra).epsilon(1e-6).scale(0));
+}
