@@ -48,7 +48,10 @@ double CostModel::wave_efficiency(std::int64_t m, std::int64_t n, int batch) con
 }
 
 double CostModel::attention_efficiency(const workload::Op& op) const {
-  const double quoted = op.kind == OpKind::attention_grad ? profile_.attention_backward_efficiency : profile_.attention_forward_efficiency;
+  const bool flash1 = op.flash_kernel == workload::FlashKernel::flash1;
+  const double quoted = op.kind == OpKind::attention_grad
+                            ? (flash1 ? profile_.attention_flash1_backward_efficiency : profile_.attention_backward_efficiency)
+                            : (flash1 ? profile_.attention_flash1_forward_efficiency : profile_.attention_forward_efficiency);
   // Head dim: one exponential per score on the special-function units, whose time adds to the rest
   // of the kernel's (4·d tensor-core FLOPs a score at the kernel's own efficiency). Per score, in units
   // of 4·d / peak: 1/quoted = 1/rest + E/d_ref at the reference head dim, so the rest runs at

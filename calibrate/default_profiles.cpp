@@ -21,6 +21,11 @@
 //          614, 621 TFLOP/s at 512 ... 16K keys; s / (s + 240) fits every point within 1.5%.
 //  [A100]  NVIDIA A100 whitepaper: 16 special-function (exp) ops per clock per SM, x 108 SMs x 1.41 GHz
 //          = 2.44 T/s; one exponential per score against 4·d tensor-core FLOPs.
+//  [MMA]   NVIDIA H100 whitepaper: an H100 SM's tensor cores deliver twice the A100 SM's dense rate per
+//          clock, through Hopper's asynchronous warpgroup MMA (wgmma); code built for Ampere issues
+//          mma.sync at the A100 rate per SM and clock, half of Hopper's. The FA3 paper's FlashAttention-2
+//          on H100 (an sm80 kernel: 309-370 TFLOP/s forward, 0.31-0.37 of 989, head dim 128) is FA2's
+//          ~0.6-0.7 of the A100 peak [FA2] halved.
 //  [assumed] a stated default the calibration issue will replace with fitted values.
 #include <algorithm>
 
@@ -44,6 +49,9 @@ Profile generic() {
   p.sustained_clock = 0.87;                  // [POWER] 257 / 295 TFLOP/s, A100 cuBLAS 8192^3 power-limited / not
   p.attention_seq_half = 240;                // [FA3S] fitted on the FA3 forward sweep, 512-16K keys
   p.attention_exp_head_dim = 32;             // [A100] 312 TFLOP/s / (4 x 2.44 T exp/s)
+  // FlashAttention-1 where the GPU issues Ampere's mma.sync at full rate (Ampere, Ada): its A100 figures.
+  p.attention_flash1_forward_efficiency = 0.40;   // [FA2] FA1 forward, the middle of 30-50%
+  p.attention_flash1_backward_efficiency = 0.30;  // [FA2] FA1 backward, the middle of 25-35%
   p.memory_efficiency = 0.85;                // [assumed] STREAM-like copy kernels reach 80-90% of HBM
   p.kernel_launch = Seconds(4e-6);           // [XLA] fixed time per kernel
   // Collectives [NCCL8 A100 8-GPU all-reduce, fitted: with 0.7 us of NVLink wires per step, LL
@@ -115,6 +123,8 @@ Profile default_profile(const std::string& gpu_name) {
     p.attention_forward_efficiency = 0.55;   // [FA3] ~540 / 989 at moderate sequence lengths
     p.attention_backward_efficiency = 0.45;  // [FA3] backward runs ~20% below forward
     p.attention_exp_head_dim = 63;           // [FA3] 989 TFLOP/s matmul / (4 x 3.9 TFLOP/s exponential)
+    p.attention_flash1_forward_efficiency = 0.20;   // [MMA] FA1's A100 0.40 at half the tensor-core rate
+    p.attention_flash1_backward_efficiency = 0.15;  // [MMA] FA1's A100 0.30 at half the tensor-core rate
     p.nvlink = {0.816, Seconds(5.7e-6), 0.10, Seconds(1.8e-6)};  // [NCCL8] H200 ring 367.2 / 450
     p.nvls = true;
     p.nvls_efficiency = 0.61;                // [NCCL8] NVLS busbw 480 = 2·7/8 · 450 · 0.61
@@ -128,6 +138,8 @@ Profile default_profile(const std::string& gpu_name) {
     p.attention_forward_efficiency = 0.55;   // [assumed] as H100
     p.attention_backward_efficiency = 0.45;  // [assumed] as H100
     p.attention_exp_head_dim = 63;           // [assumed] as H100 [FA3]
+    p.attention_flash1_forward_efficiency = 0.20;   // [assumed] as H100: Ampere's instructions at half the rate
+    p.attention_flash1_backward_efficiency = 0.15;  // [assumed] as H100
     p.nvlink = {0.80, Seconds(5.7e-6), 0.10, Seconds(1.8e-6)};  // [assumed] as A100/H100
     p.nvls = true;
     // [NCCL8] the two 8x B200 tables agree: NVLS busbw 838.0 GB/s at 8 GiB (nccl-tests) and 845.7 at

@@ -112,6 +112,11 @@ struct Profile {
   /// kAttentionReferenceHeadDim, kAttentionReferenceSeq keys (the figures FlashAttention papers quote).
   double attention_forward_efficiency = 0.6;
   double attention_backward_efficiency = 0.5;
+  /// The same for FlashAttention-1 (flash-attn 1.x), the kernel of 2022-23 PyTorch stacks: built for
+  /// Ampere's mma.sync, it keeps its Ampere fractions on GPUs that issue those at full rate and halves
+  /// them on Hopper, whose tensor cores reach their rate only through wgmma (training.flash_kernel).
+  double attention_flash1_forward_efficiency = 0.40;
+  double attention_flash1_backward_efficiency = 0.30;
   /// Fraction of the full s² work a causal flash kernel does (masked blocks skipped).
   double causal_work_fraction = 0.5;
   /// Keys at which a flash kernel's per-(query block) prologue and epilogue halve its efficiency:

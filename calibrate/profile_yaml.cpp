@@ -75,12 +75,19 @@ constexpr Field kMemoryFields[] = {
 };
 constexpr Schema kMemorySchema{"memory", "Memory-bound kernels.", kMemoryFields};
 
+constexpr Field kFlash1Fields[] = {
+    {.name = "forward_efficiency", .type = FieldType::number, .description = "FlashAttention-1 forward, of the dense peak", .required = true, .min = 0, .max = 1, .min_exclusive = true},
+    {.name = "backward_efficiency", .type = FieldType::number, .description = "FlashAttention-1 backward, of the dense peak", .required = true, .min = 0, .max = 1, .min_exclusive = true},
+};
+constexpr Schema kFlash1Schema{"flash1", "FlashAttention-1 (flash-attn 1.x, built for Ampere's instructions) on this GPU.", kFlash1Fields};
+
 constexpr Field kAttentionFields[] = {
     {.name = "forward_efficiency", .type = FieldType::number, .description = "flash attention forward, of the dense peak", .required = true, .min = 0, .max = 1, .min_exclusive = true},
     {.name = "backward_efficiency", .type = FieldType::number, .description = "flash attention backward, of the dense peak", .required = true, .min = 0, .max = 1, .min_exclusive = true},
     {.name = "causal_work_fraction", .type = FieldType::number, .description = "fraction of the full s² work a causal kernel does", .required = true, .min = 0, .max = 1, .min_exclusive = true},
     {.name = "seq_half", .type = FieldType::number, .description = "keys at which a flash kernel's efficiency halves (s / (s + seq_half)); 0: off", .required = true, .min = 0},
     {.name = "exp_head_dim", .type = FieldType::number, .description = "head dim at which the softmax exponentials take as long as the matmuls; 0: off", .required = true, .min = 0},
+    {.name = "flash1", .type = FieldType::section, .description = "FlashAttention-1 on this GPU (training.flash_kernel: flash1)", .required = true, .schema = &kFlash1Schema},
 };
 constexpr Schema kAttentionSchema{"attention", "Attention kernels.", kAttentionFields};
 
@@ -204,6 +211,8 @@ const std::vector<Accessor>& accessors() {
     number("memory.efficiency", NumberUnit::fraction, &Profile::memory_efficiency);
     number("attention.forward_efficiency", NumberUnit::fraction, &Profile::attention_forward_efficiency);
     number("attention.backward_efficiency", NumberUnit::fraction, &Profile::attention_backward_efficiency);
+    number("attention.flash1.forward_efficiency", NumberUnit::fraction, &Profile::attention_flash1_forward_efficiency);
+    number("attention.flash1.backward_efficiency", NumberUnit::fraction, &Profile::attention_flash1_backward_efficiency);
     number("attention.causal_work_fraction", NumberUnit::fraction, &Profile::causal_work_fraction);
     number("attention.seq_half", NumberUnit::number, &Profile::attention_seq_half);
     number("attention.exp_head_dim", NumberUnit::number, &Profile::attention_exp_head_dim);

@@ -38,11 +38,21 @@ const char* const kFillPolicy =
     "           optimizer (gradients reduce-scattered) and FSDP's ZeRO-3 (a layer gathered and reduced whole).\n"
     "           moe: the llama block with every MLP a mixture of `experts` (top_k, shared_experts from the row)\n"
     "           of expert_ffn_hidden (absent: ffn_hidden), dropless, balanced (NVIDIA's MoE benchmarks force it).\n"
+    "  stack    the stack the source names sets what the row does not print, as it ran then: llm-foundry\n"
+    "           (Composer, PyTorch FSDP, 2023) ran flash-attn 1.x, FlashAttention-1 kernels (on Hopper at the\n"
+    "           Ampere instruction rate) behind an interface that takes unpadded tokens (q, k, v gathered out of\n"
+    "           the batch, the output scattered back); MaxText's XLA issues a layer's FSDP gather while the layer\n"
+    "           before runs its backward (zero3_backward_prefetch pre); NeMo and Megatron-Bridge recipes (NVIDIA's\n"
+    "           DGX Cloud ones included) run Megatron-Core's distributed optimizer (zero 1); Megatron-DeepSpeed's\n"
+    "           pipeline engine has no interleaved schedule (vpp 1). Other sources: the rules below alone.\n"
     "  plan     overlap flags absent: off (Megatron-LM's defaults); sp absent with eager attention: off (it came\n"
     "           with Megatron-LM's 2022 release), and eager attention without sp is the 2021 stacks' synchronous TP\n"
     "           all-reduce of the input gradients (after the weight gradients). Absent micro_batch {1,2,4,8}, sp\n"
-    "           {on,off} (tp > 1, flash), recompute {none,selective,full}, vpp {1,2,4} (pp > 1, interleaved), zero\n"
-    "           {0,1} are searched with the simulator, one field at a time from micro_batch 1, sp on, no recompute,\n"
+    "           {on,off} (tp > 1, flash), recompute {none,selective,full}, vpp (pp > 1, interleaved: every divisor\n"
+    "           of a stage's layers with flash attention, whose stacks overlap the interleaved transfers and run\n"
+    "           chunks down to one layer; {1,2,4} with eager attention, whose 2021-22 interleaved transfers block,\n"
+    "           which the model does not price), zero {0,1} are searched with the simulator unless the stack sets\n"
+    "           them, one field at a time from micro_batch 1, sp on, no recompute,\n"
     "           vpp 1, zero 0: published runs were tuned and fit in memory, so the fastest plan that fits wins (the\n"
     "           fastest at all if none fits); a plan fits when its tensors and the fixed allowance do (the\n"
     "           allocator's fragmentation estimate left out: tuned runs keep it small). Layers that do not divide\n"
@@ -184,6 +194,7 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   s.training.gradient_accumulation_fusion = s.training.attention == workload::AttentionKernel::flash;
   // The eager-attention stacks that shard anything are DeepSpeed's (Megatron-LM had no ZeRO before 2022).
   const bool eager = s.training.attention == workload::AttentionKernel::eager;
+  s.stack = software_stack_of(r.source);
   s.training.zero3_engine = eager ? workload::Zero3Engine::deepspeed : workload::Zero3Engine::fsdp;
   s.training.zero1_engine = eager ? workload::Zero1Engine::deepspeed : workload::Zero1Engine::megatron;
   // Without SP the eager-era stacks (2021) reduce a block's input gradient after its whole backward.
@@ -209,6 +220,28 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   p.vpp = r.vpp.value_or(1);
   p.schedule = p.vpp > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b;
   p.zero = r.zero.value_or(0);
+  // Unknown fields the stack's own default settles (it is printed among the filled fields), else
+  // the fill search tries them.
+  if (!r.vpp && r.pp > 1) {
+    if (s.stack == SoftwareStack::megatron_deepspeed) {
+      s.filled.push_back("vpp=1 (Megatron-DeepSpeed: no interleaved schedule)");
+    } else if (eager) {
+      s.vpp_choices = {1, 2, 4};
+    } else {
+      const int per_stage = r.layers / r.pp;
+      for (int v = 1; v <= per_stage; ++v) {
+        if (per_stage % v == 0) s.vpp_choices.push_back(v);
+      }
+    }
+  }
+  if (!r.zero) {
+    if (s.stack == SoftwareStack::nemo) {
+      p.zero = 1;
+      s.filled.push_back("zero=1 (NeMo: distributed optimizer)");
+    } else {
+      s.zero_choices = {0, 1};
+    }
+  }
   p.zero_group = r.zero_group && *r.zero_group < r.dp ? *r.zero_group : 0;
   p.overlap = {r.overlap_grad_reduce.value_or(false), r.overlap_param_gather.value_or(false), r.overlap_tp_comm.value_or(false)};
   const bool sharded_data_parallel_only = p.tp == 1 && p.pp == 1 && p.cp == 1 && p.zero >= 2;
@@ -216,6 +249,14 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
     s.training.cross_entropy = workload::CrossEntropy::fused;
     s.training.recompute_early_stop = true;
     s.filled.push_back("cross_entropy=fused");
+  }
+  if (s.stack == SoftwareStack::llm_foundry && !eager) {
+    s.training.flash_kernel = workload::FlashKernel::flash1;
+    s.filled.push_back("flash_kernel=flash1 (llm-foundry 2023: flash-attn 1.x)");
+  }
+  if (s.stack == SoftwareStack::maxtext && p.zero == 3) {
+    s.training.zero3_backward_prefetch = workload::Zero3Prefetch::pre;
+    s.filled.push_back("zero3_backward_prefetch=pre (XLA: gathers scheduled ahead)");
   }
   s.candidates.push_back(p);
   return s;
@@ -293,13 +334,11 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
     try_values("recompute", std::vector<workload::Recompute>{workload::Recompute::none, workload::Recompute::selective, workload::Recompute::full},
                [](Plan& p, workload::Recompute v) { p.recompute = v; });
   }
-  if (!r.vpp && r.pp > 1) {
-    try_values("vpp", std::vector<int>{1, 2, 4}, [](Plan& p, int v) {
-      p.vpp = v;
-      p.schedule = v > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b;
-    });
-  }
-  if (!r.zero) try_values("zero", std::vector<int>{0, 1}, [](Plan& p, int v) { p.zero = v; });
+  try_values("vpp", s.vpp_choices, [](Plan& p, int v) {
+    p.vpp = v;
+    p.schedule = v > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b;
+  });
+  try_values("zero", s.zero_choices, [](Plan& p, int v) { p.zero = v; });
   if (!std::isfinite(best.time)) {
     out.skipped = fmt::format("no valid plan: {}", workload::find_plan_problem(best.plan, s.model, cluster.gpu_count(), s.training.seq_len)->message);
     return out;
@@ -308,8 +347,8 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   if (!r.micro_batch) out.filled.push_back(fmt::format("micro_batch={} (searched)", p.micro_batch));
   if (!r.sp && r.tp > 1) out.filled.push_back(fmt::format("sp={} ({})", p.sp ? "on" : "off", flash ? "searched" : "eager era"));
   if (!r.recompute) out.filled.push_back(fmt::format("recompute={} (searched)", workload::recompute_name(p.recompute)));
-  if (!r.vpp && r.pp > 1) out.filled.push_back(fmt::format("vpp={} (searched)", p.vpp));
-  if (!r.zero) out.filled.push_back(fmt::format("zero={} (searched)", p.zero));
+  if (!s.vpp_choices.empty()) out.filled.push_back(fmt::format("vpp={} (searched)", p.vpp));
+  if (!s.zero_choices.empty()) out.filled.push_back(fmt::format("zero={} (searched)", p.zero));
   out.predicted_s = best.time;
   out.fits = best.fits;
   out.predicted_memory_bytes = best.peak;

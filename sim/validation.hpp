@@ -14,6 +14,7 @@
 #include "sim/measured_run.hpp"
 #include "sim/result.hpp"
 #include "sim/scenario.hpp"
+#include "sim/software_stack.hpp"
 #include "workload/memory.hpp"
 
 namespace parasim::sim {
@@ -80,6 +81,10 @@ struct RowScenario {
   workload::TrainingSpec training;
   std::vector<workload::Plan> candidates;  ///< the plan, once per combination of unknown fields
   std::vector<std::string> filled;         ///< model and cluster fields the policy filled
+  SoftwareStack stack = SoftwareStack::unknown;  ///< the stack the row's source names
+  /// The values the fill search tries for a field the row does not print; empty where the policy
+  /// sets it instead (the stack's default) or the field does not apply.
+  std::vector<int> vpp_choices, zero_choices;
 };
 /// Whether a plan fits as the fill policy counts it: published runs fit, so a plan fits when its
 /// tensors and the fixed allowance (CUDA context, NCCL and cuBLAS workspaces) do, leaving out the

@@ -21,6 +21,7 @@ struct Dims {
   double mask;     // bytes of a dropout mask element, 0 without dropout
   bool causal;     // decoder attention (encoders attend both ways)
   Precision gemm, core;
+  FlashKernel flash_kernel;
 };
 
 Dims dims_of(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
@@ -53,6 +54,7 @@ Dims dims_of(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
   d.gemm = tr.precision;
   // Transformer Engine runs the attention core in bf16 even in fp8 training.
   d.core = tr.precision == Precision::fp8 ? Precision::bf16 : tr.precision;
+  d.flash_kernel = tr.flash_kernel;
   return d;
 }
 
@@ -93,6 +95,7 @@ Op attention_core(const Dims& d, bool flash, bool backward) {
   op.head_dim = static_cast<int>(d.hd);
   op.causal = d.causal;
   op.flash = flash;
+  op.flash_kernel = d.flash_kernel;
   // QK^T and AV: 2 x 2·b·s²·(a/t)·hd forward; backward computes four such products. Under context
   // parallelism s² becomes the rank's queries × keys (see the header).
   op.flops = (backward ? 8.0 : 4.0) * d.b * d.sq * d.skv * d.heads_local * d.hd;
@@ -178,13 +181,23 @@ Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
   } else {
     eager_core(d, core_fwd, core_bwd);
   }
+  // FlashAttention-1's only interface takes unpadded (varlen) tokens: q, k and v are gathered out of
+  // the padded batch before the kernel and the output scattered back into zeros after it; backward
+  // gathers the output gradient, scatters q, k and v's gradients into zeros and concatenates them
+  // into the QKV projection's gradient.
+  const bool unpadded = flash && d.flash_kernel == FlashKernel::flash1;
+  const double qkv_width = (d.q + 2 * d.kv) / d.t, q_width = d.q / d.t;
+  if (unpadded) f.push_back(memory("unpad_qkv", 2 * d.e * d.T * qkv_width, tr.precision));
   f.insert(f.end(), core_fwd.begin(), core_fwd.end());
+  if (unpadded) f.push_back(memory("pad_output", 3 * d.e * d.T * q_width, tr.precision));
   f.push_back(gemm("proj", d.T, d.h, d.q / d.t, d, d.gemm));
   f.push_back(memory("bias_dropout_add", d.Tr * d.h * (3 * d.e + d.mask), tr.precision));
 
   bi.push_back(memory("bias_dropout_add_grad", d.Tr * d.h * (2 * d.e + d.mask), tr.precision));
   bi.push_back(gemm("proj_dgrad", d.T, d.q / d.t, d.h, d, d.gemm));
+  if (unpadded) bi.push_back(memory("pad_output_grad", 2 * d.e * d.T * q_width, tr.precision));
   bi.insert(bi.end(), core_bwd.begin(), core_bwd.end());
+  if (unpadded) bi.push_back(memory("unpad_qkv_grad", 5 * d.e * d.T * qkv_width, tr.precision));
   if (m.position == PositionEmbedding::rope) bi.push_back(memory("rope_grad", 2 * d.e * d.T * (d.q + d.kv) / d.t, tr.precision));
   bi.push_back(gemm("qkv_dgrad", d.T, d.h, qkv_n, d, d.gemm));
   bi.push_back(memory("norm1_grad", 4 * d.e * d.Tr * d.h, tr.precision));

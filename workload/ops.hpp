@@ -51,6 +51,7 @@ struct Op {
   int batch = 0, heads = 0, kv_heads = 0, seq_q = 0, seq_kv = 0, head_dim = 0;
   bool causal = true;
   bool flash = true;
+  FlashKernel flash_kernel = FlashKernel::native;  ///< which generation, where the GPU runs them differently
   double flops = 0;  ///< model FLOPs (matrix products only; elementwise work is counted in bytes)
   double bytes = 0;  ///< bytes read and written in HBM
   bool operator==(const Op&) const = default;

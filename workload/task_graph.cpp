@@ -596,10 +596,15 @@ class Builder {
     }
     const int first = first_[static_cast<std::size_t>(chunk)];
     std::int64_t previous_layer = kNone;  // first compute task of the layer after (backward runs down)
+    std::int64_t prefetched = kNone;      // this layer's gather, issued during the layer after (post, pre)
+    const bool prefetch = p_.zero == 3 && tr_.zero3_engine == Zero3Engine::fsdp && tr_.zero3_backward_prefetch != Zero3Prefetch::none;
     for (int l = first + sizes_[static_cast<std::size_t>(chunk)] - 1; l >= first; --l) {
       const Recompute r = recompute_[static_cast<std::size_t>(l)];
       note_in();
-      const auto gathered = zero3_gather(stage, Phase::backward_input, mb, chunk, l, previous_layer);
+      // Without prefetch a layer's gather is issued when its backward is reached, so on the one
+      // collective stream it queues behind the reduce-scatter of the layer after.
+      const auto gathered = prefetched != kNone ? prefetched : zero3_gather(stage, Phase::backward_input, mb, chunk, l, previous_layer);
+      prefetched = kNone;
       const auto first_of_layer = g_.tasks.size();
       previous_layer = static_cast<std::int64_t>(first_of_layer);
       std::int64_t regathered = kNone;  // DeepSpeed: the layer gathered again after its recompute released it
@@ -626,9 +631,14 @@ class Builder {
       prev = block_backward(stage, BlockKind::attention, r, mb, chunk, l, prev, &w_attn);
       if (gathered != kNone) edges_.emplace_back(static_cast<std::uint32_t>(first_of_layer), static_cast<std::uint32_t>(gathered));
       if (regathered != kNone) edges_.emplace_back(static_cast<std::uint32_t>(first_backward), static_cast<std::uint32_t>(regathered));
-      if (!defers_weights(p_.schedule) && (p_.zero >= 2 || mb == micro_ - 1)) {
-        gradient_ready(stage, l, mb, std::max(w_attn, *std::max_element(weights.begin(), weights.end())));
+      const std::int64_t gradients = std::max(w_attn, *std::max_element(weights.begin(), weights.end()));
+      // FSDP's backward prefetch queues the next layer's gather ahead of this layer's reduce-scatter:
+      // issued once this layer's gradients are computed (post) or as its backward starts (pre).
+      if (prefetch && l > first) {
+        const std::int64_t issued_after = tr_.zero3_backward_prefetch == Zero3Prefetch::pre ? static_cast<std::int64_t>(first_of_layer) : gradients;
+        prefetched = zero3_gather(stage, Phase::backward_input, mb, chunk, l - 1, issued_after);
       }
+      if (!defers_weights(p_.schedule) && (p_.zero >= 2 || mb == micro_ - 1)) gradient_ready(stage, l, mb, gradients);
     }
     if (first_chunk) prev = block_backward(stage, BlockKind::embedding, Recompute::none, mb, chunk, -1, prev, nullptr);
     bwd_in_[slot(chunk, mb)] = in;

@@ -13,15 +13,19 @@ constexpr std::string_view kKernels[] = {"flash", "eager"};
 constexpr std::string_view kCrossEntropy[] = {"unfused", "fused"};
 constexpr std::string_view kZero3Engines[] = {"fsdp", "deepspeed"};
 constexpr std::string_view kZero1Engines[] = {"megatron", "deepspeed"};
+constexpr std::string_view kFlashKernels[] = {"native", "flash1"};
+constexpr std::string_view kZero3Prefetch[] = {"none", "post", "pre"};
 
 constexpr Field kTrainingFields[] = {
     {.name = "precision", .type = FieldType::choice, .description = "GEMM format; fp8 as Transformer Engine runs it (other ops in bf16)", .default_text = "bf16", .choices = kPrecisions},
     {.name = "seq_len", .type = FieldType::integer, .description = "tokens per sample", .required = true, .min = 1},
     {.name = "attention", .type = FieldType::choice, .description = "attention kernel: flash (scores never stored) or eager (scores stored)", .default_text = "flash", .choices = kKernels},
+    {.name = "flash_kernel", .type = FieldType::choice, .description = "flash attention generation: native (the GPU's own, FlashAttention-3/cuDNN on Hopper) or flash1 (flash-attn 1.x of 2022-23 PyTorch stacks, built for Ampere: half rate on Hopper)", .default_text = "native", .choices = kFlashKernels},
     {.name = "cross_entropy", .type = FieldType::choice, .description = "loss kernel: unfused (Megatron-LM's passes over fp32 logits) or fused (one kernel each way, flash-attn's or XLA's)", .default_text = "unfused", .choices = kCrossEntropy},
     {.name = "async_tp_allreduce", .type = FieldType::boolean, .description = "without SP, the input-gradient all-reduce of a tensor-parallel block runs under its weight-gradient GEMMs (Megatron-LM since late 2021); false: after both, synchronously (2021 stacks)", .default_text = "true"},
     {.name = "zero1_engine", .type = FieldType::choice, .description = "ZeRO-1 engine: megatron (the distributed optimizer: gradients reduce-scattered) or deepspeed (stage 1, its bf16 optimizer: gradients all-reduced in full); both all-gather the updated parameters", .default_text = "megatron", .choices = kZero1Engines},
     {.name = "zero3_engine", .type = FieldType::choice, .description = "ZeRO-3 engine: fsdp (a layer gathered and reduced whole, kept through its recompute) or deepspeed (a module at a time, again after the recompute, gradients in buckets of 5e8)", .default_text = "fsdp", .choices = kZero3Engines},
+    {.name = "zero3_backward_prefetch", .type = FieldType::choice, .description = "FSDP backward prefetch: none (a layer's gather queued behind the previous layer's reduce-scatter), post (issued after the layer's gradients, ahead of their reduce-scatter: BACKWARD_POST) or pre (issued as the layer's backward starts: BACKWARD_PRE, XLA)", .default_text = "none", .choices = kZero3Prefetch},
     {.name = "recompute_early_stop", .type = FieldType::boolean, .description = "full recompute stops once backward has what it saves (PyTorch's non-reentrant checkpoint): the MLP's down projection is not rerun without dropout", .default_text = "false"},
     {.name = "optimizer_bytes_per_param", .type = FieldType::number, .description = "optimizer state per parameter beyond weights and gradients (Adam with fp32 master: 12)", .default_text = "12", .min = 0},
     {.name = "fp32_grad_accumulation", .type = FieldType::boolean, .description = "gradients accumulated in fp32 (Megatron's main_grad): 4 bytes per parameter instead of 2", .default_text = "true"},
@@ -33,16 +37,21 @@ constexpr Field kTrainingFields[] = {
 const yaml::Schema kTrainingSchema{"training", "Formats, sequence length, attention and loss kernels, gradient accumulation, ZeRO engines and optimizer state.", kTrainingFields};
 
 std::string_view attention_kernel_name(AttentionKernel k) { return k == AttentionKernel::flash ? "flash" : "eager"; }
+std::string_view flash_kernel_name(FlashKernel k) { return kFlashKernels[static_cast<std::size_t>(k)]; }
+std::string_view zero3_prefetch_name(Zero3Prefetch p) { return kZero3Prefetch[static_cast<std::size_t>(p)]; }
 
 TrainingSpec parse_training(const yaml::Record& r) {
   TrainingSpec t;
   t.precision = *precision_from_name(r.string("precision"));
   t.seq_len = static_cast<int>(r.integer("seq_len"));
   t.attention = r.string("attention") == "eager" ? AttentionKernel::eager : AttentionKernel::flash;
+  t.flash_kernel = r.string("flash_kernel") == "flash1" ? FlashKernel::flash1 : FlashKernel::native;
   t.cross_entropy = r.string("cross_entropy") == "fused" ? CrossEntropy::fused : CrossEntropy::unfused;
   t.async_tp_allreduce = r.boolean("async_tp_allreduce");
   t.zero1_engine = r.string("zero1_engine") == "deepspeed" ? Zero1Engine::deepspeed : Zero1Engine::megatron;
   t.zero3_engine = r.string("zero3_engine") == "deepspeed" ? Zero3Engine::deepspeed : Zero3Engine::fsdp;
+  const auto& prefetch = r.string("zero3_backward_prefetch");
+  t.zero3_backward_prefetch = prefetch == "pre" ? Zero3Prefetch::pre : prefetch == "post" ? Zero3Prefetch::post : Zero3Prefetch::none;
   t.recompute_early_stop = r.boolean("recompute_early_stop");
   t.optimizer_bytes_per_param = r.number("optimizer_bytes_per_param");
   t.fp32_grad_accumulation = r.boolean("fp32_grad_accumulation");

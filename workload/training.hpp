@@ -27,6 +27,25 @@ enum class Zero3Engine {
               ///< after, so gathered again for backward after a recompute; gradients reduced in buckets
 };
 
+/// When a ZeRO-3 backward gathers the next layer's parameters (PyTorch FSDP's backward_prefetch). All
+/// collectives of a stage share one NCCL stream, so what matters is whether the gather is queued
+/// ahead of the current layer's gradient reduce-scatter.
+enum class Zero3Prefetch {
+  none,  ///< a layer's gather is issued when its backward is reached, behind the previous layer's
+         ///< reduce-scatter: both sit between consecutive layers (FSDP's backward_prefetch=None)
+  post,  ///< issued once the current layer's gradients are computed, ahead of their reduce-scatter
+         ///< (FSDP's BACKWARD_POST, Composer's default): the next layer waits for the gather alone
+  pre,   ///< issued when the current layer's backward starts (FSDP's BACKWARD_PRE, PyTorch's
+         ///< default; XLA's latency-hiding scheduler): it runs under the layer's compute
+};
+
+/// The flash-attention kernel, where a GPU runs more than one generation of it differently.
+enum class FlashKernel {
+  native,  ///< the GPU's own (its profile's attention figures: FlashAttention-3/cuDNN on Hopper)
+  flash1,  ///< FlashAttention-1 (flash-attn 1.x, PyTorch stacks of 2022-23): Ampere's instructions,
+           ///< which a Hopper GPU issues at half its tensor-core rate (the profile's attention.flash1)
+};
+
 /// Which engine runs ZeRO-1 (optimizer states sharded over the data-parallel ranks); both gather the
 /// updated parameters back, they differ in how the gradients are reduced.
 enum class Zero1Engine {
@@ -44,6 +63,7 @@ struct TrainingSpec {
   Precision precision = Precision::bf16;
   int seq_len = 2048;
   AttentionKernel attention = AttentionKernel::flash;
+  FlashKernel flash_kernel = FlashKernel::native;
   CrossEntropy cross_entropy = CrossEntropy::unfused;
   /// Bytes per parameter the optimizer keeps beyond weights and gradients (Adam: fp32 master weights,
   /// momentum and variance = 12).
@@ -62,6 +82,8 @@ struct TrainingSpec {
   bool async_tp_allreduce = true;
   Zero1Engine zero1_engine = Zero1Engine::megatron;
   Zero3Engine zero3_engine = Zero3Engine::fsdp;
+  /// FSDP's backward prefetch (DeepSpeed's engine gathers a module at a time, unaffected).
+  Zero3Prefetch zero3_backward_prefetch = Zero3Prefetch::none;
   /// Full recompute stops once backward has every tensor it saves (PyTorch's non-reentrant
   /// checkpoint, the FSDP stacks'): a dense MLP's down projection is not rerun when no dropout
   /// follows it. Megatron-LM's (reentrant) recompute reruns the whole layer.
@@ -82,5 +104,7 @@ extern const yaml::Schema kTrainingSchema;
 TrainingSpec parse_training(const yaml::Record& record);
 
 std::string_view attention_kernel_name(AttentionKernel kernel);
+std::string_view flash_kernel_name(FlashKernel kernel);
+std::string_view zero3_prefetch_name(Zero3Prefetch prefetch);
 
 }  // namespace parasim::workload

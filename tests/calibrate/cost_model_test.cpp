@@ -125,3 +125,24 @@ TEST_CASE("A100 flash attention is FlashAttention-1 (FA2 paper: 30-50% forward, 
   CHECK(cost.attention_efficiency(flash(true, 16384, 64, true)) == doctest::Approx(1 / (1 / 0.30 - 32.0 / 128 + 32.0 / 64)).scale(0));
   CHECK(cost.attention_efficiency(flash(true, 16384, 64, true)) == doctest::Approx(0.279).epsilon(0.002).scale(0));
 }
+
+TEST_CASE("FlashAttention-1 on H100 runs Ampere's MMA instructions: its A100 fractions at half the tensor-core rate") {
+  // An H100 SM issues mma.sync at the A100 SM's rate per clock, half of what wgmma reaches, so
+  // FlashAttention-1 keeps its A100 throughput per SM and clock: 0.40 x 312 TFLOP/s x (132 x 1.83 GHz)
+  // / (108 x 1.41 GHz) = 198 TFLOP/s, 0.20 of 989; backward 0.30 -> 0.15.
+  const CostModel cost(test::h100(), default_profile("H100-SXM5-80GB"));
+  auto fwd = flash(false, 16384, 128, true), bwd = flash(true, 16384, 128, true);
+  CHECK(0.40 * 312 * (132 * 1.83) / (108 * 1.41) / 989.4 == doctest::Approx(0.20).epsilon(0.002).scale(0));
+  CHECK(cost.attention_efficiency(fwd) == doctest::Approx(0.55).scale(0));  // native: FA3-class
+  fwd.flash_kernel = bwd.flash_kernel = workload::FlashKernel::flash1;
+  CHECK(cost.attention_efficiency(fwd) == doctest::Approx(0.20).scale(0));
+  CHECK(cost.attention_efficiency(bwd) == doctest::Approx(0.15).scale(0));
+  // The head-dim law applies to it as to any kernel: at head dim 64 the rest of the kernel runs at
+  // 1/(1/0.20 - 63/128) and the exponentials add 63/64.
+  auto small = flash(false, 16384, 64, true);
+  small.flash_kernel = workload::FlashKernel::flash1;
+  CHECK(cost.attention_efficiency(small) == doctest::Approx(1 / (1 / 0.20 - 63.0 / 128 + 63.0 / 64)).scale(0));
+  // On the A100 FlashAttention-1 is the native kernel: the same figures either way.
+  const CostModel a100(test::h100(), default_profile("A100-SXM4-80GB"));
+  CHECK(a100.attention_efficiency(fwd) == doctest::Approx(a100.attention_efficiency(flash(false, 16384, 128, true))).scale(0));
+}

@@ -18,7 +18,7 @@ parasim_cli_test(NAME calibrate_show_bad_source ARGS calibrate show tests/calibr
                  STDERR ${cal_data}/bad_profile_unsourced.expected)
 # What changed and how the reference job (GPT-3 175B on 1024 A100) moves.
 parasim_cli_test(NAME calibrate_diff ARGS calibrate diff a100 scenarios/profiles/h100-sxm5.yaml
-                 STDOUT_REGEX "Numbers +12 changed" "gemm.efficiency.bf16 +0.869 +0.803 +-7.6%" "iteration [0-9.]+ s -> [0-9.]+ s \\([-+][0-9.]+%\\)")
+                 STDOUT_REGEX "Numbers +14 changed" "gemm.efficiency.bf16 +0.869 +0.803 +-7.6%" "iteration [0-9.]+ s -> [0-9.]+ s \\([-+][0-9.]+%\\)")
 parasim_cli_test(NAME calibrate_diff_same ARGS calibrate diff h200 scenarios/profiles/h200.yaml --json REPEAT
                  JSON a.name=h200 b.name=h200 reference.relative_change=0.0)
 parasim_cli_test(NAME calibrate_diff_json ARGS calibrate diff a100 h100 --json

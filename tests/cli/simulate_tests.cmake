@@ -27,3 +27,19 @@ parasim_cli_test(NAME simulate_gradient_accumulation_unfused ARGS simulate scena
 # reduction waits for its weight gradients and holds the next kernel: 28.18 s becomes 29.22 s.
 parasim_cli_test(NAME simulate_sync_tp_allreduce ARGS simulate scenarios/jobs/gpt3-175b-1024-a100.yaml --set training.async_tp_allreduce=false
                  STDOUT_REGEX "Iteration +29.22 s")
+# FlashAttention-1 (flash-attn 1.x of the 2022-23 PyTorch stacks) on H100 runs Ampere's MMA
+# instructions at half the tensor-core rate (the profile's attention.flash1: 0.20 / 0.15 of the peak
+# against 0.55 / 0.45) behind its unpadded interface: the 128K-token Llama-3 8B job, attention-bound,
+# goes from 28.85 s to 73.78 s.
+parasim_cli_test(NAME simulate_flash1_h100 ARGS simulate scenarios/jobs/llama3-8b-128k-cp8.yaml --set training.flash_kernel=flash1
+                 STDOUT_REGEX "Iteration +73.78 s")
+parasim_cli_test(NAME simulate_flash_kernel_unknown ARGS simulate scenarios/jobs/llama3-8b-128k-cp8.yaml --set training.flash_kernel=flash2 RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/flash_kernel_unknown.expected)
+# FSDP's backward prefetch on the lab job as ZeRO-3: without it each layer's gather waits behind the
+# previous layer's reduce-scatter (951.8 ms); BACKWARD_POST issues it first (851.4 ms); BACKWARD_PRE
+# while the previous layer computes (785.4 ms).
+parasim_cli_test(NAME simulate_zero3_prefetch_none ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.zero=3 STDOUT_REGEX "Iteration +951.8 ms")
+parasim_cli_test(NAME simulate_zero3_prefetch_post ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.zero=3
+                 --set training.zero3_backward_prefetch=post STDOUT_REGEX "Iteration +851.4 ms")
+parasim_cli_test(NAME simulate_zero3_prefetch_pre ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.zero=3
+                 --set training.zero3_backward_prefetch=pre STDOUT_REGEX "Iteration +785.4 ms")

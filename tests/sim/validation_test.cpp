@@ -83,3 +83,70 @@ TEST_CASE("the fill policy counts a plan as fitting when its tensors and the fix
   m.stages[0].allowance = Bytes(workload::kFixedAllowanceBytes + workload::kFragmentation * 79 * gib);
   CHECK_FALSE(fits_published(m));
 }
+
+TEST_CASE("the stack a source names: the repositories and papers of the published files") {
+  CHECK(software_stack_of("mosaicml/llm-foundry: scripts/train/benchmarking/README.md (section \"H100 80GB BF16\")") == SoftwareStack::llm_foundry);
+  CHECK(software_stack_of("NVIDIA/dgxc-benchmarking: maxtext/README_70b.md (release 25.04.02, MaxText/JAX)") == SoftwareStack::maxtext);
+  CHECK(software_stack_of("NVIDIA/dgxc-benchmarking: llama3.1/README.md (release 25.04.02, NeMo 2 / Megatron-Core)") == SoftwareStack::nemo);
+  CHECK(software_stack_of("NVIDIA/dgxc-benchmarking: nemotron/README.md (release 25.04.02)") == SoftwareStack::nemo);
+  CHECK(software_stack_of("NVIDIA/NeMo: docs/source/performance/performance_summary.md") == SoftwareStack::nemo);
+  CHECK(software_stack_of("NVIDIA-NeMo/Megatron-Bridge: docs/performance-summary-archive.md") == SoftwareStack::nemo);
+  CHECK(software_stack_of("bigscience-workshop/bigscience: train/tr11-176B-ml/chronicles-prequel.md") == SoftwareStack::megatron_deepspeed);
+  CHECK(software_stack_of("NVIDIA/Megatron-LM README \"Performance Benchmarking\" (Megatron-Core r0.8.0)") == SoftwareStack::megatron_lm);
+  CHECK(software_stack_of("Narayanan et al., \"Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM\" (SC21)") ==
+        SoftwareStack::megatron_lm);
+  CHECK(software_stack_of("Korthikanti et al., \"Reducing Activation Recomputation in Large Transformer Models\"") == SoftwareStack::megatron_lm);
+  CHECK(software_stack_of("a lab notebook") == SoftwareStack::unknown);
+  CHECK(software_stack_name(SoftwareStack::llm_foundry) == "llm-foundry");
+}
+
+TEST_CASE("a row's stack sets what its source leaves out, as that stack ran; other sources keep the search") {
+  auto built = [](const MeasuredRun& r) {
+    const auto s = row_scenario(r, "scenarios/hardware");
+    REQUIRE(std::holds_alternative<RowScenario>(s));
+    return std::get<RowScenario>(s);
+  };
+  // NeMo's recipes: the distributed optimizer (zero 1), not searched; vpp searched over every divisor
+  // of a stage's 8 layers (flash attention).
+  auto r = grok_row();
+  r.source = "NVIDIA/dgxc-benchmarking: grok1/README_314b.md (release 25.04.02)";
+  r.vpp.reset();
+  auto s = built(r);
+  CHECK(s.stack == SoftwareStack::nemo);
+  CHECK(s.candidates.front().zero == 1);
+  CHECK(s.zero_choices.empty());
+  CHECK(s.vpp_choices == std::vector<int>{1, 2, 4, 8});
+  CHECK(s.training.flash_kernel == workload::FlashKernel::native);
+  // The same row from an unknown source searches zero {0, 1} from zero 0.
+  r.source = "a lab notebook";
+  s = built(r);
+  CHECK(s.candidates.front().zero == 0);
+  CHECK(s.zero_choices == std::vector<int>{0, 1});
+  // Eager attention (the 2021-22 stacks, whose interleaved transfers block): vpp {1, 2, 4}.
+  r.attention = "eager";
+  CHECK(built(r).vpp_choices == std::vector<int>{1, 2, 4});
+  // Megatron-DeepSpeed's pipeline engine has no interleaved schedule: vpp 1, not searched.
+  r.source = "bigscience-workshop/bigscience: train/tr11-176B-ml/chronicles-prequel.md";
+  s = built(r);
+  CHECK(s.vpp_choices.empty());
+  CHECK(s.candidates.front().vpp == 1);
+  // llm-foundry's FSDP rows ran flash-attn 1.x; MaxText's XLA issues each backward gather ahead.
+  MeasuredRun f = grok_row();
+  f.arch = "gpt";
+  f.experts.reset();
+  f.top_k.reset();
+  f.kv_heads.reset();
+  f.ep = 1;
+  f.tp = f.pp = f.cp = 1;
+  f.dp = 256;
+  f.vpp.reset();
+  f.zero = 3;
+  f.source = "mosaicml/llm-foundry: scripts/train/benchmarking/README.md";
+  s = built(f);
+  CHECK(s.training.flash_kernel == workload::FlashKernel::flash1);
+  CHECK(s.training.zero3_backward_prefetch == workload::Zero3Prefetch::none);
+  f.source = "NVIDIA/dgxc-benchmarking: maxtext/README_70b.md (release 25.04.02, MaxText/JAX)";
+  s = built(f);
+  CHECK(s.training.flash_kernel == workload::FlashKernel::native);
+  CHECK(s.training.zero3_backward_prefetch == workload::Zero3Prefetch::pre);
+}

@@ -1,5 +1,7 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
+
 #include "tests/workload/fixtures.hpp"
 #include "workload/ops.hpp"
 
@@ -248,4 +250,39 @@ TEST_CASE("a checkpoint that stops early does not rerun the MLP's down projectio
   auto dropped = m;
   dropped.dropout = 0.1;
   CHECK(mlp_block(dropped, tr, shape).recompute.size() == mlp_block(dropped, tr, shape).forward.size());
+}
+
+TEST_CASE("FlashAttention-1's unpadded interface: q, k, v gathered out of the batch, the output scattered back") {
+  // Llama-3-8B (q 4096, kv 1024 wide), s = 2048, b = 2, tp 2: T = 4096 tokens, QKV 6144/2 = 3072 and
+  // q 2048 columns per rank, bf16. Forward: a gather reads and writes q, k, v (2 x 2 bytes x 3072 a
+  // token); the output is scattered into zeros (zeros, read, write: 3 x 2 x 2048). Backward: the
+  // output gradient gathered (2 x 2 x 2048); q, k, v's gradients scattered into zeros (3 x 2 x 3072)
+  // and concatenated into the QKV gradient (2 x 2 x 3072).
+  const auto m = test::llama3_8b();
+  const BlockShape shape{2, 2048, 2, false, Recompute::none};
+  auto tr = test::training(2048);
+  tr.flash_kernel = FlashKernel::flash1;
+  const auto a = attention_block(m, tr, shape);
+  const double T = 4096;
+  CHECK(find(a.forward, "unpad_qkv").bytes == doctest::Approx(T * 2 * 2 * 3072).scale(0));
+  CHECK(find(a.forward, "pad_output").bytes == doctest::Approx(T * 3 * 2 * 2048).scale(0));
+  CHECK(find(a.backward_input, "pad_output_grad").bytes == doctest::Approx(T * 2 * 2 * 2048).scale(0));
+  CHECK(find(a.backward_input, "unpad_qkv_grad").bytes == doctest::Approx(T * 5 * 2 * 3072).scale(0));
+  CHECK(find(a.forward, "attention").flash_kernel == FlashKernel::flash1);
+  // The copies sit around the kernel, in the order they run.
+  const auto at = [](const std::vector<Op>& ops, std::string_view name) {
+    return std::find_if(ops.begin(), ops.end(), [&](const Op& o) { return o.name == name; }) - ops.begin();
+  };
+  CHECK(at(a.forward, "unpad_qkv") + 1 == at(a.forward, "attention"));
+  CHECK(at(a.forward, "pad_output") == at(a.forward, "attention") + 1);
+  CHECK(at(a.backward_input, "attention_grad") + 1 == at(a.backward_input, "unpad_qkv_grad"));
+  // Full recompute reruns the forward copies with the rest of the forward.
+  const auto full = attention_block(m, tr, {2, 2048, 2, false, Recompute::full});
+  CHECK(at(full.recompute, "unpad_qkv") < static_cast<long>(full.recompute.size()));
+  // Native kernels take the padded batch: no copies; nor does eager attention.
+  tr.flash_kernel = FlashKernel::native;
+  for (const auto& op : attention_block(m, tr, shape).forward) CHECK(op.name.find("pad") == std::string::npos);
+  tr.flash_kernel = FlashKernel::flash1;
+  tr.attention = AttentionKernel::eager;
+  for (const auto& op : attention_block(m, tr, shape).forward) CHECK(op.name.find("pad") == std::string::npos);
 }

@@ -539,3 +539,42 @@ TEST_CASE("without the asynchronous TP all-reduce the input-gradient reduction f
     CHECK(after == (sp ? 0 : total));
   }
 }
+
+TEST_CASE("FSDP backward prefetch: the next layer's gather queued behind this layer's reduce-scatter (none) or ahead of it (post, pre)") {
+  // All of a stage's collectives share the data-parallel stream, so the order in which they are
+  // issued is the order in which they run.
+  const auto m = test::small_gpt(4);
+  auto p = test::plan(1, 1, 8, 1, 8);  // one micro-batch
+  p.zero = 3;
+  for (auto prefetch : {Zero3Prefetch::none, Zero3Prefetch::post, Zero3Prefetch::pre}) {
+    CAPTURE(zero3_prefetch_name(prefetch));
+    auto tr = test::training(1024);
+    tr.zero3_backward_prefetch = prefetch;
+    const auto g = build_tasks(m, tr, p);
+    CHECK(acyclic(g));
+    auto backward_collective = [&](Collective c, int layer) {
+      for (std::uint32_t t = 0; t < g.tasks.size(); ++t) {
+        const auto& task = g.tasks[t];
+        if (task.kind == TaskKind::collective && task.dim == CommDim::dp && task.collective == c && task.layer == layer && task.phase != Phase::forward) return t;
+      }
+      FAIL("no backward collective for layer " << layer);
+      return std::uint32_t{0};
+    };
+    for (int l = 3; l >= 1; --l) {
+      CAPTURE(l);
+      const auto gather = backward_collective(Collective::all_gather, l - 1), reduce = backward_collective(Collective::reduce_scatter, l);
+      CHECK((gather < reduce) == (prefetch != Zero3Prefetch::none));
+      // What the gather waits for: the start of layer l's backward (pre), its weight gradients
+      // (post), the start of layer l's backward and, through the stream, the reduce-scatter (none).
+      bool after_gradients = false, after_start = false;
+      for (auto d : g.dependencies(gather)) {
+        const auto& dep = g.tasks[d];
+        if (dep.kind != TaskKind::compute || dep.layer != l) continue;
+        if (dep.phase == Phase::backward_weight) after_gradients = true;
+        else after_start = true;
+      }
+      CHECK(after_gradients == (prefetch == Zero3Prefetch::post));
+      CHECK(after_start == (prefetch != Zero3Prefetch::post));
+    }
+  }
+}

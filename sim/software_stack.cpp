@@ -1,0 +1,40 @@
+#include "sim/software_stack.hpp"
+
+#include <algorithm>
+#include <cctype>
+#include <string>
+
+namespace parasim::sim {
+
+namespace {
+
+bool mentions(const std::string& lower_source, std::string_view name) { return lower_source.find(name) != std::string::npos; }
+
+}  // namespace
+
+SoftwareStack software_stack_of(std::string_view source) {
+  std::string s(source);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  // Most specific first: NVIDIA's DGX Cloud recipes include MaxText's, and BigScience ran a fork of
+  // Megatron-LM.
+  if (mentions(s, "maxtext")) return SoftwareStack::maxtext;
+  if (mentions(s, "llm-foundry")) return SoftwareStack::llm_foundry;
+  if (mentions(s, "bigscience") || mentions(s, "megatron-deepspeed")) return SoftwareStack::megatron_deepspeed;
+  if (mentions(s, "nemo") || mentions(s, "megatron-bridge") || mentions(s, "dgxc-benchmarking")) return SoftwareStack::nemo;
+  if (mentions(s, "megatron-lm") || mentions(s, "narayanan et al") || mentions(s, "korthikanti et al")) return SoftwareStack::megatron_lm;
+  return SoftwareStack::unknown;
+}
+
+std::string_view software_stack_name(SoftwareStack stack) {
+  switch (stack) {
+    case SoftwareStack::unknown: return "unknown";
+    case SoftwareStack::megatron_lm: return "Megatron-LM";
+    case SoftwareStack::nemo: return "NeMo";
+    case SoftwareStack::megatron_deepspeed: return "Megatron-DeepSpeed";
+    case SoftwareStack::llm_foundry: return "llm-foundry";
+    case SoftwareStack::maxtext: return "MaxText";
+  }
+  return "unknown";
+}
+
+}  // namespace parasim::sim

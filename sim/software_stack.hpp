@@ -1,0 +1,23 @@
+#pragma once
+// The training stack a published run names in its `source` (a repository or paper), for the fill
+// policy of `validate`: where a source does not print a setting, the stack's own default of the
+// time stands in for it (../shared/validation/README.md allows "the trainer's default of that era").
+// A source naming no known stack keeps the policy's stack-free rules.
+#include <string_view>
+
+namespace parasim::sim {
+
+enum class SoftwareStack {
+  unknown,
+  megatron_lm,         ///< NVIDIA/Megatron-LM and the papers run on it (SC21, Korthikanti et al.)
+  nemo,                ///< NeMo, Megatron-Bridge and NVIDIA's DGX Cloud recipes on them (Megatron-Core)
+  megatron_deepspeed,  ///< Megatron-DeepSpeed (BigScience's BLOOM runs)
+  llm_foundry,         ///< mosaicml/llm-foundry on Composer: PyTorch FSDP
+  maxtext,             ///< MaxText on JAX/XLA
+};
+
+/// The stack a source string names (case-insensitive repository and product names).
+SoftwareStack software_stack_of(std::string_view source);
+std::string_view software_stack_name(SoftwareStack stack);
+
+}  // namespace parasim::sim
