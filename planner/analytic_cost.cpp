@@ -352,9 +352,11 @@ Estimate AnalyticCost::estimate(const Plan& p) {
     if (p.data_ranks() > 1 && p.zero == 3) {
       // Per micro-batch every layer is gathered for forward and again for backward, its gradients
       // reduce-scattered, all on one stream (as the task graph issues them): forward gathers run
-      // ahead of the compute, hidden where they are shorter; in backward a layer's gather queues
-      // behind the previous layer's reduce-scatter, which waits for that layer's backward, so
-      // both sit between consecutive layers' backward passes.
+      // ahead of the compute, hidden where they are shorter; in backward, without prefetch, a
+      // layer's gather queues behind the previous layer's reduce-scatter, which waits for that
+      // layer's backward, so both sit between consecutive layers' backward passes. FSDP's
+      // BACKWARD_POST queues the gather first (the reduce-scatter runs under the next layer);
+      // BACKWARD_PRE issues it as the previous layer starts, so both run under that layer.
       // DeepSpeed gathers a fully recomputed layer twice in backward (its recompute releases it).
       const bool deepspeed = training_->zero3_engine == workload::Zero3Engine::deepspeed;
       int n = 0, regathered = 0;
@@ -370,7 +372,14 @@ Estimate AnalyticCost::estimate(const Plan& p) {
       for (double share : zero3_shares_) gather += collective(p, Collective::all_gather, Group::sharding, per_layer * share * weight_bytes);
       const int pieces = workload::zero3_reduce_scatters(*training_, per_layer);
       const double scatter = pieces * collective(p, Collective::reduce_scatter, Group::sharding, per_layer / pieces * grad_bytes);
-      dp += m * (gather + std::max(0.0, n * gather - st.forward) + n * (gather + scatter) + regathered * gather);
+      const double layer_backward = last_backward / n;
+      double between_layers = gather + scatter;
+      if (!deepspeed && training_->zero3_backward_prefetch == workload::Zero3Prefetch::post) {
+        between_layers = gather + std::max(0.0, scatter - layer_backward);
+      } else if (!deepspeed && training_->zero3_backward_prefetch == workload::Zero3Prefetch::pre) {
+        between_layers = std::max(0.0, gather + scatter - layer_backward);
+      }
+      dp += m * (gather + std::max(0.0, n * gather - st.forward) + n * between_layers + regathered * gather);
       if (p.zero_group > 0 && p.zero_group < p.data_ranks()) dp += collective(p, Collective::all_reduce, Group::replica, dense / zg * grad_bytes);
     }
     if (expert > 0 && p.expert_data_ranks() > 1) {
