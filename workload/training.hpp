@@ -43,7 +43,8 @@ enum class Zero3Prefetch {
 enum class FlashKernel {
   native,  ///< the GPU's own (its profile's attention figures: FlashAttention-3/cuDNN on Hopper)
   flash1,  ///< FlashAttention-1 (flash-attn 1.x, PyTorch stacks of 2022-23): Ampere's instructions,
-           ///< which a Hopper GPU issues at half its tensor-core rate (the profile's attention.flash1)
+           ///< which a Hopper GPU issues at half its tensor-core rate (the profile's attention.flash1),
+           ///< behind an interface that takes unpadded tokens (q, k, v gathered, the output scattered back)
 };
 
 /// Which engine runs ZeRO-1 (optimizer states sharded over the data-parallel ranks); both gather the
@@ -104,7 +105,6 @@ extern const yaml::Schema kTrainingSchema;
 TrainingSpec parse_training(const yaml::Record& record);
 
 std::string_view attention_kernel_name(AttentionKernel kernel);
-std::string_view flash_kernel_name(FlashKernel kernel);
 std::string_view zero3_prefetch_name(Zero3Prefetch prefetch);
 
 }  // namespace parasim::workload
