@@ -44,7 +44,9 @@ const char* const kFillPolicy =
     "           the batch, the output scattered back); MaxText's XLA issues a layer's FSDP gather while the layer\n"
     "           before runs its backward (zero3_backward_prefetch pre); NeMo and Megatron-Bridge recipes (NVIDIA's\n"
     "           DGX Cloud ones included) run Megatron-Core's distributed optimizer (zero 1); Megatron-DeepSpeed's\n"
-    "           pipeline engine has no interleaved schedule (vpp 1). Other sources: the rules below alone.\n"
+    "           pipeline engine has no interleaved schedule (vpp 1), and its bf16 runs DeepSpeed's BF16_Optimizer,\n"
+    "           which casts each gradient to fp32 in a copy before adding it (18 bytes a weight, not 10). Other\n"
+    "           sources: the rules below alone.\n"
     "  plan     overlap flags absent: off (Megatron-LM's defaults); sp absent with eager attention: off (it came\n"
     "           with Megatron-LM's 2022 release), and eager attention without sp is the 2021 stacks' synchronous TP\n"
     "           all-reduce of the input gradients (after the weight gradients). Absent micro_batch {1,2,4,8}, sp\n"
@@ -253,6 +255,10 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   if (s.stack == SoftwareStack::llm_foundry && !eager) {
     s.training.flash_kernel = workload::FlashKernel::flash1;
     s.filled.push_back("flash_kernel=flash1 (llm-foundry 2023: flash-attn 1.x)");
+  }
+  if (s.stack == SoftwareStack::megatron_deepspeed && s.training.precision == Precision::bf16 && !s.training.gradient_accumulation_fusion) {
+    s.training.gradient_accumulation_copy = true;
+    s.filled.push_back("gradient_accumulation_copy (DeepSpeed's BF16_Optimizer)");
   }
   if (s.stack == SoftwareStack::maxtext && p.zero == 3) {
     s.training.zero3_backward_prefetch = workload::Zero3Prefetch::pre;

@@ -346,7 +346,10 @@ void add_gradient_accumulation(Block& blk, const TrainingSpec& tr, double other_
     if (op.kind == OpKind::gemm) weights += static_cast<double>(op.m) * static_cast<double>(op.n) * std::max(op.batch, 1);
   }
   if (weights <= 0) return;
-  blk.backward_weight.push_back(memory("grad_accumulation", weights * (tr.element_bytes() + 2 * tr.gradient_bytes()), Precision::fp32));
+  // Read the gradient and the accumulator, write the accumulator; a cast copy is written and read
+  // once more.
+  const double copy = tr.gradient_accumulation_copy ? 2 * tr.gradient_bytes() : 0.0;
+  blk.backward_weight.push_back(memory("grad_accumulation", weights * (tr.element_bytes() + 2 * tr.gradient_bytes() + copy), Precision::fp32));
 }
 
 Block optimizer_block(double params, const TrainingSpec& tr) {

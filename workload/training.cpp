@@ -30,6 +30,7 @@ constexpr Field kTrainingFields[] = {
     {.name = "optimizer_bytes_per_param", .type = FieldType::number, .description = "optimizer state per parameter beyond weights and gradients (Adam with fp32 master: 12)", .default_text = "12", .min = 0},
     {.name = "fp32_grad_accumulation", .type = FieldType::boolean, .description = "gradients accumulated in fp32 (Megatron's main_grad): 4 bytes per parameter instead of 2", .default_text = "true"},
     {.name = "gradient_accumulation_fusion", .type = FieldType::boolean, .description = "weight-gradient GEMMs add into the accumulator (Megatron-LM's default since 2022); false: a separate pass per micro-batch (Megatron-LM 2021, DeepSpeed)", .default_text = "true"},
+    {.name = "gradient_accumulation_copy", .type = FieldType::boolean, .description = "without fusion, each gradient is cast to the accumulator's format in a copy before it is added (DeepSpeed's BF16_Optimizer): 18 bytes a weight instead of 10", .default_text = "false"},
 };
 
 }  // namespace
@@ -55,6 +56,7 @@ TrainingSpec parse_training(const yaml::Record& r) {
   t.optimizer_bytes_per_param = r.number("optimizer_bytes_per_param");
   t.fp32_grad_accumulation = r.boolean("fp32_grad_accumulation");
   t.gradient_accumulation_fusion = r.boolean("gradient_accumulation_fusion");
+  t.gradient_accumulation_copy = r.boolean("gradient_accumulation_copy");
   return t;
 }
 

@@ -76,6 +76,10 @@ struct TrainingSpec {
   /// Without it each micro-batch's gradient is written and a separate pass adds it to the
   /// accumulator (Megatron-LM's 2021 gradient hooks, DeepSpeed's optimizers).
   bool gradient_accumulation_fusion = true;
+  /// The separate pass casts each gradient to the accumulator's format in a copy before adding it
+  /// (DeepSpeed's BF16_Optimizer: `hp_grad.add_(lp.grad.to(fp32))`): the copy is written and read
+  /// again, 18 bytes a weight instead of 10 for bf16 gradients into fp32.
+  bool gradient_accumulation_copy = false;
   /// Without SP, a tensor-parallel block's input-gradient all-reduce runs under its weight-gradient
   /// GEMMs (Megatron-LM's --async-tensor-model-parallel-allreduce, on since late 2021). Off: it runs
   /// after both GEMMs and the next kernel waits for it (Megatron-LM and Megatron-DeepSpeed of 2021,

@@ -130,6 +130,11 @@ TEST_CASE("a row's stack sets what its source leaves out, as that stack ran; oth
   s = built(r);
   CHECK(s.vpp_choices.empty());
   CHECK(s.candidates.front().vpp == 1);
+  // Its bf16 training runs DeepSpeed's BF16_Optimizer, whose accumulation casts in a copy.
+  CHECK_FALSE(s.training.gradient_accumulation_fusion);
+  CHECK(s.training.gradient_accumulation_copy);
+  r.precision = "fp16";
+  CHECK_FALSE(built(r).training.gradient_accumulation_copy);
   // llm-foundry's FSDP rows ran flash-attn 1.x; MaxText's XLA issues each backward gather ahead.
   MeasuredRun f = grok_row();
   f.arch = "gpt";

@@ -231,6 +231,12 @@ TEST_CASE("without gradient-accumulation fusion a pass per micro-batch adds each
   // Accumulating in the gradients' own format: 2 + 2 + 2 bytes.
   tr.fp32_grad_accumulation = false;
   CHECK(find(attention_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(4 * h * h / 8 * 6).scale(0));
+  // DeepSpeed's BF16_Optimizer casts first (hp_grad.add_(lp_grad.to(fp32))): the gradient read (2),
+  // the fp32 copy written and read (4 + 4), the buffer read and written (4 + 4): 18 bytes.
+  tr.fp32_grad_accumulation = true;
+  tr.gradient_accumulation_copy = true;
+  CHECK(find(attention_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(4 * h * h / 8 * 18).scale(0));
+  CHECK(find(mlp_block(m, tr, shape).backward_weight, "grad_accumulation").bytes == doctest::Approx(8 * h * h / 8 * 18).scale(0));
 }
 
 TEST_CASE("a checkpoint that stops early does not rerun the MLP's down projection") {
