@@ -38,15 +38,16 @@ const char* const kFillPolicy =
     "           optimizer (gradients reduce-scattered) and FSDP's ZeRO-3 (a layer gathered and reduced whole).\n"
     "           moe: the llama block with every MLP a mixture of `experts` (top_k, shared_experts from the row)\n"
     "           of expert_ffn_hidden (absent: ffn_hidden), dropless, balanced (NVIDIA's MoE benchmarks force it).\n"
-    "  stack    the stack the source names sets what the row does not print, as it ran then: llm-foundry\n"
-    "           (Composer, PyTorch FSDP, 2023) ran flash-attn 1.x, FlashAttention-1 kernels (on Hopper at the\n"
-    "           Ampere instruction rate) behind an interface that takes unpadded tokens (q, k, v gathered out of\n"
-    "           the batch, the output scattered back); MaxText's XLA issues a layer's FSDP gather while the layer\n"
-    "           before runs its backward (zero3_backward_prefetch pre); NeMo and Megatron-Bridge recipes (NVIDIA's\n"
-    "           DGX Cloud ones included) run Megatron-Core's distributed optimizer (zero 1); Megatron-DeepSpeed's\n"
-    "           pipeline engine has no interleaved schedule (vpp 1), and its bf16 runs DeepSpeed's BF16_Optimizer,\n"
-    "           which casts each gradient to fp32 in a copy before adding it (18 bytes a weight, not 10). Other\n"
-    "           sources: the rules below alone.\n"
+    "  stack    the stack the source names sets what the row does not print, as it ran then: llm-foundry (Composer,\n"
+    "           PyTorch FSDP, 2023) ran flash-attn 1.x, FlashAttention-1 kernels (on Hopper at the Ampere\n"
+    "           instruction rate) behind an interface that takes unpadded tokens (q, k, v gathered out of the batch,\n"
+    "           the output scattered back); MaxText's XLA issues a layer's FSDP gather while the layer before runs\n"
+    "           its backward (zero3_backward_prefetch pre); NeMo and Megatron-Bridge recipes (NVIDIA's DGX Cloud\n"
+    "           ones included) run Megatron-Core's distributed optimizer (zero 1) and, in the performance settings\n"
+    "           NVIDIA publishes with, keep and reduce gradients in bf16 (grad_reduce_in_fp32 off);\n"
+    "           Megatron-DeepSpeed's pipeline engine has no interleaved schedule (vpp 1), and its bf16 runs\n"
+    "           DeepSpeed's BF16_Optimizer, which casts each gradient to fp32 in a copy before adding it (18 bytes a\n"
+    "           weight, not 10). Other sources: the rules below alone.\n"
     "  plan     overlap flags absent: off (Megatron-LM's defaults); sp absent with eager attention: off (it came\n"
     "           with Megatron-LM's 2022 release), and eager attention without sp is the 2021 stacks' synchronous TP\n"
     "           all-reduce of the input gradients (after the weight gradients). Absent micro_batch {1,2,4,8}, sp\n"
@@ -259,6 +260,10 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   if (s.stack == SoftwareStack::megatron_deepspeed && s.training.precision == Precision::bf16 && !s.training.gradient_accumulation_fusion) {
     s.training.gradient_accumulation_copy = true;
     s.filled.push_back("gradient_accumulation_copy (DeepSpeed's BF16_Optimizer)");
+  }
+  if (s.stack == SoftwareStack::nemo) {
+    s.training.fp32_grad_accumulation = false;
+    s.filled.push_back("bf16 gradients (NeMo performance recipes: grad_reduce_in_fp32 off)");
   }
   if (s.stack == SoftwareStack::maxtext && p.zero == 3) {
     s.training.zero3_backward_prefetch = workload::Zero3Prefetch::pre;

@@ -40,14 +40,14 @@ parasim_cli_test(NAME validate_explain_fill_search ARGS validate tests/data/vali
                               "recompute +tp1 pp1 dp48 mb4 sp off recompute full zero 0 +fits [0-9.]+ GiB +[0-9.]+ ms\n"
                               "zero +tp1 pp1 dp48 mb4 sp off recompute none zero 1 [^\n]+kept")
 # The stack a row's source names fills what the row does not print, and the table says so: llm-foundry's
-# flash-attn 1.x, MaxText's gathers issued ahead, NeMo's distributed optimizer (zero 1, not searched),
+# flash-attn 1.x, MaxText's gathers issued ahead, NeMo's distributed optimizer (zero 1, not searched) and bf16 gradients,
 # Megatron-DeepSpeed's pipeline without interleaving (vpp 1, not searched: the row was vpp 4 before)
 # and its BF16_Optimizer's accumulation.
 parasim_cli_test(NAME validate_stack_defaults ARGS validate tests/data/validation/stacks.yaml
                  STDOUT_REGEX "stack +the stack the source names"
                               "foundry-068-760m-h100_80gb-8g-s2048-amp_bf16 [^\n]*flash_kernel=flash1 \\(llm-foundry 2023: flash-attn 1.x\\)"
                               "dgxc-maxtext-llama3-70b-bf16-256g [^\n]*zero3_backward_prefetch=pre"
-                              "dgxc-llama31-70b-fp8-64g [^\n]*tp4 pp8 vpp5 dp2 mb1 sp on recompute none zero 1 [^\n]*zero=1 \\(NeMo: distributed optimizer\\)"
+                              "dgxc-llama31-70b-fp8-64g [^\n]*tp4 pp8 vpp5 dp2 mb1 sp on recompute none zero 1 [^\n]*zero=1 \\(NeMo: distributed optimizer\\)[^\n]*bf16 gradients \\(NeMo performance recipes"
                               "bloom-prequel-44-h14336-l72-tp8pp2dp24mb1 [^\n]*tp8 pp2 dp24 [^\n]*vpp=1 \\(Megatron-DeepSpeed: no interleaved schedule\\)"
                               "bloom-prequel-44-h14336-l72-tp8pp2dp24mb1 [^\n]*gradient_accumulation_copy \\(DeepSpeed's BF16_Optimizer\\)")
 parasim_cli_test(NAME validate_stack_defaults_json ARGS validate tests/data/validation/stacks.yaml --json

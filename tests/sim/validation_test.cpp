@@ -117,11 +117,13 @@ TEST_CASE("a row's stack sets what its source leaves out, as that stack ran; oth
   CHECK(s.zero_choices.empty());
   CHECK(s.vpp_choices == std::vector<int>{1, 2, 4, 8});
   CHECK(s.training.flash_kernel == workload::FlashKernel::native);
+  CHECK_FALSE(s.training.fp32_grad_accumulation);  // the performance recipes' grad_reduce_in_fp32 off
   // The same row from an unknown source searches zero {0, 1} from zero 0.
   r.source = "a lab notebook";
   s = built(r);
   CHECK(s.candidates.front().zero == 0);
   CHECK(s.zero_choices == std::vector<int>{0, 1});
+  CHECK(s.training.fp32_grad_accumulation);
   // Eager attention (the 2021-22 stacks, whose interleaved transfers block): vpp {1, 2, 4}.
   r.attention = "eager";
   CHECK(built(r).vpp_choices == std::vector<int>{1, 2, 4});
