@@ -19,6 +19,7 @@ parasim_cli_test(NAME validate_workload2 ARGS validate tests/data/validation/wor
 # --explain ID: where one row's predicted time goes; an unknown id is a one-line error.
 parasim_cli_test(NAME validate_explain ARGS validate tests/data/validation/sample.yaml --explain foundry-130-125m-a100_80gb-8g-s65536-amp_bf16
                  STDOUT_REGEX "foundry-130-125m-a100_80gb-8g-s65536-amp_bf16 +measured 6.435 s +predicted" "compute by kind: gemm .* attention"
+                              "stack llm-foundry \\(from the source\\)  filled: [^\n]*flash_kernel=flash1"
                               "largest ops: attention_grad" "stage +0: fwd")
 parasim_cli_test(NAME validate_explain_unknown ARGS validate tests/data/validation/sample.yaml --explain nope RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_explain_unknown.expected)
