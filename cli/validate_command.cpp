@@ -72,7 +72,7 @@ Action add_validate_command(CLI::App& app) {
                                  format_duration(r.iteration), 100 * e.row.error, e.row.plan, e.row.fits ? "" : " (OOM)");
         std::cout << fmt::format("  model {:.1f} TFLOP/s/GPU  MFU {:.1f}%  HFU {:.1f}%  (measured MFU {:.1f}%)\n", r.model_tflops_per_gpu, 100 * r.mfu,
                                  100 * r.hfu, 100 * r.mfu * r.iteration.value() / it->measured_iteration_s);
-        std::cout << fmt::format("  stack {} (from the source)  filled: {}\n", sim::software_stack_name(sim::software_stack_of(it->source)),
+        std::cout << fmt::format("  stack {} (from the source)  filled: {}\n", sim::software_stack_name(e.row.stack),
                                  e.row.filled.empty() ? "nothing" : fmt::format("{}", fmt::join(e.row.filled, ", ")));
         std::cout << fmt::format("  stage 0 compute by kind: gemm {}  attention {}  memory-bound {}  launch {} ({} kernels)  GEMM {:.1f} TFLOP/s\n",
                                  format_duration(Seconds(e.gemm_s)), format_duration(Seconds(e.attention_s)), format_duration(Seconds(e.memory_s)),

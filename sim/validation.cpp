@@ -286,6 +286,7 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   }
   const auto& s = std::get<RowScenario>(built);
   out.filled = s.filled;
+  out.stack = s.stack;
   const topology::Cluster cluster(s.cluster);
   const auto& gpu = s.cluster.node.gpu;
   const calibrate::CostModel cost(gpu, calibrate::default_profile(gpu.name));

@@ -38,6 +38,7 @@ struct RowResult {
   double predicted_s = 0;
   double error = 0;  ///< (predicted − measured) / measured
   std::vector<std::string> filled;  ///< "micro_batch=2 (searched)", "vocab=51200 (params)", …
+  SoftwareStack stack = SoftwareStack::unknown;  ///< the stack the row's source names
   bool fits = true;
   std::string plan;  ///< the plan simulated, in a line
   workload::Plan chosen;  ///< the plan simulated

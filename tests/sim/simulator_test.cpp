@@ -33,14 +33,20 @@ calibrate::Profile plain_profile() {
   return p;
 }
 
+// plain_profile without the overlap slowdowns: times that add up by hand.
+calibrate::Profile exact_profile() {
+  auto p = plain_profile();
+  p.compute_slowdown = {};
+  p.comm_slowdown = {};
+  return p;
+}
+
 // A profile that makes communication free and compute launch-free (pipeline bubble tests).
 calibrate::Profile free_comm_profile() {
-  auto p = plain_profile();
+  auto p = exact_profile();
   p.collective_launch = Seconds(0);
   p.nvlink.step_latency = p.pcie.step_latency = p.network.step_latency = Seconds(0);
   p.nvlink.ll_step_latency = p.pcie.ll_step_latency = p.network.ll_step_latency = Seconds(0);
-  p.compute_slowdown = {};
-  p.comm_slowdown = {};
   return p;
 }
 
@@ -448,9 +454,7 @@ TEST_CASE("the 2021 stacks' synchronous TP all-reduce: each input-gradient all-r
   f.model.ffn_hidden = 16384;
   f.training = test::training(4096);
   f.plan = test::plan(2, 1, 4, 1, 4);
-  auto profile = plain_profile();
-  profile.compute_slowdown = {};
-  profile.comm_slowdown = {};
+  const auto profile = exact_profile();
   auto iteration = [&](bool async) {
     f.training.async_tp_allreduce = async;
     return run(cluster, f, workload::build_tasks(f.model, f.training, f.plan), profile).iteration.value();
@@ -468,9 +472,7 @@ TEST_CASE("DeepSpeed's ZeRO-1 all-reduces what Megatron-LM's distributed optimiz
   Fixture f;
   f.plan = test::plan(1, 1, 8, 1, 8);
   f.plan.zero = 1;
-  auto profile = plain_profile();
-  profile.compute_slowdown = {};
-  profile.comm_slowdown = {};
+  const auto profile = exact_profile();
   auto graph = [&](workload::Zero1Engine engine) {
     f.training.zero1_engine = engine;
     return workload::build_tasks(f.model, f.training, f.plan);
@@ -500,9 +502,7 @@ TEST_CASE("FSDP backward prefetch by hand: none exposes each layer's reduce-scat
   f.training = test::training(8192);
   f.plan = test::plan(1, 1, 8, 1, 8);
   f.plan.zero = 3;
-  auto profile = plain_profile();
-  profile.compute_slowdown = {};
-  profile.comm_slowdown = {};
+  const auto profile = exact_profile();
   auto iteration = [&](workload::Zero3Prefetch prefetch) {
     f.training.zero3_backward_prefetch = prefetch;
     return run(cluster, f, workload::build_tasks(f.model, f.training, f.plan), profile).iteration.value();
