@@ -11,6 +11,7 @@
 
 #include "cli/commands.hpp"
 #include "cli/constraint_options.hpp"
+#include "cli/launch_files.hpp"
 #include "cli/progress_bar.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
@@ -39,6 +40,7 @@ struct Options {
   std::vector<int> micro_batches;
   std::vector<std::string> include;
   std::vector<std::string> megatron_args;
+  bool ignore_unknown_flags = false;
   std::string out;
   int threads = 0;
   std::string published;
@@ -156,7 +158,8 @@ nlohmann::json plan_json(const planner::RankedPlan& r, const planner::SearchRepo
           {"headroom_bytes", rep.capacity.value() - peak_memory(s)},
           {"fits", r.fits},
           {"included", r.included},
-          {"analytical_rank", r.analytical_rank}};
+          {"analytical_rank", r.analytical_rank},
+          {"megatron_variant_of", r.variant_of}};
 }
 
 // One published run against the planner: the same model, cluster, precision and batch planned from
@@ -336,6 +339,13 @@ int check_published_file(const Options& o) {
 Action add_plan_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("plan", "Search hybrid parallel plans: the fastest that fits, with launch arguments");
+  cmd->footer(
+      "Examples:\n"
+      "  parasim plan scenarios/default.yaml --out plan/            # plan/launch_megatron.sh runs the launched plan\n"
+      "  parasim plan scenarios/default.yaml --framework megatron --fix tp=8 --max-pp 8 --explain\n"
+      "  parasim plan scenarios/default.yaml --from-megatron-args plan/launch_megatron.sh   # rank your own launch\n"
+      "  parasim plan --list-space --gpus 8\n"
+      "  parasim plan --published ../shared/validation/megatron.yaml --json");
   cmd->add_option("scenario", o->scenario, "scenario YAML with cluster, model and training (a plan in it is ranked too)");
   cmd->add_option("--set", o->set, "override a scenario key (repeatable)");
   cmd->add_flag("--list-space", o->list_space, "list Galvatron's per-layer strategies for --gpus GPUs and exit");
@@ -349,8 +359,11 @@ Action add_plan_command(CLI::App& app) {
   cmd->add_flag("--power-of-two", o->power_of_two, "only power-of-two pp and dp (Galvatron's default)");
   cmd->add_option("--micro-batch", o->micro_batches, "micro-batch sizes to try (repeatable); default 1, 2, 4, 8, 16")->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--include", o->include, "a plan YAML to simulate and rank with the rest (repeatable)");
-  cmd->add_option("--from-megatron-args", o->megatron_args, "a plan as Megatron-LM arguments, quoted, to rank with the rest (repeatable)");
-  cmd->add_option("--out", o->out, "directory for best_plan.yaml, megatron_args.txt, ds_config.json and plans.json");
+  cmd->add_option("--from-megatron-args", o->megatron_args,
+                  "a plan as Megatron-LM arguments (quoted), or a launch_megatron.sh / argument file, to rank with the rest (repeatable)");
+  cmd->add_flag("--ignore-unknown-flags", o->ignore_unknown_flags, "with --from-megatron-args: skip flags parasim does not know, listing them, instead of exit 2");
+  cmd->add_option("--out", o->out,
+                  "directory for the launched plan: best_plan.yaml, launch_megatron.sh, megatron_args.txt, ds_config.json, and plans.json");
   cmd->add_option("--threads", o->threads, "threads for both phases (default: the machine's cores); the result is the same for any count");
   o->constraints.add_to(cmd, "the search");
   cmd->add_option("--time-limit", o->time_limit, "seconds for the whole search: the analytical scan stops at half, the simulator scores what it can "
@@ -396,7 +409,14 @@ Action add_plan_command(CLI::App& app) {
       const auto plan = sim::load_plan(file, *s.model, gpus, s.training->seq_len);
       options.include.push_back(plan);
     }
-    for (const auto& args : o->megatron_args) options.include.push_back(planner::plan_from_megatron_arguments(args, *s.model, gpus, s.training->seq_len));
+    for (const auto& args : o->megatron_args) {
+      // A launch script or argument file by path, else the arguments themselves.
+      std::string text = args;
+      if (std::ifstream f(args); f && !args.starts_with("--")) text.assign(std::istreambuf_iterator<char>(f), {});
+      const auto read = planner::read_megatron_arguments(text, *s.model, gpus, s.training->seq_len, o->ignore_unknown_flags);
+      for (const auto& flag : read.ignored) std::cerr << fmt::format("--from-megatron-args: ignored {} (not a Megatron-LM flag parasim knows)\n", flag);
+      options.include.push_back(read.plan);
+    }
     // One bar per phase (the analytical scan, then the simulations); the search serializes the calls.
     std::unique_ptr<ProgressBar> bar;
     std::string bar_phase;
@@ -425,19 +445,7 @@ Action add_plan_command(CLI::App& app) {
                              report.scored, report.analytical_seconds, report.visited / std::max(1e-9, report.analytical_seconds),
                              report.ranked.size(), report.simulated_seconds);
     const auto& best = report.ranked.front();
-    const std::string comment = fmt::format("parasim plan {}: {} on {} x {}\nsimulated iteration {}, {} tokens/s, MFU {:.1f}%", s.name, s.model->name,
-                                            gpus, gpu.name, format_duration(best.simulated.iteration), format_number(best.simulated.tokens_per_s, 6),
-                                            100 * best.simulated.mfu);
-    // Megatron-LM cannot launch every plan of the space (ZeRO-2/3, ZB-H1): its arguments are for the
-    // fastest simulated plan it can launch, which the output names when it is not the best.
-    planner::Constraints megatron;
-    megatron.set_framework("megatron");
-    const auto launchable = std::find_if(report.ranked.begin(), report.ranked.end(),
-                                         [&](const planner::RankedPlan& r) { return r.fits && megatron.allows(r.plan); });
-    const auto& for_megatron = launchable != report.ranked.end() ? *launchable : best;
-    const auto args = planner::megatron_arguments(for_megatron.plan, *s.model, *s.training);
-    const auto ds = planner::deepspeed_config(best.plan, *s.training);
-
+    const auto choice = choose_launch(report, s);
     nlohmann::json plans = nlohmann::json::array();
     for (std::size_t i = 0; i < report.ranked.size(); ++i) plans.push_back(plan_json(report.ranked[i], report, static_cast<int>(i) + 1));
     nlohmann::json rejected = nlohmann::json::object();
@@ -461,26 +469,18 @@ Action add_plan_command(CLI::App& app) {
                           {"ranking_discordant_over_2pct", report.distinct_discordant},
                           {"plans", plans},
                           {"unusable_included", unusable},
-                          {"best", {{"plan_yaml", planner::plan_yaml(best.plan, comment)}, {"megatron_args", args}, {"deepspeed_config", ds}}},
-                          {"megatron_plan", {{"plan", planner::plan_name(for_megatron.plan)},
-                                             {"iteration_s", for_megatron.simulated.iteration.value()},
-                                             {"rank", (&for_megatron - &report.ranked.front()) + 1}}}};
-
-    if (!o->out.empty()) {
-      std::error_code ec;
-      std::filesystem::create_directories(o->out, ec);
-      auto write = [&](const std::string& name, const std::string& text) {
-        std::ofstream f(std::filesystem::path(o->out) / name);
-        if (!f) throw InputError({o->out, 0, 0}, "--out", fmt::format("cannot write {}", name));
-        f << text;
-      };
-      write("best_plan.yaml", planner::plan_yaml(best.plan, comment));
-      std::string lines;
-      for (const auto& a : args) lines += a + "\n";
-      write("megatron_args.txt", lines);
-      write("ds_config.json", ds.dump(2) + "\n");
-      write("plans.json", doc.dump(2) + "\n");
+                          {"launch", launch_json(choice)}};
+    doc["launch"]["plan_yaml"] = planner::plan_yaml(choice.plan, "");
+    doc["launch"]["gpu"] = gpu.name;
+    doc["launch"]["compute_capability"] =
+        gpu.compute_capability.first > 0 ? nlohmann::json(fmt::format("{}.{}", gpu.compute_capability.first, gpu.compute_capability.second)) : nlohmann::json(nullptr);
+    doc["launch"]["nodes"] = s.cluster.nodes;
+    doc["launch"]["gpus_per_node"] = s.cluster.node.gpus;
+    if (choice.launched) {
+      doc["launch"]["megatron_arguments"] = planner::megatron_argument_line(planner::megatron_launch(choice.plan, *s.model, *s.training, gpu));
     }
+
+    if (!o->out.empty()) write_launch_files(o->out, choice, s, doc);
     if (o->json) {
       std::cout << doc.dump(2) << "\n";
       return 0;
@@ -518,23 +518,11 @@ Action add_plan_command(CLI::App& app) {
     }
     out += fmt::format("\nAnalytical vs simulated order: {} of {} pairs of simulated candidates disagree; {} of the {} pairs more than 2% apart\n",
                        report.discordant, report.pairs, report.distinct_discordant, report.distinct_pairs);
-    out += fmt::format("\nBest plan  {}\n", planner::plan_name(best.plan));
-    out += fmt::format("           {} per iteration, {} tokens/s, {} model TFLOP/s per GPU, MFU {:.1f}%\n", format_duration(best.simulated.iteration),
-                       format_number(best.simulated.tokens_per_s, 6), format_number(best.simulated.model_tflops_per_gpu), 100 * best.simulated.mfu);
-    if (&for_megatron != &best) {
-      out += fmt::format("\nMegatron-LM cannot launch the best plan; the fastest it can (#{}): {}\n", (&for_megatron - &report.ranked.front()) + 1,
-                         planner::plan_name(for_megatron.plan));
-      out += fmt::format("           {} per iteration ({:+.1f}% against the best)\n", format_duration(for_megatron.simulated.iteration),
-                         100 * (for_megatron.simulated.iteration.value() / best.simulated.iteration.value() - 1));
-      out += "\nMegatron-LM arguments (for that plan)\n";
-    } else {
-      out += "\nMegatron-LM arguments\n";
-    }
-    for (const auto& a : args) out += "  " + a + "\n";
-    if (best.plan.zero >= 1) {
-      out += "\nDeepSpeed config (ds_config.json)\n" + ds.dump(2) + "\n";
+    out += launch_summary(choice, s);
+    if (choice.launched && choice.plan.zero >= 1) {
+      out += "\nDeepSpeed config (ds_config.json)\n" + planner::deepspeed_config(choice.plan, *s.training).dump(2) + "\n";
       // DeepSpeed's ZeRO-3 gathers and reduces in smaller pieces than FSDP, which the plan was priced as.
-      if (best.plan.zero == 3 && s.training->zero3_engine != workload::Zero3Engine::deepspeed) {
+      if (choice.plan.zero == 3 && s.training->zero3_engine != workload::Zero3Engine::deepspeed) {
         out += "  (priced as FSDP runs ZeRO-3; set training.zero3_engine: deepspeed to price it as DeepSpeed runs it)\n";
       }
     }

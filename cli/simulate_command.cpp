@@ -8,6 +8,8 @@
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
+#include "planner/megatron_reader.hpp"
+#include "planner/search.hpp"
 #include "sim/scenario.hpp"
 #include "sim/simulator.hpp"
 #include "sim/trace.hpp"
@@ -37,6 +39,7 @@ nlohmann::json to_json(const sim::Scenario& s, const sim::Result& r) {
   nlohmann::json path = nlohmann::json::array();
   for (const auto& c : r.critical_path) path.push_back({{"what", c.what}, {"seconds", c.time.value()}});
   return {{"scenario", s.name},
+          {"plan", planner::plan_name(*s.plan)},
           {"gpus", r.gpus},
           {"iteration_s", r.iteration.value()},
           {"tokens_per_s", r.tokens_per_s},
@@ -98,20 +101,38 @@ Action add_simulate_command(CLI::App& app) {
     bool full = false;
     std::string trace;
     std::string plan;
+    std::string megatron_args;
+    bool ignore_unknown_flags = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("simulate", "Simulate one training iteration: time, throughput, MFU, where the time goes, memory");
+  cmd->footer(
+      "Examples:\n"
+      "  parasim simulate scenarios/default.yaml --trace default.json\n"
+      "  parasim simulate scenarios/default.yaml --plan plan/best_plan.yaml --json\n"
+      "  parasim simulate scenarios/default.yaml --from-megatron-args plan/launch_megatron.sh");
   cmd->add_option("scenario", o->scenario, "scenario YAML with cluster, model, training and plan")->required();
   cmd->add_option("--set", o->set, "override a scenario key: --set plan.tp=4, --set cluster.node.nics.bandwidth=800Gb/s (repeatable)");
   cmd->add_flag("--json", o->json, "print JSON instead of tables");
   cmd->add_flag("--full", o->full, "simulate every replica's traffic separately instead of by symmetry");
   cmd->add_option("--trace", o->trace, "write a Chrome trace (Perfetto, chrome://tracing) to this file");
   cmd->add_option("--plan", o->plan, "simulate this plan file (parasim plan --out writes best_plan.yaml) instead of the scenario's plan");
+  cmd->add_option("--from-megatron-args", o->megatron_args,
+                  "simulate the plan of a Megatron-LM launch: launch_megatron.sh, an argument file, or the arguments quoted")
+      ->excludes("--plan");
+  cmd->add_flag("--ignore-unknown-flags", o->ignore_unknown_flags, "with --from-megatron-args: skip flags parasim does not know, listing them");
   return [o]() {
     auto s = sim::load_scenario(o->scenario, o->set);
-    if (!o->plan.empty()) {
+    if (!o->plan.empty() || !o->megatron_args.empty()) {
       if (!s.model || !s.training) s.require_workload();
-      s.plan = sim::load_plan(o->plan, *s.model, s.cluster.gpus(), s.training->seq_len);
+    }
+    if (!o->plan.empty()) s.plan = sim::load_plan(o->plan, *s.model, s.cluster.gpus(), s.training->seq_len);
+    if (!o->megatron_args.empty()) {
+      std::string text = o->megatron_args;
+      if (std::ifstream f(text); f && !text.starts_with("--")) text.assign(std::istreambuf_iterator<char>(f), {});
+      const auto read = planner::read_megatron_arguments(text, *s.model, s.cluster.gpus(), s.training->seq_len, o->ignore_unknown_flags);
+      for (const auto& flag : read.ignored) std::cerr << fmt::format("--from-megatron-args: ignored {} (not a Megatron-LM flag parasim knows)\n", flag);
+      s.plan = read.plan;
     }
     s.require_workload();
     const auto& gpu = s.cluster.node.gpu;

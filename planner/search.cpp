@@ -14,6 +14,7 @@
 
 #include "calibrate/cost_model.hpp"
 #include "planner/analytic_cost.hpp"
+#include "planner/megatron_rules.hpp"
 #include "planner/partition.hpp"
 #include "planner/recompute_choice.hpp"
 #include "sim/simulator.hpp"
@@ -119,7 +120,10 @@ bool Constraints::set_framework(const std::string& name) {
 
 bool Constraints::allows(const Plan& p) const {
   auto same = [](const std::optional<int>& want, int have) { return !want || *want == have; };
-  if (framework == Framework::megatron && (p.zero > 1 || p.schedule == Schedule::zb_h1)) return false;
+  if (framework == Framework::megatron &&
+      (p.schedule == Schedule::zb_h1 || p.schedule == Schedule::gpipe || megatron_order_problem(p) || (p.zero >= 2 && p.pp > 1))) {
+    return false;
+  }
   if (framework == Framework::deepspeed &&
       (p.schedule != Schedule::one_f_one_b || p.vpp > 1 || (p.pp > 1 && p.zero > 1) || (p.cp > 1 && p.cp_kind != workload::CpKind::ulysses))) {
     return false;
@@ -245,12 +249,85 @@ std::optional<std::string> fit_recompute(Context& c, Plan& p) {
   return "out of memory even with full recompute";
 }
 
+// Memory first, in the forms Megatron-LM's arguments take: no recompute, selective, the first k
+// layers of every chunk in full (method block, the smallest k that fits), every layer in full.
+std::optional<std::string> fit_megatron_recompute(Context& c, Plan& p) {
+  auto fits = [&]() { return workload::memory_per_stage(c.model, c.training, p, c.budget).fits(); };
+  p.recompute_overrides.clear();
+  p.recompute_method = workload::RecomputeMethod::uniform;
+  p.recompute_layers = 1;
+  for (auto r : {Recompute::none, Recompute::selective}) {
+    p.recompute = r;
+    if (fits()) return std::nullopt;
+  }
+  p.recompute = Recompute::full;
+  if (!fits()) return "out of memory even with full recompute";
+  const auto sizes = workload::layers_per_chunk(p, c.model);
+  p.recompute_method = workload::RecomputeMethod::block;
+  int lo = 0, hi = *std::max_element(sizes.begin(), sizes.end());  // block hi = every layer: fits
+  while (hi - lo > 1) {
+    p.recompute_layers = (lo + hi) / 2;
+    (fits() ? hi : lo) = p.recompute_layers;
+  }
+  p.recompute_layers = hi;
+  return std::nullopt;
+}
+
+// The nearest plan Megatron-LM runs: 1F1B for a zero-bubble schedule, its rank order, full
+// sharding for hybrid ZeRO-2/3, and recompute refitted in the forms its arguments take.
+std::optional<Plan> megatron_variant(Context& c, Plan p) {
+  if (p.schedule == Schedule::zb_h1 || p.schedule == Schedule::gpipe) p.schedule = Schedule::one_f_one_b;
+  if (megatron_order_problem(p)) p.order = Plan{}.order;
+  if (p.zero >= 2) p.zero_group = 0;
+  if (p.zero >= 2 && p.pp > 1) p.zero = 1;  // Megatron-FSDP has no pipeline: the distributed optimizer
+  if (fit_megatron_recompute(c, p)) return std::nullopt;
+  if (megatron_plan_problem(p, c.model)) return std::nullopt;
+  return p;
+}
+
 struct Scored {
   Plan plan;
   Estimate estimate;
   double memory = 0;
   std::size_t order = 0;
 };
+
+// For each simulated candidate Megatron-LM cannot run, its nearest plan it can, so that the plan
+// launched is priced by the simulator too; and the best candidates it runs as found.
+void add_megatron_variants(Context c, const Constraints& constraints, const std::vector<Scored>& scored, AnalyticCost& analytic,
+                           std::vector<RankedPlan>& chosen) {
+  auto known = [&](const Plan& p) { return std::any_of(chosen.begin(), chosen.end(), [&](const RankedPlan& r) { return r.plan == p; }); };
+  const std::size_t searched = chosen.size();
+  bool any_runs = false;
+  for (std::size_t i = 0; i < searched; ++i) {
+    const Plan origin = chosen[i].plan;
+    if (!megatron_plan_problem(origin, c.model)) {
+      any_runs = true;
+      continue;
+    }
+    const auto variant = megatron_variant(c, origin);
+    if (!variant || !constraints.allows(*variant) || known(*variant)) continue;
+    RankedPlan r;
+    r.plan = *variant;
+    r.estimate = analytic.estimate(*variant);
+    r.variant_of = plan_name(origin);
+    chosen.push_back(std::move(r));
+    any_runs = true;
+  }
+  // A variant keeps its origin's shape and so its recompute; a shape the analytical order put lower
+  // may need none: the best few candidates Megatron-LM runs as found are simulated too.
+  const int wanted = any_runs ? 8 : 16;
+  int added = 0;
+  for (std::size_t i = searched; i < scored.size() && added < wanted; ++i) {
+    if (megatron_plan_problem(scored[i].plan, c.model) || known(scored[i].plan)) continue;
+    RankedPlan r;
+    r.plan = scored[i].plan;
+    r.estimate = scored[i].estimate;
+    r.analytical_rank = static_cast<int>(i);
+    chosen.push_back(std::move(r));
+    ++added;
+  }
+}
 
 }  // namespace
 
@@ -362,6 +439,7 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
   std::atomic<std::size_t> next_visit{0}, visited{0};
   std::atomic<bool> cut{false};
   std::mutex progress_mutex;
+  const bool megatron_only = options.constraints.framework == Constraints::Framework::megatron;
   auto scan = [&](AnalyticCost& oracle) {
     Context c{model, training, spec, oracle, report.budget};
     for (std::size_t k = next_visit++; k < global.size(); k = next_visit++) {
@@ -381,8 +459,10 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
       }
       if (const auto problem = workload::find_plan_problem(p, model, gpus, training.seq_len)) {
         out.rejected = fmt::format("invalid plan ({})", problem->key);
-      } else if (const auto oom = fit_recompute(c, p)) {
+      } else if (const auto oom = megatron_only ? fit_megatron_recompute(c, p) : fit_recompute(c, p)) {
         out.rejected = *oom;
+      } else if (const auto why = megatron_only ? megatron_plan_problem(p, model) : std::nullopt) {
+        out.rejected = "Megatron-LM cannot run it: " + *why;
       } else {
         const auto mem = workload::memory_per_stage(model, training, p, report.budget);
         out.scored = Scored{p, oracle.estimate(p), mem.stages[static_cast<std::size_t>(mem.worst_stage)].total().value(), i};
@@ -441,6 +521,7 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
     r.analytical_rank = static_cast<int>(i);
     chosen.push_back(std::move(r));
   }
+  if (options.megatron_variants) add_megatron_variants(Context{model, training, spec, analytic, report.budget}, options.constraints, scored, analytic, chosen);
   for (const auto& given : options.include) {
     if (const auto problem = workload::find_plan_problem(given, model, gpus, training.seq_len)) {
       report.unusable.push_back({given, fmt::format("{}: {}", problem->key, problem->message)});

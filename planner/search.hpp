@@ -36,9 +36,10 @@ struct Constraints {
   std::optional<workload::Schedule> schedule;
   std::optional<workload::CpKind> cp_kind;
   int max_pp = 0, max_tp = 0;  ///< 0: no limit
-  /// What the plan must launch on: any (the whole space), megatron (Megatron-LM/Megatron-Core: ZeRO
-  /// at most 1, the distributed optimizer; no ZB-H1), deepspeed (Megatron-DeepSpeed: 1F1B without
-  /// interleaving, ZeRO-1 at most with a pipeline, context parallelism only as Ulysses).
+  /// What the plan must launch on: any (the whole space), megatron (Megatron-LM/Megatron-Core as
+  /// megatron_rules.hpp says: its schedules and rank orders, ZeRO-2/3 as Megatron-FSDP, recompute
+  /// as its arguments say it), deepspeed (Megatron-DeepSpeed: 1F1B without interleaving, ZeRO-1 at
+  /// most with a pipeline, context parallelism only as Ulysses).
   enum class Framework { any, megatron, deepspeed } framework = Framework::any;
 
   /// Reads "any", "megatron" or "deepspeed"; false for anything else.
@@ -60,6 +61,9 @@ struct SearchOptions {
   /// candidates in a spread order and stops at half of it; the simulator then scores the best it
   /// has in the time left (the plans given are always scored). Results then depend on the machine.
   double time_limit = 0;
+  /// For every simulated candidate Megatron-LM cannot run, simulate its nearest plan it can too
+  /// (the launch files are for the fastest plan Megatron-LM runs).
+  bool megatron_variants = true;
   int threads = 1;  ///< both phases; the result is the same for any count
   /// Called as work advances: phase ("analytical", "simulated"), done, total.
   std::function<void(const char* phase, std::size_t done, std::size_t total)> progress;
@@ -71,7 +75,8 @@ struct RankedPlan {
   sim::Result simulated;
   bool included = false;  ///< given by the user (or the scenario), not found by the search
   bool fits = true;       ///< under capacity less headroom
-  int analytical_rank = -1;  ///< among the searched candidates (0 = analytically best); -1 for included plans
+  int analytical_rank = -1;  ///< among the searched candidates (0 = analytically best); -1 for included plans and variants
+  std::string variant_of;    ///< the candidate this is Megatron-LM's nearest runnable form of; empty otherwise
 };
 
 struct SearchReport {

@@ -7,4 +7,4 @@ scripts/install-deps.sh
 scripts/build.sh "$@"
 dir=build
 [ "${1:-}" = "--sanitize" ] && dir=build-asan
-ctest --test-dir "$dir" --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" -LE long
+ctest --test-dir "$dir" --output-on-failure -j "$(nproc 2>/dev/null || echo 2)" -LE "long|launch"

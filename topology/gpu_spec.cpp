@@ -37,6 +37,10 @@ constexpr Field kPcieFields[] = {
 };
 constexpr Schema kPcieSchema{"pcie", "The GPU's PCIe host link.", kPcieFields};
 
+// Compute capabilities of the GPUs people train on: what frameworks gate features and launch
+// requirements on (Megatron-LM's CUDA_DEVICE_MAX_CONNECTIONS rule stops at Blackwell, 10.0).
+constexpr std::string_view kComputeCapabilities[] = {"7.0", "7.5", "8.0", "8.6", "8.9", "9.0", "10.0", "10.3", "12.0"};
+
 constexpr Field kGpuFields[] = {
     {.name = "name", .type = FieldType::string, .description = "GPU name, e.g. H100-SXM5-80GB", .required = true},
     {.name = "what_if", .type = FieldType::boolean, .description = "true when the figures are an announced or derived specification rather than a shipping, measured part", .default_text = "false"},
@@ -45,6 +49,7 @@ constexpr Field kGpuFields[] = {
     {.name = "nvlink", .type = FieldType::section, .description = "NVLink; absent for PCIe-only boards", .schema = &kNvlinkSchema},
     {.name = "pcie", .type = FieldType::section, .description = "PCIe host link", .required = true, .schema = &kPcieSchema},
     {.name = "sms", .type = FieldType::integer, .description = "streaming multiprocessors (for GEMM wave quantization)", .min = 1},
+    {.name = "compute_capability", .type = FieldType::choice, .description = "CUDA compute capability (H100: 9.0); what launch scripts gate on", .choices = kComputeCapabilities},
 };
 
 }  // namespace
@@ -87,6 +92,11 @@ GpuSpec parse_gpu(const yaml::Record& r) {
   g.pcie_generation = static_cast<int>(pcie.integer("generation"));
   g.pcie_lanes = static_cast<int>(pcie.integer("lanes"));
   g.sms = r.has("sms") ? static_cast<int>(r.integer("sms")) : 0;
+  if (r.has("compute_capability")) {
+    const auto& cc = r.string("compute_capability");
+    const auto dot = cc.find('.');
+    g.compute_capability = {std::stoi(cc.substr(0, dot)), std::stoi(cc.substr(dot + 1))};
+  }
   return g;
 }
 

@@ -4,6 +4,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "core/precision.hpp"
 #include "core/schema.hpp"
@@ -30,6 +31,8 @@ struct GpuSpec {
   int pcie_generation = 4;
   int pcie_lanes = 16;
   int sms = 0;  ///< streaming multiprocessors (GEMM wave quantization); 0 = not stated
+  /// CUDA compute capability (major, minor); {0, 0} = not stated.
+  std::pair<int, int> compute_capability{0, 0};
 
   std::optional<FlopsPerSecond> peak_for(Precision p) const { return peak[static_cast<std::size_t>(p)]; }
   /// Usable PCIe bandwidth per direction after line encoding (gen4 x16: 31.5 GB/s).

@@ -218,7 +218,7 @@ TEST_CASE("constraints pin dimensions and bound pp and tp") {
     CHECK(r.plan.pp == 2);  // zb-h1 needs a pipeline; at most 2
     CHECK(r.plan.schedule == workload::Schedule::zb_h1);
   }
-  // Frameworks: Megatron-LM stops at the distributed optimizer (ZeRO-1) and has no ZB-H1;
+  // Frameworks: Megatron-LM runs ZeRO-2/3 as Megatron-FSDP, which has no pipeline, and has no ZB-H1;
   // Megatron-DeepSpeed runs plain 1F1B and context parallelism only as Ulysses.
   Constraints megatron, deepspeed;
   CHECK(megatron.set_framework("megatron"));
@@ -226,7 +226,12 @@ TEST_CASE("constraints pin dimensions and bound pp and tp") {
   CHECK_FALSE(megatron.set_framework("torch"));
   workload::Plan p = *s.plan;
   p.zero = 2;
-  CHECK_FALSE(megatron.allows(p));
+  CHECK_FALSE(megatron.allows(p));  // pp 2
+  p.pp = 1;
+  p.dp *= 2;
+  CHECK(megatron.allows(p));
+  p.pp = 2;
+  p.dp /= 2;
   p.zero = 1;
   CHECK(megatron.allows(p));
   p.schedule = workload::Schedule::interleaved_1f1b;

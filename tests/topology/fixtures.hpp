@@ -8,6 +8,7 @@ namespace parasim::test {
 inline topology::GpuSpec h100() {
   topology::GpuSpec g;
   g.name = "H100";
+  g.compute_capability = {9, 0};
   g.peak[static_cast<std::size_t>(Precision::bf16)] = FlopsPerSecond(989.4e12);
   g.hbm_capacity = Bytes(80.0 * (1ull << 30));
   g.hbm_bandwidth = BytesPerSecond(3.35e12);

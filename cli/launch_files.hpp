@@ -1,0 +1,36 @@
+#pragma once
+// What `parasim plan` launches: the fastest simulated plan that fits and that the target framework
+// (Megatron-LM) runs, chosen before any other preference; every file of --out describes that plan,
+// names it and its predicted time; plans.json also keeps the nominal fastest and the gap to it.
+#include <nlohmann/json.hpp>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "planner/search.hpp"
+#include "sim/scenario.hpp"
+
+namespace parasim::cli {
+
+struct LaunchChoice {
+  const planner::RankedPlan* nominal = nullptr;   ///< the fastest simulated plan that fits
+  const planner::RankedPlan* launched = nullptr;  ///< the fastest of them Megatron-LM runs; null if none
+  workload::Plan plan;                            ///< the launched plan as Megatron-LM's arguments state it
+  int rank = 0;                                   ///< 1-based among the simulated
+  std::string why_not_nominal;                    ///< why Megatron-LM cannot run the nominal plan, if it differs
+  std::string why_none;                           ///< why nothing simulated can be launched, if so
+  std::vector<std::string> header;                ///< what every file says about the launched plan
+};
+
+LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scenario& scenario);
+
+/// plans.json's account of the choice: the launched plan, the nominal best and the gap.
+nlohmann::json launch_json(const LaunchChoice& choice);
+
+/// Writes best_plan.yaml, launch_megatron.sh, megatron_args.txt, ds_config.json and plans.json.
+void write_launch_files(const std::string& dir, const LaunchChoice& choice, const sim::Scenario& scenario, const nlohmann::json& plans);
+
+/// The human summary: the launched plan, the nominal best when it differs, the launch line.
+std::string launch_summary(const LaunchChoice& choice, const sim::Scenario& scenario);
+
+}  // namespace parasim::cli

@@ -1,0 +1,129 @@
+#!/usr/bin/env python3
+"""Plans each job, runs its launch_megatron.sh under bash with a stub torchrun, and checks what the
+script would run:
+
+  1. `parasim plan JOB --framework F --out DIR` names a launched plan and writes launch_megatron.sh;
+  2. the script runs under bash (set -euo pipefail) with tests/launch/torchrun first on PATH, which
+     prints the environment and argv it was given: comments inside continued lines, an unquoted '|'
+     or a missing variable fail here;
+  3. `parasim simulate JOB --from-megatron-args` reads that argv, the script and megatron_args.txt
+     back to the launched plan (plans.json's launch.launched.plan);
+  4. with --checker: Megatron-LM's own parse_args + validate_args + TransformerConfig judge that
+     argv as printed (../shared/tools/launch_check, Transformer Engine 2.14.0, the cluster's GPU).
+
+Exit 0 when every check passes, 1 otherwise; 77 (a ctest skip) with --checker when the checker is
+not set up, after printing "skipped: launch checker not set up".
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+MEGATRON_COMMIT = "d98e8a64ddf34856e74b24714e3bedb2f5a39553"
+
+
+def checker_ready(checker: str) -> str | None:
+    """Why the launch checker cannot run here, or None."""
+    root = os.environ.get("LAUNCHCHECK_ROOT", "/tmp/launchcheck-trixie")
+    megatron = os.environ.get("MEGATRON_LM", "/tmp/megatron-lm")
+    if not os.path.isfile(os.path.join(checker, "run.sh")):
+        return f"no checker at {checker}"
+    if not os.access(os.path.join(root, "usr/bin/python3"), os.X_OK):
+        return f"no chroot at {root} (run {checker}/setup.sh)"
+    stamp = os.path.join(megatron, ".megatron_commit")
+    if not os.path.isfile(stamp) or open(stamp).read().strip() != MEGATRON_COMMIT:
+        return f"{megatron} is not Megatron-LM {MEGATRON_COMMIT[:7]}"
+    return None
+
+
+def run(cmd, **kw):
+    return subprocess.run(cmd, capture_output=True, text=True, **kw)
+
+
+def check_job(o, job: str, framework: str) -> list[str]:
+    """The failures of one job under one framework (empty: it passed)."""
+    name = os.path.splitext(os.path.basename(job))[0] + "-" + framework
+    out = os.path.join(o.work, name)
+    shutil.rmtree(out, ignore_errors=True)
+    p = run([o.parasim, "plan", job, "--framework", framework, "--out", out] + o.plan_arg)
+    if p.returncode != 0:
+        return [f"plan exit {p.returncode}: {p.stderr.strip()[-300:]}"]
+    plans = json.load(open(os.path.join(out, "plans.json")))
+    launch = plans["launch"]
+    if not launch.get("launched"):
+        return [f"nothing launched: {launch.get('why_not_launchable')}"]
+    want = launch["launched"]["plan"]
+    failures = []
+    if "nominal" not in launch or not launch.get("gap_to_nominal", -1) >= 0:
+        failures.append("plans.json lacks the nominal best or the gap to it")
+    for f in ("best_plan.yaml", "launch_megatron.sh", "megatron_args.txt", "ds_config.json"):
+        if want not in open(os.path.join(out, f)).read():
+            failures.append(f"{f} does not name the launched plan {want}")
+
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_DEVICE_MAX_CONNECTIONS"}
+    env.update(PATH=HERE + os.pathsep + env.get("PATH", ""), MASTER_ADDR="node0", NODE_RANK="0",
+               MEGATRON_LM=os.environ.get("MEGATRON_LM", "/tmp/megatron-lm"))
+    s = run(["bash", os.path.join(out, "launch_megatron.sh")], env=env)
+    argv = os.path.join(out, "torchrun_argv.txt")
+    open(argv, "w").write(s.stdout)
+    if s.returncode != 0 or "pretrain_gpt.py" not in s.stdout:
+        return failures + [f"launch_megatron.sh under bash: exit {s.returncode}: {s.stderr.strip()[-300:]}"]
+
+    for source in (argv, os.path.join(out, "launch_megatron.sh"), os.path.join(out, "megatron_args.txt")):
+        r = run([o.parasim, "simulate", job, "--from-megatron-args", source, "--json"])
+        if r.returncode != 0:
+            failures.append(f"simulate --from-megatron-args {os.path.basename(source)}: {r.stderr.strip()[-300:]}")
+        elif json.loads(r.stdout)["plan"] != want:
+            failures.append(f"{os.path.basename(source)} reads back as {json.loads(r.stdout)['plan']}, not {want}")
+
+    if o.checker:
+        cmd = [os.path.join(o.checker, "run.sh"), "check_megatron_args.py", argv, "--gpus", str(plans["gpus"]), "--te-version", "2.14.0", "--json"]
+        if launch.get("compute_capability"):
+            cmd += ["--compute-capability", launch["compute_capability"]]
+        c = run(cmd)
+        try:
+            verdict = json.loads(c.stdout)
+        except json.JSONDecodeError:
+            verdict = {"status": "ERROR", "message": (c.stdout + c.stderr).strip()[-300:]}
+        json.dump(verdict, open(os.path.join(out, "megatron_check.json"), "w"), indent=2)
+        if verdict.get("status") != "PASS":
+            failures.append(f"Megatron-LM {verdict.get('status')} [{verdict.get('stage')}] {verdict.get('message', '')[:300]} "
+                            f"({verdict.get('raised_at', '')})")
+    return failures
+
+
+def main() -> int:
+    a = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    a.add_argument("jobs", nargs="+", help="scenario files to plan")
+    a.add_argument("--parasim", required=True)
+    a.add_argument("--work", required=True, help="folder for the plans")
+    a.add_argument("--framework", action="append", help="any, megatron (repeatable; default both)")
+    a.add_argument("--checker", help="../shared/tools/launch_check: also judge with Megatron-LM's own checks")
+    a.add_argument("--plan-arg", action="append", default=[], help="an extra argument to parasim plan (repeatable)")
+    o = a.parse_args()
+    if o.checker:
+        why = checker_ready(o.checker)
+        if why:
+            print(f"skipped: launch checker not set up ({why})")
+            return 77
+    os.makedirs(o.work, exist_ok=True)
+    failed = 0
+    for job in o.jobs:
+        for framework in o.framework or ["any", "megatron"]:
+            failures = check_job(o, job, framework)
+            print(f"{'PASS' if not failures else 'FAIL'}  {job} --framework {framework}", flush=True)
+            for f in failures:
+                print(f"      {f}", flush=True)
+            failed += bool(failures)
+    print(f"{failed} failed of {len(o.jobs) * len(o.framework or [1, 2])}")
+    return 1 if failed else 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
