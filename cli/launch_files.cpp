@@ -3,6 +3,8 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <fstream>
+#include <iostream>
+#include <iterator>
 
 #include "core/error.hpp"
 #include "planner/launch.hpp"
@@ -41,6 +43,7 @@ LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scena
     return c;
   }
   c.plan = planner::megatron_form(c.launched->plan, model);
+  c.megatron = planner::megatron_launch(c.plan, model, *s.training, s.cluster.node.gpu);
   c.header.push_back(fmt::format("Launches {}", planner::plan_name(c.plan)));
   c.header.push_back(fmt::format("Predicted: {} (#{} of {} simulated)", predicted(*c.launched), c.rank, report.ranked.size()));
   if (c.launched != c.nominal) {
@@ -84,11 +87,10 @@ void write_launch_files(const std::string& dir, const LaunchChoice& c, const sim
   write("best_plan.yaml", planner::plan_yaml(c.plan, comment));
   // Files of an earlier run that no longer describe this plan must not stay behind.
   for (const char* stale : {"launch_megatron.sh", "megatron_args.txt"}) std::filesystem::remove(std::filesystem::path(dir) / stale, ec);
-  if (c.launched) {
-    const auto launch = planner::megatron_launch(c.plan, *s.model, *s.training, s.cluster.node.gpu);
+  if (c.megatron) {
     const planner::LaunchHeader header{c.header, s.cluster.nodes, s.cluster.node.gpus};
-    write("launch_megatron.sh", planner::megatron_launch_script(launch, header), true);
-    write("megatron_args.txt", planner::megatron_argument_file(launch, header));
+    write("launch_megatron.sh", planner::megatron_launch_script(*c.megatron, header), true);
+    write("megatron_args.txt", planner::megatron_argument_file(*c.megatron, header));
   }
   auto ds = planner::deepspeed_config(c.plan, *s.training);
   // JSON has no comments: the plan and its prediction under a key DeepSpeed does not read.
@@ -97,7 +99,7 @@ void write_launch_files(const std::string& dir, const LaunchChoice& c, const sim
   write("plans.json", plans.dump(2) + "\n");
 }
 
-std::string launch_summary(const LaunchChoice& c, const sim::Scenario& s) {
+std::string launch_summary(const LaunchChoice& c) {
   std::string out;
   if (!c.launched) {
     out += fmt::format("\nBest plan  {}\n           {}\n", planner::plan_name(c.nominal->plan), predicted(*c.nominal));
@@ -109,7 +111,7 @@ std::string launch_summary(const LaunchChoice& c, const sim::Scenario& s) {
     out += fmt::format("Nominal    {} is {:.1f}% faster ({}), but Megatron-LM cannot run it: {}\n", planner::plan_name(c.nominal->plan), 100 * gap(c),
                        format_duration(c.nominal->simulated.iteration), c.why_not_nominal);
   }
-  const auto launch = planner::megatron_launch(c.plan, *s.model, *s.training, s.cluster.node.gpu);
+  const auto& launch = *c.megatron;
   out += fmt::format("\nMegatron-LM arguments (Megatron-LM {}; --out writes launch_megatron.sh)\n", planner::kMegatronCommit.substr(0, 7));
   for (const auto& [name, value] : launch.environment) {
     if (value) out += fmt::format("  {}={}\n", name, *value);
@@ -128,6 +130,14 @@ std::string launch_summary(const LaunchChoice& c, const sim::Scenario& s) {
   }
   for (const auto& n : launch.notes) out += "  # " + n + "\n";
   return out;
+}
+
+workload::Plan read_megatron_source(const std::string& source, const sim::Scenario& s, bool ignore_unknown) {
+  std::string text = source;
+  if (std::ifstream f(source); f && !source.starts_with("--")) text.assign(std::istreambuf_iterator<char>(f), {});
+  const auto read = planner::read_megatron_arguments(text, *s.model, s.cluster.gpus(), s.training->seq_len, ignore_unknown);
+  for (const auto& flag : read.ignored) std::cerr << fmt::format("--from-megatron-args: ignored {} (not a Megatron-LM flag parasim knows)\n", flag);
+  return read.plan;
 }
 
 }  // namespace parasim::cli

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/megatron_launch.hpp"
 #include "planner/search.hpp"
 #include "sim/scenario.hpp"
 
@@ -16,6 +17,7 @@ struct LaunchChoice {
   const planner::RankedPlan* nominal = nullptr;   ///< the fastest simulated plan that fits
   const planner::RankedPlan* launched = nullptr;  ///< the fastest of them Megatron-LM runs; null if none
   workload::Plan plan;                            ///< the launched plan as Megatron-LM's arguments state it
+  std::optional<planner::MegatronLaunch> megatron;  ///< its arguments and environment; set when launched
   int rank = 0;                                   ///< 1-based among the simulated
   std::string why_not_nominal;                    ///< why Megatron-LM cannot run the nominal plan, if it differs
   std::string why_none;                           ///< why nothing simulated can be launched, if so
@@ -30,7 +32,11 @@ nlohmann::json launch_json(const LaunchChoice& choice);
 /// Writes best_plan.yaml, launch_megatron.sh, megatron_args.txt, ds_config.json and plans.json.
 void write_launch_files(const std::string& dir, const LaunchChoice& choice, const sim::Scenario& scenario, const nlohmann::json& plans);
 
+/// A plan from --from-megatron-args: a launch script or argument file by path, else the arguments
+/// themselves; flags skipped under ignore_unknown are listed on stderr.
+workload::Plan read_megatron_source(const std::string& source, const sim::Scenario& scenario, bool ignore_unknown);
+
 /// The human summary: the launched plan, the nominal best when it differs, the launch line.
-std::string launch_summary(const LaunchChoice& choice, const sim::Scenario& scenario);
+std::string launch_summary(const LaunchChoice& choice);
 
 }  // namespace parasim::cli

@@ -409,14 +409,7 @@ Action add_plan_command(CLI::App& app) {
       const auto plan = sim::load_plan(file, *s.model, gpus, s.training->seq_len);
       options.include.push_back(plan);
     }
-    for (const auto& args : o->megatron_args) {
-      // A launch script or argument file by path, else the arguments themselves.
-      std::string text = args;
-      if (std::ifstream f(args); f && !args.starts_with("--")) text.assign(std::istreambuf_iterator<char>(f), {});
-      const auto read = planner::read_megatron_arguments(text, *s.model, gpus, s.training->seq_len, o->ignore_unknown_flags);
-      for (const auto& flag : read.ignored) std::cerr << fmt::format("--from-megatron-args: ignored {} (not a Megatron-LM flag parasim knows)\n", flag);
-      options.include.push_back(read.plan);
-    }
+    for (const auto& args : o->megatron_args) options.include.push_back(read_megatron_source(args, s, o->ignore_unknown_flags));
     // One bar per phase (the analytical scan, then the simulations); the search serializes the calls.
     std::unique_ptr<ProgressBar> bar;
     std::string bar_phase;
@@ -476,9 +469,7 @@ Action add_plan_command(CLI::App& app) {
         gpu.compute_capability.first > 0 ? nlohmann::json(fmt::format("{}.{}", gpu.compute_capability.first, gpu.compute_capability.second)) : nlohmann::json(nullptr);
     doc["launch"]["nodes"] = s.cluster.nodes;
     doc["launch"]["gpus_per_node"] = s.cluster.node.gpus;
-    if (choice.launched) {
-      doc["launch"]["megatron_arguments"] = planner::megatron_argument_line(planner::megatron_launch(choice.plan, *s.model, *s.training, gpu));
-    }
+    if (choice.megatron) doc["launch"]["megatron_arguments"] = planner::megatron_argument_line(*choice.megatron);
 
     if (!o->out.empty()) write_launch_files(o->out, choice, s, doc);
     if (o->json) {
@@ -518,7 +509,7 @@ Action add_plan_command(CLI::App& app) {
     }
     out += fmt::format("\nAnalytical vs simulated order: {} of {} pairs of simulated candidates disagree; {} of the {} pairs more than 2% apart\n",
                        report.discordant, report.pairs, report.distinct_discordant, report.distinct_pairs);
-    out += launch_summary(choice, s);
+    out += launch_summary(choice);
     if (choice.launched && choice.plan.zero >= 1) {
       out += "\nDeepSpeed config (ds_config.json)\n" + planner::deepspeed_config(choice.plan, *s.training).dump(2) + "\n";
       // DeepSpeed's ZeRO-3 gathers and reduces in smaller pieces than FSDP, which the plan was priced as.

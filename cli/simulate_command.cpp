@@ -8,7 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
-#include "planner/megatron_reader.hpp"
+#include "cli/launch_files.hpp"
 #include "planner/search.hpp"
 #include "sim/scenario.hpp"
 #include "sim/simulator.hpp"
@@ -127,13 +127,7 @@ Action add_simulate_command(CLI::App& app) {
       if (!s.model || !s.training) s.require_workload();
     }
     if (!o->plan.empty()) s.plan = sim::load_plan(o->plan, *s.model, s.cluster.gpus(), s.training->seq_len);
-    if (!o->megatron_args.empty()) {
-      std::string text = o->megatron_args;
-      if (std::ifstream f(text); f && !text.starts_with("--")) text.assign(std::istreambuf_iterator<char>(f), {});
-      const auto read = planner::read_megatron_arguments(text, *s.model, s.cluster.gpus(), s.training->seq_len, o->ignore_unknown_flags);
-      for (const auto& flag : read.ignored) std::cerr << fmt::format("--from-megatron-args: ignored {} (not a Megatron-LM flag parasim knows)\n", flag);
-      s.plan = read.plan;
-    }
+    if (!o->megatron_args.empty()) s.plan = read_megatron_source(o->megatron_args, s, o->ignore_unknown_flags);
     s.require_workload();
     const auto& gpu = s.cluster.node.gpu;
     if (!gpu.peak_for(s.training->precision)) {

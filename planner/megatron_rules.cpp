@@ -63,8 +63,7 @@ std::optional<std::string> megatron_order_problem(const workload::Plan& p) {
   return std::nullopt;
 }
 
-std::optional<std::string> megatron_plan_problem(const workload::Plan& p, const workload::ModelSpec& m) {
-  if (auto problem = megatron_model_problem(m)) return problem;
+std::optional<std::string> megatron_structure_problem(const workload::Plan& p) {
   if (p.schedule == workload::Schedule::zb_h1) return std::string("Megatron-LM has no zero-bubble (ZB-H1) schedule");
   if (p.schedule == workload::Schedule::gpipe) return std::string("Megatron-LM has no GPipe schedule");
   if (p.vpp > 1 && p.pp == 1) return std::string("virtual pipeline stages need pp > 1");
@@ -80,6 +79,12 @@ std::optional<std::string> megatron_plan_problem(const workload::Plan& p, const 
     return fmt::format("optimizer sharded over {} of {} data ranks: not a whole number of optimizer instances", p.zero_group, p.data_ranks());
   }
   if (p.overlap.tp_comm && !p.sp) return std::string("TP communication overlap needs sequence parallelism");
+  return std::nullopt;
+}
+
+std::optional<std::string> megatron_plan_problem(const workload::Plan& p, const workload::ModelSpec& m) {
+  if (auto problem = megatron_model_problem(m)) return problem;
+  if (auto problem = megatron_structure_problem(p)) return problem;
   if (!megatron_recompute(p, m)) {
     return std::string("per-layer recompute mixes selective and full, or recomputes a different number of layers per chunk");
   }

@@ -33,6 +33,11 @@ std::optional<std::string> megatron_model_problem(const workload::ModelSpec& mod
 /// hybrid sharding is not expressed here. No zero-bubble or GPipe schedule; ranks ordered tp-cp-(ep)-dp-pp only.
 std::optional<std::string> megatron_plan_problem(const workload::Plan& plan, const workload::ModelSpec& model);
 
+/// What of the plan alone (no model) Megatron-LM cannot run: its schedule, rank order, Megatron-FSDP
+/// with a pipeline or hybrid sharding, TP overlap without SP; nullopt when none. The framework filter
+/// of the search applies this before a candidate's recompute is chosen.
+std::optional<std::string> megatron_structure_problem(const workload::Plan& plan);
+
 /// Why Megatron-LM cannot order the plan's ranks (it nests tp, cp, dp, pp or tp, cp, pp, dp), or nullopt.
 std::optional<std::string> megatron_order_problem(const workload::Plan& plan);
 

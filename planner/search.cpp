@@ -120,10 +120,7 @@ bool Constraints::set_framework(const std::string& name) {
 
 bool Constraints::allows(const Plan& p) const {
   auto same = [](const std::optional<int>& want, int have) { return !want || *want == have; };
-  if (framework == Framework::megatron &&
-      (p.schedule == Schedule::zb_h1 || p.schedule == Schedule::gpipe || megatron_order_problem(p) || (p.zero >= 2 && p.pp > 1))) {
-    return false;
-  }
+  if (framework == Framework::megatron && megatron_structure_problem(p)) return false;
   if (framework == Framework::deepspeed &&
       (p.schedule != Schedule::one_f_one_b || p.vpp > 1 || (p.pp > 1 && p.zero > 1) || (p.cp > 1 && p.cp_kind != workload::CpKind::ulysses))) {
     return false;

@@ -41,6 +41,10 @@ std::vector<std::string> words(const MegatronLaunch& l) {
   return out;
 }
 bool has(const std::vector<std::string>& args, const std::string& a) { return std::find(args.begin(), args.end(), a) != args.end(); }
+// Every wanted argument is there, each reported by itself when it is not.
+void check_has_all(const std::vector<std::string>& args, std::initializer_list<const char*> wanted) {
+  for (const char* a : wanted) CHECK_MESSAGE(has(args, a), a);
+}
 bool has_flag(const std::vector<std::string>& args, const std::string& flag) {
   return std::any_of(args.begin(), args.end(), [&](const std::string& a) { return a == flag || a.starts_with(flag + " "); });
 }
@@ -72,13 +76,11 @@ TEST_CASE("Megatron-LM's launch names every degree, the batch and the recompute"
 
 TEST_CASE("the launch builds the model: shape, norms, activation, positions, embeddings, vocabulary on mock data") {
   const auto args = launch_words(test::plan(2, 1, 4, 1, 32), test::llama3_8b(), test::training(8192));
-  for (const char* a : {"--num-layers 32", "--hidden-size 4096", "--ffn-hidden-size 14336", "--num-attention-heads 32", "--group-query-attention",
+  check_has_all(args, {"--num-layers 32", "--hidden-size 4096", "--ffn-hidden-size 14336", "--num-attention-heads 32", "--group-query-attention",
                         "--num-query-groups 8", "--seq-length 8192", "--position-embedding-type rope", "--max-position-embeddings 8192",
                         "--normalization RMSNorm", "--swiglu", "--disable-bias-linear", "--untie-embeddings-and-output-weights", "--attention-dropout 0",
                         "--hidden-dropout 0", "--mock-data", "--tokenizer-type NullTokenizer", "--vocab-size 128256", "--bf16",
-                        "--attention-backend fused"}) {
-    CHECK_MESSAGE(has(args, a), a);
-  }
+                        "--attention-backend fused"});
   // head_dim x heads = hidden: no --kv-channels; nothing reads --use-flash-attn any more.
   CHECK_FALSE(has_flag(args, "--kv-channels"));
   CHECK_FALSE(has_flag(args, "--use-flash-attn"));
@@ -154,10 +156,8 @@ TEST_CASE("mixtures of experts launch with the all-to-all dispatcher and grouped
   p.ep = 8;
   auto m = test::mixtral_8x7b();
   const auto args = launch_words(p, m, test::training(4096));
-  for (const char* a : {"--num-experts 8", "--moe-router-topk 2", "--moe-ffn-hidden-size 14336", "--expert-model-parallel-size 8",
-                        "--moe-token-dispatcher-type alltoall", "--moe-grouped-gemm"}) {
-    CHECK_MESSAGE(has(args, a), a);
-  }
+  check_has_all(args, {"--num-experts 8", "--moe-router-topk 2", "--moe-ffn-hidden-size 14336", "--expert-model-parallel-size 8",
+                        "--moe-token-dispatcher-type alltoall", "--moe-grouped-gemm"});
   CHECK_FALSE(has_flag(args, "--moe-layer-freq"));
   // DeepSeekMoE: a dense first layer and two shared experts.
   m.first_dense_layers = 1;

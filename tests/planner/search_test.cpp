@@ -6,6 +6,7 @@
 
 #include "calibrate/cost_model.hpp"
 #include "planner/analytic_cost.hpp"
+#include "planner/megatron_rules.hpp"
 #include "planner/search.hpp"
 #include "sim/scenario.hpp"
 #include "sim/simulator.hpp"
@@ -315,4 +316,46 @@ TEST_CASE("the oracle follows FSDP's backward prefetch as the task graph issues 
   CHECK(sa > sb);
   CHECK(sb > sc);
   CHECK((a - c) / (sa - sc) == doctest::Approx(1).epsilon(0.1).scale(0));
+}
+
+TEST_CASE("under --framework megatron every plan is one Megatron-LM runs, with the least block recompute that fits") {
+  const auto s = sim::load_scenario("scenarios/jobs/llama2-7b-lab.yaml");
+  SearchOptions options;
+  options.simulate_top = 8;
+  options.headroom = Bytes(60.0 * 1024 * 1024 * 1024);  // ~20 GiB per GPU: recompute is needed
+  REQUIRE(options.constraints.set_framework("megatron"));
+  const auto report = search(s.cluster, *s.model, *s.training, s.plan->global_batch, s.effective_profile(), options);
+  REQUIRE_FALSE(report.ranked.empty());
+  int block = 0;
+  for (const auto& r : report.ranked) {
+    CHECK_FALSE(megatron_plan_problem(r.plan, *s.model));
+    CHECK(r.plan.recompute_overrides.empty());
+    if (r.plan.recompute != workload::Recompute::full || r.plan.recompute_method != workload::RecomputeMethod::block) continue;
+    ++block;
+    // The block count was searched by bisection: one layer fewer per chunk does not fit.
+    CHECK(workload::memory_per_stage(*s.model, *s.training, r.plan, report.budget).fits());
+    auto fewer = r.plan;
+    if (--fewer.recompute_layers == 0) fewer.recompute = workload::Recompute::selective;
+    CHECK_FALSE(workload::memory_per_stage(*s.model, *s.training, fewer, report.budget).fits());
+  }
+  CHECK(block > 0);
+}
+
+TEST_CASE("the whole space is searched, and each candidate Megatron-LM cannot run has its nearest runnable plan simulated too") {
+  const auto s = sim::load_scenario("scenarios/jobs/llama2-7b-lab.yaml");
+  SearchOptions options;
+  options.simulate_top = 8;
+  options.headroom = Bytes(60.0 * 1024 * 1024 * 1024);  // ~20 GiB per GPU: per-layer recompute mixes lead
+  const auto report = search(s.cluster, *s.model, *s.training, s.plan->global_batch, s.effective_profile(), options);
+  int unrunnable = 0, variants = 0;
+  for (const auto& r : report.ranked) {
+    if (!r.variant_of.empty()) {
+      ++variants;
+      CHECK_FALSE(megatron_plan_problem(r.plan, *s.model));
+    }
+    unrunnable += megatron_plan_problem(r.plan, *s.model).has_value();
+  }
+  // Megatron-LM cannot say the leaders' recompute; their block-recompute forms are simulated beside them.
+  CHECK(unrunnable > 0);
+  CHECK(variants > 0);
 }
