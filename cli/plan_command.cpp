@@ -159,7 +159,7 @@ nlohmann::json plan_json(const planner::RankedPlan& r, const planner::SearchRepo
           {"fits", r.fits},
           {"included", r.included},
           {"analytical_rank", r.analytical_rank},
-          {"megatron_variant_of", r.variant_of}};
+          {"megatron_rank", r.megatron_rank}};
 }
 
 // One published run against the planner: the same model, cluster, precision and batch planned from
@@ -497,7 +497,7 @@ Action add_plan_command(CLI::App& app) {
       t.add({fmt::format("{}", i + 1), planner::plan_name(r.plan), format_duration(r.simulated.iteration), format_number(r.simulated.tokens_per_s, 6),
              format_number(r.simulated.model_tflops_per_gpu), fmt::format("{:.1f}%", 100 * r.simulated.mfu), format_bytes(Bytes(peak)),
              r.fits ? format_bytes(Bytes(report.capacity.value() - peak)) : "OOM", format_duration(r.estimate.iteration),
-             r.included ? "given" : fmt::format("search #{}", r.analytical_rank + 1)});
+             r.included ? "given" : r.analytical_rank >= 0 ? fmt::format("search #{}", r.analytical_rank + 1) : fmt::format("Megatron #{}", r.megatron_rank + 1)});
     }
     out += t.render();
     // Given plans below the shown rows still get their line.

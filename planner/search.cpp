@@ -270,18 +270,6 @@ std::optional<std::string> fit_megatron_recompute(Context& c, Plan& p) {
   return std::nullopt;
 }
 
-// The nearest plan Megatron-LM runs: 1F1B for a zero-bubble schedule, its rank order, full
-// sharding for hybrid ZeRO-2/3, and recompute refitted in the forms its arguments take.
-std::optional<Plan> megatron_variant(Context& c, Plan p) {
-  if (p.schedule == Schedule::zb_h1 || p.schedule == Schedule::gpipe) p.schedule = Schedule::one_f_one_b;
-  if (megatron_order_problem(p)) p.order = Plan{}.order;
-  if (p.zero >= 2) p.zero_group = 0;
-  if (p.zero >= 2 && p.pp > 1) p.zero = 1;  // Megatron-FSDP has no pipeline: the distributed optimizer
-  if (fit_megatron_recompute(c, p)) return std::nullopt;
-  if (megatron_plan_problem(p, c.model)) return std::nullopt;
-  return p;
-}
-
 struct Scored {
   Plan plan;
   Estimate estimate;
@@ -289,41 +277,58 @@ struct Scored {
   std::size_t order = 0;
 };
 
-// For each simulated candidate Megatron-LM cannot run, its nearest plan it can, so that the plan
-// launched is priced by the simulator too; and the best candidates it runs as found.
-void add_megatron_variants(Context c, const Constraints& constraints, const std::vector<Scored>& scored, AnalyticCost& analytic,
-                           std::vector<RankedPlan>& chosen) {
-  auto known = [&](const Plan& p) { return std::any_of(chosen.begin(), chosen.end(), [&](const RankedPlan& r) { return r.plan == p; }); };
-  const std::size_t searched = chosen.size();
-  bool any_runs = false;
-  for (std::size_t i = 0; i < searched; ++i) {
-    const Plan origin = chosen[i].plan;
-    if (!megatron_plan_problem(origin, c.model)) {
-      any_runs = true;
-      continue;
-    }
-    const auto variant = megatron_variant(c, origin);
-    if (!variant || !constraints.allows(*variant) || known(*variant)) continue;
-    RankedPlan r;
-    r.plan = *variant;
-    r.estimate = analytic.estimate(*variant);
-    r.variant_of = plan_name(origin);
-    chosen.push_back(std::move(r));
-    any_runs = true;
+// What the scan makes of one candidate.
+struct Outcome {
+  bool visited = false;
+  std::optional<Scored> scored;    ///< the candidate as the search fits it
+  std::optional<Scored> megatron;  ///< the candidate as the search restricted to Megatron-LM fits it, if it can
+  std::string rejected;
+};
+
+Scored make_scored(Context& c, const Plan& p, std::size_t order) {
+  const auto mem = workload::memory_per_stage(c.model, c.training, p, c.budget);
+  return Scored{p, c.cost.estimate(p), mem.stages[static_cast<std::size_t>(mem.worst_stage)].total().value(), order};
+}
+
+// One candidate: stages balanced by cost, Megatron-LM's plan checks, memory first, the analytical
+// estimate. Under framework megatron only what it runs; otherwise also the candidate as Megatron-LM
+// runs it, its recompute fitted in the forms its arguments say (the launch is chosen among those).
+void scan_candidate(Context& c, Plan p, std::size_t index, int gpus, bool megatron_only, bool megatron_forms, Outcome& out) {
+  if (p.pp > 1) {
+    std::vector<double> layer_time;
+    for (int l = 0; l < c.model.layers; ++l) layer_time.push_back(c.cost.layer(p, l, Recompute::none).total());
+    p.chunk_layers = balanced_chunks(layer_time, p.pp, p.vpp, c.cost.embedding_time(p), c.cost.head_time(p));
   }
-  // A variant keeps its origin's shape and so its recompute; a shape the analytical order put lower
-  // may need none: the best few candidates Megatron-LM runs as found are simulated too.
-  const int wanted = any_runs ? 8 : 16;
-  int added = 0;
-  for (std::size_t i = searched; i < scored.size() && added < wanted; ++i) {
-    if (megatron_plan_problem(scored[i].plan, c.model) || known(scored[i].plan)) continue;
-    RankedPlan r;
-    r.plan = scored[i].plan;
-    r.estimate = scored[i].estimate;
-    r.analytical_rank = static_cast<int>(i);
-    chosen.push_back(std::move(r));
-    ++added;
+  if (const auto problem = workload::find_plan_problem(p, c.model, gpus, c.training.seq_len)) {
+    out.rejected = fmt::format("invalid plan ({})", problem->key);
+    return;
   }
+  const Plan balanced = p;
+  if (const auto oom = megatron_only ? fit_megatron_recompute(c, p) : fit_recompute(c, p)) {
+    out.rejected = *oom;
+    return;
+  }
+  const auto why = megatron_plan_problem(p, c.model);
+  if (megatron_only && why) {
+    out.rejected = "Megatron-LM cannot run it: " + *why;
+    return;
+  }
+  out.scored = make_scored(c, p, index);
+  if (megatron_only) {
+    out.megatron = out.scored;
+    return;
+  }
+  // As the search restricted to Megatron-LM would fit it, so that both orders agree.
+  if (!megatron_forms || megatron_structure_problem(p) || megatron_model_problem(c.model)) return;
+  Plan form = balanced;
+  if (fit_megatron_recompute(c, form)) return;
+  out.megatron = form == p ? out.scored : make_scored(c, form, index);
+}
+
+bool analytically_first(const Scored& a, const Scored& b) {
+  if (a.estimate.iteration != b.estimate.iteration) return a.estimate.iteration < b.estimate.iteration;
+  if (a.memory != b.memory) return a.memory < b.memory;
+  return a.order < b.order;
 }
 
 }  // namespace
@@ -427,11 +432,6 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
     stride = static_cast<std::size_t>(static_cast<double>(global.size()) * 0.6180339887);
     while (std::gcd(stride, global.size()) != 1) ++stride;
   }
-  struct Outcome {
-    bool visited = false;
-    std::optional<Scored> scored;
-    std::string rejected;
-  };
   std::vector<Outcome> outcomes(global.size());
   std::atomic<std::size_t> next_visit{0}, visited{0};
   std::atomic<bool> cut{false};
@@ -447,23 +447,7 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
       const std::size_t i = (k * stride) % global.size();
       auto& out = outcomes[i];
       out.visited = true;
-      Plan p = global[i];
-      // Stages balanced by cost (the layers' time without recompute).
-      if (p.pp > 1) {
-        std::vector<double> layer_time;
-        for (int l = 0; l < model.layers; ++l) layer_time.push_back(oracle.layer(p, l, Recompute::none).total());
-        p.chunk_layers = balanced_chunks(layer_time, p.pp, p.vpp, oracle.embedding_time(p), oracle.head_time(p));
-      }
-      if (const auto problem = workload::find_plan_problem(p, model, gpus, training.seq_len)) {
-        out.rejected = fmt::format("invalid plan ({})", problem->key);
-      } else if (const auto oom = megatron_only ? fit_megatron_recompute(c, p) : fit_recompute(c, p)) {
-        out.rejected = *oom;
-      } else if (const auto why = megatron_only ? megatron_plan_problem(p, model) : std::nullopt) {
-        out.rejected = "Megatron-LM cannot run it: " + *why;
-      } else {
-        const auto mem = workload::memory_per_stage(model, training, p, report.budget);
-        out.scored = Scored{p, oracle.estimate(p), mem.stages[static_cast<std::size_t>(mem.worst_stage)].total().value(), i};
-      }
+      scan_candidate(c, global[i], i, gpus, megatron_only, options.megatron_variants, out);
       const std::size_t d = ++visited;
       if (options.progress && (d % 64 == 0 || d == global.size())) {
         std::lock_guard lock(progress_mutex);
@@ -491,22 +475,21 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
       if (f) std::rethrow_exception(f);
     }
   }
-  std::vector<Scored> scored;
+  // Two orders of the same candidates: as the search fits them, and as Megatron-LM runs them.
+  std::vector<Scored> scored, runnable;
   for (auto& out : outcomes) {
     if (!out.visited) continue;
     ++report.visited;
-    if (out.scored) {
-      scored.push_back(std::move(*out.scored));
-    } else {
+    if (!out.scored) {
       ++report.rejected[out.rejected];
+      continue;
     }
+    if (out.megatron) runnable.push_back(std::move(*out.megatron));
+    scored.push_back(std::move(*out.scored));
   }
   report.scored = scored.size();
-  std::stable_sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) {
-    if (a.estimate.iteration != b.estimate.iteration) return a.estimate.iteration < b.estimate.iteration;
-    if (a.memory != b.memory) return a.memory < b.memory;
-    return a.order < b.order;
-  });
+  std::stable_sort(scored.begin(), scored.end(), analytically_first);
+  std::stable_sort(runnable.begin(), runnable.end(), analytically_first);
   report.analytical_seconds = std::chrono::duration<double>(clock::now() - started).count();
 
   // The simulator's turn: the analytical best K and every plan given.
@@ -518,7 +501,15 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
     r.analytical_rank = static_cast<int>(i);
     chosen.push_back(std::move(r));
   }
-  if (options.megatron_variants) add_megatron_variants(Context{model, training, spec, analytic, report.budget}, options.constraints, scored, analytic, chosen);
+  // And the best K Megatron-LM runs, of which the launch is chosen.
+  for (std::size_t j = 0; options.megatron_variants && !megatron_only && j < runnable.size() && static_cast<int>(j) < options.simulate_top; ++j) {
+    if (std::any_of(chosen.begin(), chosen.end(), [&](const RankedPlan& r) { return r.plan == runnable[j].plan; })) continue;
+    RankedPlan r;
+    r.plan = runnable[j].plan;
+    r.estimate = runnable[j].estimate;
+    r.megatron_rank = static_cast<int>(j);
+    chosen.push_back(std::move(r));
+  }
   for (const auto& given : options.include) {
     if (const auto problem = workload::find_plan_problem(given, model, gpus, training.seq_len)) {
       report.unusable.push_back({given, fmt::format("{}: {}", problem->key, problem->message)});

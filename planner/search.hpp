@@ -11,9 +11,10 @@
 //   3. Memory first: no recompute if that fits, else selective, else a layer-wise recompute choice
 //      by dynamic programming under each stage's budget (planner/recompute_choice.hpp), checked
 //      against the workload memory model; what never fits is counted by reason.
-//   4. The analytical oracle ranks every candidate that fits; the best `simulate_top` and every plan
-//      the user gave are simulated; the final order is by simulated iteration time (ties: less
-//      memory, then the analytical order).
+//   4. The analytical oracle ranks every candidate that fits, and again every candidate as
+//      Megatron-LM runs it (its recompute refitted where Megatron-LM cannot say the one chosen);
+//      the best `simulate_top` of each and every plan the user gave are simulated; the final order
+//      is by simulated iteration time (ties: less memory, then the analytical order).
 #include <functional>
 #include <map>
 #include <optional>
@@ -61,8 +62,9 @@ struct SearchOptions {
   /// candidates in a spread order and stops at half of it; the simulator then scores the best it
   /// has in the time left (the plans given are always scored). Results then depend on the machine.
   double time_limit = 0;
-  /// For every simulated candidate Megatron-LM cannot run, simulate its nearest plan it can too
-  /// (the launch files are for the fastest plan Megatron-LM runs).
+  /// Also rank every candidate as Megatron-LM runs it (recompute refitted in the forms its arguments
+  /// say where the search chose a per-layer mix) and simulate the best `simulate_top` of those too:
+  /// the launch files are for the fastest plan Megatron-LM runs. Moot under framework megatron.
   bool megatron_variants = true;
   int threads = 1;  ///< both phases; the result is the same for any count
   /// Called as work advances: phase ("analytical", "simulated"), done, total.
@@ -76,7 +78,7 @@ struct RankedPlan {
   bool included = false;  ///< given by the user (or the scenario), not found by the search
   bool fits = true;       ///< under capacity less headroom
   int analytical_rank = -1;  ///< among the searched candidates (0 = analytically best); -1 for included plans and variants
-  std::string variant_of;    ///< the candidate this is Megatron-LM's nearest runnable form of; empty otherwise
+  int megatron_rank = -1;    ///< among the candidates as Megatron-LM runs them, when simulated for that order alone
 };
 
 struct SearchReport {
