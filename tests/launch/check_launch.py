@@ -9,7 +9,9 @@ script would run:
   3. `parasim simulate JOB --from-megatron-args` reads that argv, the script and megatron_args.txt
      back to the launched plan (plans.json's launch.launched.plan);
   4. with --checker: Megatron-LM's own parse_args + validate_args + TransformerConfig judge that
-     argv as printed (../shared/tools/launch_check, Transformer Engine 2.14.0, the cluster's GPU).
+     argv as printed (../shared/tools/launch_check, Transformer Engine 2.14.0, the cluster's GPU);
+     and, where DeepSpeed's tree is laid out too, DeepSpeedConfig reads ds_config.json with the plan's
+     data-parallel size (config checks only: not its engine's, such as ZeRO-2/3 with a pipeline).
 
 Exit 0 when every check passes, 1 otherwise; 77 (a ctest skip) with --checker when the checker is
 not set up, after printing "skipped: launch checker not set up".
@@ -95,7 +97,17 @@ def check_job(o, job: str, framework: str) -> list[str]:
         if verdict.get("status") != "PASS":
             failures.append(f"Megatron-LM {verdict.get('status')} [{verdict.get('stage')}] {verdict.get('message', '')[:300]} "
                             f"({verdict.get('raised_at', '')})")
+        if deepspeed_ready():
+            d = run([os.path.join(o.checker, "run.sh"), "check_ds_config.py", os.path.join(out, "ds_config.json"), "--gpus", str(plans["gpus"]),
+                     "--plan", os.path.join(out, "best_plan.yaml")])
+            if not d.stdout.startswith("PASS"):
+                failures.append(f"DeepSpeed's config check: {(d.stdout + d.stderr).strip()[:300]}")
     return failures
+
+
+def deepspeed_ready() -> bool:
+    """DeepSpeed's tree for check_ds_config.py is laid out (setup.sh's second argument)."""
+    return os.path.isfile(os.path.join(os.environ.get("DEEPSPEED", "/tmp/deepspeed"), ".deepspeed_commit"))
 
 
 def main() -> int:
