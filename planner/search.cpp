@@ -325,6 +325,15 @@ void scan_candidate(Context& c, Plan p, std::size_t index, int gpus, bool megatr
   out.megatron = form == p ? out.scored : make_scored(c, form, index);
 }
 
+// Whether Megatron-LM runs the fastest simulated plan that fits (false when none fits).
+bool fastest_fitting_runs_on_megatron(const std::vector<RankedPlan>& simulated, const workload::ModelSpec& model) {
+  const RankedPlan* fastest = nullptr;
+  for (const auto& r : simulated) {
+    if (r.fits && (!fastest || r.simulated.iteration < fastest->simulated.iteration)) fastest = &r;
+  }
+  return fastest && !megatron_plan_problem(fastest->plan, model);
+}
+
 bool analytically_first(const Scored& a, const Scored& b) {
   if (a.estimate.iteration != b.estimate.iteration) return a.estimate.iteration < b.estimate.iteration;
   if (a.memory != b.memory) return a.memory < b.memory;
@@ -501,15 +510,6 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
     r.analytical_rank = static_cast<int>(i);
     chosen.push_back(std::move(r));
   }
-  // And the best K Megatron-LM runs, of which the launch is chosen.
-  for (std::size_t j = 0; options.megatron_variants && !megatron_only && j < runnable.size() && static_cast<int>(j) < options.simulate_top; ++j) {
-    if (std::any_of(chosen.begin(), chosen.end(), [&](const RankedPlan& r) { return r.plan == runnable[j].plan; })) continue;
-    RankedPlan r;
-    r.plan = runnable[j].plan;
-    r.estimate = runnable[j].estimate;
-    r.megatron_rank = static_cast<int>(j);
-    chosen.push_back(std::move(r));
-  }
   for (const auto& given : options.include) {
     if (const auto problem = workload::find_plan_problem(given, model, gpus, training.seq_len)) {
       report.unusable.push_back({given, fmt::format("{}: {}", problem->key, problem->message)});
@@ -527,64 +527,75 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
     chosen.push_back(std::move(r));
   }
 
-  const auto sim_started = clock::now();
-  std::atomic<std::size_t> next{0}, done{0};
   // An exception must not leave a worker thread (std::terminate): each is kept with its plan, and
   // after the join a given plan that cannot be simulated is reported unusable, while a searched
   // one (a bug) is rethrown on this thread, the first by rank so that the message is deterministic.
-  std::vector<std::exception_ptr> failure(chosen.size());
-  std::vector<char> skipped(chosen.size(), 0);
-  auto worker = [&]() {
-    for (std::size_t i = next++; i < chosen.size(); i = next++) {
-      auto& r = chosen[i];
-      if (!r.included && past(deadline)) {
-        cut = true;
-        skipped[i] = 1;
+  auto simulate_batch = [&](std::vector<RankedPlan> batch) {
+    const auto sim_started = clock::now();
+    std::atomic<std::size_t> next{0}, done{0};
+    std::vector<std::exception_ptr> failure(batch.size());
+    std::vector<char> skipped(batch.size(), 0);
+    auto worker = [&]() {
+      for (std::size_t i = next++; i < batch.size(); i = next++) {
+        auto& r = batch[i];
+        if (!r.included && past(deadline)) {
+          cut = true;
+          skipped[i] = 1;
+          continue;
+        }
+        try {
+          const auto graph = workload::build_tasks(model, training, r.plan);
+          const sim::SimInput in{&cluster, &model, &training, &r.plan, &graph, &cost};
+          r.simulated = sim::simulate(in);
+          const auto mem = workload::memory_per_stage(model, training, r.plan, report.budget);
+          r.fits = mem.fits();
+        } catch (...) {
+          failure[i] = std::current_exception();
+        }
+        const std::size_t d = ++done;
+        if (options.progress) {
+          std::lock_guard lock(progress_mutex);
+          options.progress("simulated", d, batch.size());
+        }
+      }
+    };
+    std::vector<std::thread> pool;
+    for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
+    worker();
+    for (auto& t : pool) t.join();
+    report.simulated_seconds += std::chrono::duration<double>(clock::now() - sim_started).count();
+    std::vector<RankedPlan> simulated;
+    for (std::size_t i = 0; i < batch.size(); ++i) {
+      if (skipped[i]) continue;
+      if (!failure[i]) {
+        simulated.push_back(std::move(batch[i]));
         continue;
       }
       try {
-        const auto graph = workload::build_tasks(model, training, r.plan);
-        const sim::SimInput in{&cluster, &model, &training, &r.plan, &graph, &cost};
-        r.simulated = sim::simulate(in);
-        const auto mem = workload::memory_per_stage(model, training, r.plan, report.budget);
-        r.fits = mem.fits();
-      } catch (...) {
-        failure[i] = std::current_exception();
-      }
-      const std::size_t d = ++done;
-      if (options.progress) {
-        std::lock_guard lock(progress_mutex);
-        options.progress("simulated", d, chosen.size());
-      }
-    }
-  };
-  std::vector<std::thread> pool;
-  for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-  worker();
-  for (auto& t : pool) t.join();
-  report.simulated_seconds = std::chrono::duration<double>(clock::now() - sim_started).count();
-  std::vector<RankedPlan> simulated;
-  report.time_limited = cut;
-  for (std::size_t i = 0; i < chosen.size(); ++i) {
-    if (skipped[i]) continue;
-    if (!failure[i]) {
-      simulated.push_back(std::move(chosen[i]));
-      continue;
-    }
-    if (!chosen[i].included || chosen[i].analytical_rank >= 0) {
-      try {
         std::rethrow_exception(failure[i]);
       } catch (const std::exception& e) {
-        throw std::runtime_error(fmt::format("simulating {}: {}", plan_name(chosen[i].plan), e.what()));
+        if (!batch[i].included || batch[i].analytical_rank >= 0) throw std::runtime_error(fmt::format("simulating {}: {}", plan_name(batch[i].plan), e.what()));
+        report.unusable.push_back({batch[i].plan, e.what()});
       }
     }
-    try {
-      std::rethrow_exception(failure[i]);
-    } catch (const std::exception& e) {
-      report.unusable.push_back({chosen[i].plan, e.what()});
+    return simulated;
+  };
+  chosen = simulate_batch(std::move(chosen));
+  // The launch is the fastest plan Megatron-LM runs: when the fastest simulated plan that fits is not
+  // one, the best K as Megatron-LM runs them are simulated too (what --framework megatron would).
+  if (options.megatron_variants && !megatron_only && !fastest_fitting_runs_on_megatron(chosen, model)) {
+    std::vector<RankedPlan> batch;
+    for (std::size_t j = 0; j < runnable.size() && static_cast<int>(j) < options.simulate_top; ++j) {
+      if (std::any_of(chosen.begin(), chosen.end(), [&](const RankedPlan& r) { return r.plan == runnable[j].plan; })) continue;
+      RankedPlan r;
+      r.plan = runnable[j].plan;
+      r.estimate = runnable[j].estimate;
+      r.megatron_rank = static_cast<int>(j);
+      batch.push_back(std::move(r));
     }
+    for (auto& r : simulate_batch(std::move(batch))) chosen.push_back(std::move(r));
   }
-  chosen = std::move(simulated);
+  report.time_limited = cut;
 
   auto peak = [](const RankedPlan& r) { return r.simulated.memory.peak().value(); };
   std::stable_sort(chosen.begin(), chosen.end(), [&](const RankedPlan& a, const RankedPlan& b) {
