@@ -10,6 +10,25 @@ std::size_t width(const std::string& s) {
   return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
+// `text` wrapped after ", " so that no line (indent included) passes `columns` unless one item does.
+std::string wrapped(const std::string& text, const std::string& indent, std::size_t columns) {
+  std::string out, line = indent;
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(", ", start);
+    end = end == std::string::npos ? text.size() : end + 2;
+    std::string item = text.substr(start, end - start);
+    if (width(line) > width(indent) && width(line) + width(item) > columns + (end == text.size() ? 0 : 1)) {
+      while (!line.empty() && line.back() == ' ') line.pop_back();
+      out += line + "\n";
+      line = indent;
+    }
+    line += item;
+    start = end;
+  }
+  return out + line + "\n";
+}
+
 }  // namespace
 
 Table::Table(std::vector<std::string> header, std::vector<Align> align) : header_(std::move(header)), align_(std::move(align)) {
@@ -19,6 +38,11 @@ Table::Table(std::vector<std::string> header, std::vector<Align> align) : header
 void Table::add(std::vector<std::string> row) {
   row.resize(header_.size());
   rows_.push_back(std::move(row));
+  notes_.emplace_back();
+}
+
+void Table::add_note(const std::string& note) {
+  if (!notes_.empty()) notes_.back() = note;
 }
 
 std::string Table::render() const {
@@ -41,7 +65,10 @@ std::string Table::render() const {
   std::size_t total = 0;
   for (auto x : w) total += x;
   out += std::string(total + 2 * (w.size() - 1), '-') + "\n";
-  for (const auto& r : rows_) out += line(r);
+  for (std::size_t i = 0; i < rows_.size(); ++i) {
+    out += line(rows_[i]);
+    if (!notes_[i].empty()) out += wrapped(notes_[i], "    ", kNoteWidth);
+  }
   return out;
 }
 

@@ -29,6 +29,49 @@ std::string summary_line(const std::string& name, const sim::Summary& s) {
                      s.simulated, s.rows, 100 * s.mape, 100 * s.median, 100 * s.worst, s.spearman, s.ordered, s.pairs);
 }
 
+// Every row of every file; rows that cannot be read are errors, the others run.
+struct LoadedRows {
+  std::vector<sim::MeasuredRun> runs;
+  std::vector<std::string> file_of;
+  std::vector<sim::RowError> errors;
+  std::vector<std::string> error_file;
+};
+
+LoadedRows load_rows(const std::vector<std::string>& files) {
+  LoadedRows out;
+  for (const auto& f : files) {
+    auto read = sim::read_measured_runs(f);
+    for (auto& r : read.runs) {
+      out.runs.push_back(std::move(r));
+      out.file_of.push_back(f);
+    }
+    for (auto& e : read.errors) {
+      out.errors.push_back(std::move(e));
+      out.error_file.push_back(f);
+    }
+  }
+  return out;
+}
+
+nlohmann::json errors_json(const LoadedRows& loaded) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const auto& e : loaded.errors) {
+    const auto& w = e.error.where();
+    out.push_back({{"id", e.id},
+                   {"file", w.file},
+                   {"line", w.line},
+                   {"column", w.column},
+                   {"key", e.error.key_path()},
+                   {"message", e.error.message()},
+                   {"error", e.error.what()}});
+  }
+  return out;
+}
+
+int skipped_rows(const sim::ValidationReport& report) {
+  return static_cast<int>(std::count_if(report.rows.begin(), report.rows.end(), [](const sim::RowResult& r) { return r.skipped.has_value(); }));
+}
+
 }  // namespace
 
 Action add_validate_command(CLI::App& app) {
@@ -42,6 +85,13 @@ Action add_validate_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("validate", "Simulate published training runs and compare with their measured step times");
+  cmd->footer(
+      "Rows that state what parasim does not model yet are skipped with the reason; a row with an unknown key\n"
+      "or a bad value is an error (one line on stderr, exit 2) and every other row still runs.\n"
+      "Examples:\n"
+      "  parasim validate ../shared/validation/*.yaml\n"
+      "  parasim validate ../shared/validation/megatron.yaml --json > megatron.json\n"
+      "  parasim validate ../shared/validation/megatron.yaml --explain sc21-t1-01");
   cmd->add_option("files", o->files, "measured-run YAML files (../shared/validation/*.yaml)")->required();
   cmd->add_flag("--json", o->json, "print JSON: one object per row with id and predicted_iteration_s, and the summary");
   cmd->add_option("--max-mape", o->max_mape, "exit with code 3 when the overall MAPE (in %) is above this");
@@ -49,14 +99,9 @@ Action add_validate_command(CLI::App& app) {
   cmd->add_option("--explain", o->explain, "print where one row's predicted time goes (its id; repeatable) instead of the table");
   cmd->add_option("--hardware", o->hardware, "directory of the bundled hardware files")->capture_default_str();
   return [o]() {
-    std::vector<sim::MeasuredRun> runs;
-    std::vector<std::string> file_of;
-    for (const auto& f : o->files) {
-      for (auto& r : sim::load_measured_runs(f)) {
-        runs.push_back(std::move(r));
-        file_of.push_back(f);
-      }
-    }
+    const auto loaded = load_rows(o->files);
+    const auto& runs = loaded.runs;
+    const auto& file_of = loaded.file_of;
     if (!o->explain.empty()) {
       for (const auto& id : o->explain) {
         const auto it = std::find_if(runs.begin(), runs.end(), [&](const sim::MeasuredRun& r) { return r.id == id; });
@@ -140,28 +185,33 @@ Action add_validate_command(CLI::App& app) {
       for (const auto& [k, v] : report.families) families[k] = summary_json(v);
       for (const auto& [k, v] : report.files) files[k] = summary_json(v);
       const nlohmann::json memory{{"rows", report.memory.rows}, {"median_error", report.memory.median}, {"worst_error", report.memory.worst}};
-      std::cout << nlohmann::json{{"policy", sim::kFillPolicy}, {"rows", rows},       {"skipped", skipped}, {"summary", summary_json(report.overall)},
-                                  {"files", files},          {"families", families}, {"memory", memory}}
+      auto summary = summary_json(report.overall);
+      summary["skipped"] = skipped_rows(report);
+      summary["errors"] = loaded.errors.size();
+      std::cout << nlohmann::json{{"policy", sim::kFillPolicy}, {"rows", rows},   {"skipped", skipped},       {"errors", errors_json(loaded)},
+                                  {"summary", summary},      {"files", files}, {"families", families}, {"memory", memory}}
                        .dump(2)
                 << "\n";
     } else {
       std::string out = std::string(sim::kFillPolicy) + "\n";
-      Table t({"id", "measured", "predicted", "error", "plan simulated", "filled"},
-              {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::left, Table::Align::left});
+      Table t({"id", "measured", "predicted", "error", "plan simulated"},
+              {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::left});
       for (const auto& r : report.rows) {
         if (r.skipped) continue;
-        std::string filled;
-        for (const auto& f : r.filled) filled += (filled.empty() ? "" : ", ") + f;
         t.add({r.run->id, format_duration(Seconds(r.run->measured_iteration_s)), format_duration(Seconds(r.predicted_s)),
-               fmt::format("{:+.1f}%", 100 * r.error), r.plan + (r.fits ? "" : " (OOM in the model)"), filled});
+               fmt::format("{:+.1f}%", 100 * r.error), r.plan + (r.fits ? "" : " (OOM in the model)")});
+        if (!r.filled.empty()) t.add_note(fmt::format("filled: {}", fmt::join(r.filled, ", ")));
       }
       out += t.render();
-      bool any_skipped = false;
-      for (const auto& r : report.rows) {
-        if (!r.skipped) continue;
-        if (!any_skipped) out += "\nNot simulated\n";
-        any_skipped = true;
-        out += fmt::format("  {}: {}\n", r.run->id, *r.skipped);
+      if (const int skipped = skipped_rows(report); skipped > 0) {
+        out += fmt::format("\nNot simulated ({} row{})\n", skipped, skipped == 1 ? "" : "s");
+        for (const auto& r : report.rows) {
+          if (r.skipped) out += fmt::format("  {}: {}\n", r.run->id, *r.skipped);
+        }
+      }
+      if (!loaded.errors.empty()) {
+        out += fmt::format("\nErrors ({} row{} not read)\n", loaded.errors.size(), loaded.errors.size() == 1 ? "" : "s");
+        for (const auto& e : loaded.errors) out += fmt::format("  {}{}\n", e.id.empty() ? "" : e.id + ": ", e.error.what());
       }
       out += "\n" + summary_line("all rows", report.overall);
       for (const auto& [k, v] : report.files) out += summary_line(k, v);
@@ -172,6 +222,9 @@ Action add_validate_command(CLI::App& app) {
       }
       std::cout << out;
     }
+    // Each row that could not be read is one error line, and the exit code of bad input.
+    for (const auto& e : loaded.errors) std::cerr << e.error.what() << "\n";
+    if (!loaded.errors.empty()) return 2;
     if (o->max_mape >= 0 && 100 * report.overall.mape > o->max_mape) {
       std::cerr << fmt::format("parasim: validate: MAPE {:.1f}% is above --max-mape {}\n", 100 * report.overall.mape, o->max_mape);
       return 3;

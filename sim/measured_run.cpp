@@ -1,5 +1,9 @@
 #include "sim/measured_run.hpp"
 
+#include <fmt/format.h>
+#include <numeric>
+#include <set>
+
 #include "core/schema.hpp"
 
 namespace parasim::sim {
@@ -12,6 +16,16 @@ constexpr std::string_view kArch[] = {"gpt", "llama", "moe"};
 constexpr std::string_view kPrecision[] = {"bf16", "fp16", "fp8"};
 constexpr std::string_view kAttention[] = {"flash", "eager"};
 constexpr std::string_view kRecompute[] = {"none", "selective", "full"};
+constexpr std::string_view kSchedules[] = {"1f1b", "interleaved-1f1b", "gpipe", "zb-h1", "zb-1p", "zb-2p", "zb-v", "dualpipe", "dualpipe-v"};
+
+constexpr Field kMlaFields[] = {
+    {.name = "q_lora_rank", .type = FieldType::integer, .description = "query compression rank; absent: queries projected directly", .min = 1},
+    {.name = "kv_lora_rank", .type = FieldType::integer, .description = "key/value compression rank", .required = true, .min = 1},
+    {.name = "qk_nope_head_dim", .type = FieldType::integer, .description = "query/key head width without RoPE", .required = true, .min = 1},
+    {.name = "qk_rope_head_dim", .type = FieldType::integer, .description = "query/key head width with RoPE", .required = true, .min = 1},
+    {.name = "v_head_dim", .type = FieldType::integer, .description = "value head width", .required = true, .min = 1},
+};
+constexpr yaml::Schema kMlaSchema{"mla", "Multi-head latent attention (DeepSeek-V2/V3).", kMlaFields};
 
 constexpr Field kModelFields[] = {
     {.name = "arch", .type = FieldType::choice, .description = "architecture family", .required = true, .choices = kArch},
@@ -19,6 +33,7 @@ constexpr Field kModelFields[] = {
     {.name = "hidden", .type = FieldType::integer, .description = "hidden size", .required = true, .min = 1},
     {.name = "heads", .type = FieldType::integer, .description = "attention heads", .required = true, .min = 1},
     {.name = "kv_heads", .type = FieldType::integer, .description = "key/value heads", .min = 1},
+    {.name = "head_dim", .type = FieldType::integer, .description = "attention head width; absent: hidden / heads", .min = 1},
     {.name = "ffn_hidden", .type = FieldType::integer, .description = "MLP width", .min = 1},
     {.name = "vocab", .type = FieldType::integer, .description = "vocabulary", .min = 1},
     {.name = "seq_len", .type = FieldType::integer, .description = "sequence length", .required = true, .min = 1},
@@ -27,6 +42,10 @@ constexpr Field kModelFields[] = {
     {.name = "top_k", .type = FieldType::integer, .description = "MoE experts per token", .min = 1},
     {.name = "shared_experts", .type = FieldType::integer, .description = "MoE shared experts", .min = 0},
     {.name = "expert_ffn_hidden", .type = FieldType::integer, .description = "MoE expert MLP width", .min = 1},
+    {.name = "dense_layers", .type = FieldType::integer, .description = "MoE: the first N layers are dense (ffn_hidden)", .min = 0},
+    {.name = "mla", .type = FieldType::section, .description = "multi-head latent attention", .schema = &kMlaSchema},
+    {.name = "mtp_layers", .type = FieldType::integer, .description = "multi-token-prediction blocks", .min = 0},
+    {.name = "sliding_window", .type = FieldType::integer, .description = "attention window in tokens", .min = 1},
     {.name = "proxy_of", .type = FieldType::string, .description = "the model this one stands in for"},
 };
 constexpr yaml::Schema kModelSchema{"model", "The model of a measured run.", kModelFields};
@@ -59,6 +78,8 @@ constexpr Field kPlanFields[] = {
     {.name = "micro_batch", .type = FieldType::integer, .description = "micro-batch", .min = 1},
     {.name = "global_batch", .type = FieldType::integer, .description = "global batch", .required = true, .min = 1},
     {.name = "zero_group", .type = FieldType::integer, .description = "sharding group", .min = 1},
+    {.name = "schedule", .type = FieldType::choice, .description = "pipeline schedule where the source names it", .choices = kSchedules},
+    {.name = "stage_layers", .type = FieldType::integer_list, .description = "transformer layers per pipeline stage (an uneven split)", .min = 0},
     {.name = "overlap", .type = FieldType::section, .description = "overlap", .schema = &kOverlapSchema},
 };
 constexpr yaml::Schema kPlanSchema{"plan", "The plan of a measured run.", kPlanFields};
@@ -83,8 +104,9 @@ constexpr Field kRunFields[] = {
 };
 constexpr yaml::Schema kRunSchema{"run", "One measured training run.", kRunFields};
 
+// Rows are read one at a time (read_row), so that one bad row does not take the file with it.
 constexpr Field kFileFields[] = {
-    {.name = "runs", .type = FieldType::section_list, .description = "measured runs", .required = true, .schema = &kRunSchema},
+    {.name = "runs", .type = FieldType::node, .description = "measured runs", .required = true},
 };
 constexpr yaml::Schema kFileSchema{"validation", "Measured training runs.", kFileFields};
 
@@ -93,72 +115,141 @@ std::optional<T> opt_int(const yaml::Record& r, std::string_view k) {
   return r.has(k) ? std::optional<T>(static_cast<T>(r.integer(k))) : std::nullopt;
 }
 
+int get_int(const yaml::Record& r, std::string_view k) { return static_cast<int>(r.integer(k)); }
+
+void read_model(const yaml::Record& mo, MeasuredRun& m) {
+  m.arch = mo.string("arch");
+  m.layers = get_int(mo, "layers");
+  m.hidden = get_int(mo, "hidden");
+  m.heads = get_int(mo, "heads");
+  m.seq_len = get_int(mo, "seq_len");
+  m.kv_heads = opt_int<int>(mo, "kv_heads");
+  m.head_dim = opt_int<int>(mo, "head_dim");
+  m.ffn_hidden = opt_int<int>(mo, "ffn_hidden");
+  m.vocab = opt_int<int>(mo, "vocab");
+  m.experts = opt_int<int>(mo, "experts");
+  m.top_k = opt_int<int>(mo, "top_k");
+  m.shared_experts = opt_int<int>(mo, "shared_experts");
+  m.expert_ffn_hidden = opt_int<int>(mo, "expert_ffn_hidden");
+  m.dense_layers = opt_int<int>(mo, "dense_layers");
+  m.mtp_layers = opt_int<int>(mo, "mtp_layers");
+  m.sliding_window = opt_int<int>(mo, "sliding_window");
+  if (mo.has("params_b")) m.params_b = mo.number("params_b");
+  if (mo.has("mla")) {
+    const auto& a = mo.section("mla");
+    m.mla = MlaShape{opt_int<int>(a, "q_lora_rank"), get_int(a, "kv_lora_rank"), get_int(a, "qk_nope_head_dim"), get_int(a, "qk_rope_head_dim"),
+                     get_int(a, "v_head_dim")};
+  }
+  if (m.dense_layers && *m.dense_layers >= m.layers) {
+    mo.fail("dense_layers", fmt::format("{} dense layers leave none of the {} layers for the experts", *m.dense_layers, m.layers));
+  }
+  if (m.dense_layers && m.arch != "moe") mo.fail("dense_layers", fmt::format("dense layers are the first layers of a mixture of experts (arch moe), not {}", m.arch));
+}
+
+void read_plan(const yaml::Record& p, MeasuredRun& m) {
+  m.tp = get_int(p, "tp");
+  m.pp = get_int(p, "pp");
+  m.dp = get_int(p, "dp");
+  m.cp = get_int(p, "cp");
+  m.ep = get_int(p, "ep");
+  m.global_batch = get_int(p, "global_batch");
+  if (p.has("sp")) m.sp = p.boolean("sp");
+  m.vpp = opt_int<int>(p, "vpp");
+  m.zero = opt_int<int>(p, "zero");
+  m.micro_batch = opt_int<int>(p, "micro_batch");
+  m.zero_group = opt_int<int>(p, "zero_group");
+  if (p.has("recompute")) m.recompute = p.string("recompute");
+  if (p.has("schedule")) m.schedule = p.string("schedule");
+  if (p.has("overlap")) {
+    const auto& o = p.section("overlap");
+    if (o.has("grad_reduce")) m.overlap_grad_reduce = o.boolean("grad_reduce");
+    if (o.has("param_gather")) m.overlap_param_gather = o.boolean("param_gather");
+    if (o.has("tp_comm")) m.overlap_tp_comm = o.boolean("tp_comm");
+  }
+  if (m.schedule && m.vpp) {
+    const bool interleaved = *m.schedule == "interleaved-1f1b";
+    if (interleaved && *m.vpp == 1) p.fail("vpp", "interleaved-1f1b runs more than one chunk per stage; vpp 1 is the 1f1b schedule");
+    if (!interleaved && *m.vpp > 1 && m.schedule->rfind("zb-v", 0) != 0 && m.schedule->rfind("dualpipe", 0) != 0) {
+      p.fail("vpp", fmt::format("vpp {} needs schedule interleaved-1f1b, not {}", *m.vpp, *m.schedule));
+    }
+  }
+  if (p.has("stage_layers")) {
+    for (auto n : p.integers("stage_layers")) m.stage_layers.push_back(static_cast<int>(n));
+    if (static_cast<int>(m.stage_layers.size()) != m.pp) {
+      p.fail("stage_layers", fmt::format("lists {} stages, the plan has pp {}", m.stage_layers.size(), m.pp));
+    }
+    const long sum = std::accumulate(m.stage_layers.begin(), m.stage_layers.end(), 0L);
+    if (sum != m.layers) p.fail("stage_layers", fmt::format("adds up to {} layers, the model has {}", sum, m.layers));
+  }
+}
+
+// as_published is kept as written; a gpu_mem that reads as a size is compared with the model's
+// peak, one that does not is left alone like the rest of the source's own figures.
+std::optional<double> published_memory(const yaml::Record& r) {
+  if (!r.has("as_published")) return std::nullopt;
+  const YAML::Node memory = r.raw("as_published").raw()["gpu_mem"];
+  if (!memory || !memory.IsScalar()) return std::nullopt;
+  try {
+    return parse_bytes(memory.as<std::string>()).value();
+  } catch (const UnitError&) {
+    return std::nullopt;
+  }
+}
+
+MeasuredRun read_row(const yaml::Node& node) {
+  const yaml::Record r(node, kRunSchema);
+  MeasuredRun m;
+  m.id = r.string("id");
+  m.family = m.id.substr(0, m.id.find('-'));
+  m.source = r.string("source");
+  m.where = node.location();
+  const auto& model = r.section("model");
+  read_model(model, m);
+  const auto& c = r.section("cluster");
+  m.gpu = c.string("gpu");
+  m.gpus = get_int(c, "gpus");
+  m.gpus_per_node = get_int(c, "gpus_per_node");
+  if (c.has("nic_gbps_per_gpu")) m.nic_gbps_per_gpu = c.number("nic_gbps_per_gpu");
+  m.precision = r.string("precision");
+  m.attention = r.string("attention");
+  read_plan(r.section("plan"), m);
+  m.measured_iteration_s = r.section("measured").number("iteration_s");
+  m.published_memory_bytes = published_memory(r);
+  return m;
+}
+
+// The id a row names, for errors about the rest of it.
+std::string row_id(const YAML::Node& row) {
+  if (!row.IsMap()) return {};
+  const auto id = row["id"];
+  return id && id.IsScalar() ? id.Scalar() : std::string();
+}
+
 }  // namespace
 
-std::vector<MeasuredRun> load_measured_runs(const std::filesystem::path& file) {
+MeasuredRunFile read_measured_runs(const std::filesystem::path& file) {
   const yaml::Record doc(yaml::load_file(file), kFileSchema);
-  std::vector<MeasuredRun> runs;
-  for (const auto& r : doc.sections("runs")) {
-    MeasuredRun m;
-    m.id = r.string("id");
-    m.family = m.id.substr(0, m.id.find('-'));
-    m.source = r.string("source");
-    m.where = r.node().location();
-    const auto& mo = r.section("model");
-    m.arch = mo.string("arch");
-    m.layers = static_cast<int>(mo.integer("layers"));
-    m.hidden = static_cast<int>(mo.integer("hidden"));
-    m.heads = static_cast<int>(mo.integer("heads"));
-    m.seq_len = static_cast<int>(mo.integer("seq_len"));
-    m.kv_heads = opt_int<int>(mo, "kv_heads");
-    m.ffn_hidden = opt_int<int>(mo, "ffn_hidden");
-    m.vocab = opt_int<int>(mo, "vocab");
-    m.experts = opt_int<int>(mo, "experts");
-    m.top_k = opt_int<int>(mo, "top_k");
-    m.shared_experts = opt_int<int>(mo, "shared_experts");
-    m.expert_ffn_hidden = opt_int<int>(mo, "expert_ffn_hidden");
-    if (mo.has("params_b")) m.params_b = mo.number("params_b");
-    const auto& c = r.section("cluster");
-    m.gpu = c.string("gpu");
-    m.gpus = static_cast<int>(c.integer("gpus"));
-    m.gpus_per_node = static_cast<int>(c.integer("gpus_per_node"));
-    if (c.has("nic_gbps_per_gpu")) m.nic_gbps_per_gpu = c.number("nic_gbps_per_gpu");
-    m.precision = r.string("precision");
-    m.attention = r.string("attention");
-    const auto& p = r.section("plan");
-    m.tp = static_cast<int>(p.integer("tp"));
-    m.pp = static_cast<int>(p.integer("pp"));
-    m.dp = static_cast<int>(p.integer("dp"));
-    m.cp = static_cast<int>(p.integer("cp"));
-    m.ep = static_cast<int>(p.integer("ep"));
-    m.global_batch = static_cast<int>(p.integer("global_batch"));
-    if (p.has("sp")) m.sp = p.boolean("sp");
-    m.vpp = opt_int<int>(p, "vpp");
-    m.zero = opt_int<int>(p, "zero");
-    m.micro_batch = opt_int<int>(p, "micro_batch");
-    m.zero_group = opt_int<int>(p, "zero_group");
-    if (p.has("recompute")) m.recompute = p.string("recompute");
-    if (p.has("overlap")) {
-      const auto& o = p.section("overlap");
-      if (o.has("grad_reduce")) m.overlap_grad_reduce = o.boolean("grad_reduce");
-      if (o.has("param_gather")) m.overlap_param_gather = o.boolean("param_gather");
-      if (o.has("tp_comm")) m.overlap_tp_comm = o.boolean("tp_comm");
+  const auto& runs = doc.raw("runs");
+  if (!runs.raw().IsSequence()) runs.fail("expected a list of runs");
+  MeasuredRunFile out;
+  std::set<std::string, std::less<>> ids;
+  for (std::size_t i = 0; i < runs.raw().size(); ++i) {
+    const auto row = runs.child(runs.raw()[i], fmt::format("{}", i));
+    try {
+      auto m = read_row(row);
+      if (!ids.insert(m.id).second) row.child(row.raw()["id"], "id").fail(fmt::format("'{}' is the id of an earlier row", m.id));
+      out.runs.push_back(std::move(m));
+    } catch (const InputError& e) {
+      out.errors.push_back({row_id(row.raw()), e});
     }
-    m.measured_iteration_s = r.section("measured").number("iteration_s");
-    // as_published is kept as written; a gpu_mem that reads as a size is compared with the model's
-    // peak, one that does not is left alone like the rest of the source's own figures.
-    if (r.has("as_published")) {
-      const YAML::Node memory = r.raw("as_published").raw()["gpu_mem"];
-      if (memory && memory.IsScalar()) {
-        try {
-          m.published_memory_bytes = parse_bytes(memory.as<std::string>()).value();
-        } catch (const UnitError&) {
-        }
-      }
-    }
-    runs.push_back(std::move(m));
   }
-  return runs;
+  return out;
+}
+
+std::vector<MeasuredRun> load_measured_runs(const std::filesystem::path& file) {
+  auto read = read_measured_runs(file);
+  if (!read.errors.empty()) throw read.errors.front().error;
+  return std::move(read.runs);
 }
 
 }  // namespace parasim::sim

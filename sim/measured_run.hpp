@@ -2,6 +2,9 @@
 // Published measurements of real training runs (../shared/validation/README.md): a model, a
 // cluster, the plan that was used, and the time one optimizer step took. Fields a source did not
 // print are absent (nullopt); `validate` fills them by one policy.
+//
+// A file is read a row at a time: a row with an unknown key or a bad value is an error for that row
+// alone (file, line, column and key path), and the other rows are read.
 #include <filesystem>
 #include <optional>
 #include <string>
@@ -11,6 +14,12 @@
 
 namespace parasim::sim {
 
+/// Multi-head latent attention (DeepSeek-V2/V3) as a row states it.
+struct MlaShape {
+  std::optional<int> q_lora_rank;  ///< absent: queries are projected directly
+  int kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+};
+
 struct MeasuredRun {
   std::string id;
   std::string family;  ///< the id's first word: sc21, korthikanti, foundry, dgxc, …
@@ -19,7 +28,11 @@ struct MeasuredRun {
   // model
   std::string arch;  ///< gpt | llama | moe
   int layers = 0, hidden = 0, heads = 0, seq_len = 0;
-  std::optional<int> kv_heads, ffn_hidden, vocab, experts, top_k, shared_experts, expert_ffn_hidden;
+  std::optional<int> kv_heads, head_dim, ffn_hidden, vocab, experts, top_k, shared_experts, expert_ffn_hidden;
+  std::optional<int> dense_layers;    ///< MoE: the first N layers keep the dense MLP
+  std::optional<MlaShape> mla;
+  std::optional<int> mtp_layers;      ///< multi-token-prediction blocks
+  std::optional<int> sliding_window;  ///< attention window in tokens
   std::optional<double> params_b;
   // cluster
   std::string gpu;
@@ -33,13 +46,30 @@ struct MeasuredRun {
   std::optional<bool> sp;
   std::optional<int> vpp, zero, micro_batch, zero_group;
   std::optional<std::string> recompute;
+  std::optional<std::string> schedule;  ///< as the row names it: 1f1b, interleaved-1f1b, zb-v, …
+  std::vector<int> stage_layers;        ///< transformer layers per pipeline stage; empty: not given
   std::optional<bool> overlap_grad_reduce, overlap_param_gather, overlap_tp_comm;
   double measured_iteration_s = 0;
   /// Peak GPU memory the source printed (`as_published.gpu_mem`, e.g. "29GB"), when it did.
   std::optional<double> published_memory_bytes;
 };
 
-/// Reads a measured-run file; unknown keys and bad values fail with file, line and key path.
+/// A row that could not be read.
+struct RowError {
+  std::string id;  ///< the row's id where it has a readable one
+  InputError error;
+};
+
+struct MeasuredRunFile {
+  std::vector<MeasuredRun> runs;
+  std::vector<RowError> errors;  ///< in file order
+};
+
+/// Reads a measured-run file row by row. Throws InputError only when the file itself cannot be read
+/// (missing, malformed YAML, no `runs` list).
+MeasuredRunFile read_measured_runs(const std::filesystem::path& file);
+
+/// As read_measured_runs, but the first row error is thrown: for commands that need every row.
 std::vector<MeasuredRun> load_measured_runs(const std::filesystem::path& file);
 
 }  // namespace parasim::sim

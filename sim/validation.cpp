@@ -4,6 +4,7 @@
 #include <atomic>
 #include <cmath>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <mutex>
 #include <numeric>
 #include <thread>
@@ -58,10 +59,18 @@ const char* const kFillPolicy =
     "           them, one field at a time from micro_batch 1, sp on, no recompute,\n"
     "           vpp 1, zero 0: published runs were tuned and fit in memory, so the fastest plan that fits wins (the\n"
     "           fastest at all if none fits); a plan fits when its tensors and the fixed allowance do (the\n"
-    "           allocator's fragmentation estimate left out: tuned runs keep it small). Layers that do not divide\n"
-    "           into pp x vpp chunks are split as evenly as possible, the first and last chunks (which also hold the\n"
-    "           embedding and the head) taking the smaller share, as Megatron-DeepSpeed's parameter-balanced\n"
-    "           partition does.\n";
+    "           allocator's fragmentation estimate left out: tuned runs keep it small). The\n"
+    "           schedule the row names (plan.schedule), else 1F1B, interleaved with vpp > 1; an interleaved row\n"
+    "           without vpp searches vpp > 1. stage_layers splits each stage's layers evenly over its vpp chunks.\n"
+    "           Without it, layers that do not divide into pp x vpp chunks are split as the row's stack splits\n"
+    "           them: NeMo and Megatron-LM count the embedding and the loss as a layer each where layers + 2\n"
+    "           divide (Megatron-Core's account_for_embedding/loss_in_pipeline_split, NeMo's recipes), so the\n"
+    "           first and last chunks hold one layer fewer (none when a chunk is one layer); other stacks as\n"
+    "           evenly as possible, the first and last chunks (which also hold the embedding and the head) taking\n"
+    "           the smaller share, as Megatron-DeepSpeed's parameter-balanced partition does.\n"
+    "  skipped  rows that state what parasim does not model yet (model.mla, model.mtp_layers, a sliding_window\n"
+    "           shorter than seq_len, a pipeline schedule other than 1f1b, interleaved-1f1b, gpipe, zb-h1) are\n"
+    "           skipped with that reason; rows with an unknown key or a bad value are errors, and the rest run.\n";
 
 namespace {
 
@@ -96,7 +105,7 @@ ModelSpec base_model(const MeasuredRun& r, int vocab, bool tied) {
   m.hidden = r.hidden;
   m.heads = r.heads;
   m.kv_heads = r.kv_heads.value_or(r.heads);
-  m.head_dim = r.hidden / r.heads;
+  m.head_dim = r.head_dim.value_or(r.hidden / r.heads);
   m.ffn_hidden = r.ffn_hidden.value_or(4 * r.hidden);
   m.vocab = vocab;
   m.max_position = r.seq_len;
@@ -116,6 +125,7 @@ ModelSpec base_model(const MeasuredRun& r, int vocab, bool tied) {
     m.shared_experts = r.shared_experts.value_or(0);
     m.expert_ffn_hidden = r.expert_ffn_hidden.value_or(m.ffn_hidden);
     m.shared_expert_ffn_hidden = m.expert_ffn_hidden;
+    m.first_dense_layers = r.dense_layers.value_or(0);
   }
   return m;
 }
@@ -130,12 +140,73 @@ struct Candidate {
 };
 
 std::string plan_line(const Plan& p) {
-  return fmt::format("tp{} pp{}{} dp{}{}{} mb{} sp {} recompute {} zero {}", p.tp, p.pp, p.vpp > 1 ? fmt::format(" vpp{}", p.vpp) : "", p.dp,
+  const bool named = p.schedule == workload::Schedule::gpipe || p.schedule == workload::Schedule::zb_h1;
+  return fmt::format("tp{} pp{}{}{} dp{}{}{} mb{} sp {} recompute {} zero {}", p.tp, p.pp, p.vpp > 1 ? fmt::format(" vpp{}", p.vpp) : "",
+                     named ? fmt::format(" {}", workload::schedule_name(p.schedule)) : "", p.dp,
                      p.cp > 1 ? fmt::format(" cp{}", p.cp) : "", p.ep > 1 ? fmt::format(" ep{}", p.ep) : "", p.micro_batch, p.sp ? "on" : "off",
                      workload::recompute_name(p.recompute), p.zero);
 }
 
+// A list with its runs folded: [1,2,2,2,1] -> "1,2*3,1".
+std::string folded(const std::vector<int>& v) {
+  std::vector<std::string> parts;
+  for (std::size_t i = 0; i < v.size();) {
+    std::size_t j = i;
+    while (j < v.size() && v[j] == v[i]) ++j;
+    parts.push_back(j - i > 1 ? fmt::format("{}*{}", v[i], j - i) : fmt::format("{}", v[i]));
+    i = j;
+  }
+  return fmt::format("{}", fmt::join(parts, ","));
+}
+
+// Mechanisms a row may state that the simulator does not model yet.
+std::optional<std::string> not_modelled(const MeasuredRun& r) {
+  if (r.mla) return std::string("multi-head latent attention (model.mla) is not modelled yet");
+  if (r.mtp_layers.value_or(0) > 0) return fmt::format("multi-token prediction (model.mtp_layers {}) is not modelled yet", *r.mtp_layers);
+  if (r.sliding_window && *r.sliding_window < r.seq_len) {
+    return fmt::format("sliding-window attention (model.sliding_window {} < seq_len {}) is not modelled yet", *r.sliding_window, r.seq_len);
+  }
+  if (r.pp > 1 && r.schedule && !workload::schedule_from_name(*r.schedule)) {
+    return fmt::format("pipeline schedule {} (plan.schedule) is not simulated yet; parasim simulates 1f1b, interleaved-1f1b, gpipe and zb-h1",
+                       *r.schedule);
+  }
+  return std::nullopt;
+}
+
 }  // namespace
+
+std::vector<int> row_chunk_layers(const MeasuredRun& r, SoftwareStack stack, int vpp) {
+  const int pp = r.pp, chunks = pp * vpp, layers = r.layers;
+  std::vector<int> out;
+  if (!r.stage_layers.empty()) {
+    // Global chunk c·pp + s is stage s's chunk c; a stage's layers are shared out evenly, the first
+    // chunks taking the remainder.
+    out.assign(static_cast<std::size_t>(chunks), 0);
+    for (int st = 0; st < pp; ++st) {
+      const int n = r.stage_layers[static_cast<std::size_t>(st)];
+      for (int c = 0; c < vpp; ++c) out[static_cast<std::size_t>(c * pp + st)] = n / vpp + (c < n % vpp ? 1 : 0);
+    }
+    return out;
+  }
+  if (chunks <= 1 || layers % chunks == 0) return out;
+  if ((stack == SoftwareStack::nemo || stack == SoftwareStack::megatron_lm) && (layers + 2) % chunks == 0) {
+    // Megatron-Core's account_for_embedding_in_pipeline_split and account_for_loss_in_pipeline_split
+    // (NeMo's recipes for layer counts that do not divide): the embedding and the loss each count as
+    // a layer, so the first and last chunks hold one layer fewer.
+    const int per = (layers + 2) / chunks;
+    out.assign(static_cast<std::size_t>(chunks), per);
+    out.front() -= 1;
+    out.back() -= 1;
+    return out;
+  }
+  // Balanced chunks, the remainder on the middle ones (never the first or the last while others
+  // remain), as Megatron-DeepSpeed's parameter-balanced partition puts the embedding and head there.
+  if (layers < chunks) return out;  // find_plan_problem says why
+  const int base = layers / chunks, extra = layers % chunks;
+  out.assign(static_cast<std::size_t>(chunks), base);
+  for (int i = 0; i < extra; ++i) out[static_cast<std::size_t>(chunks > 2 ? 1 + i % (chunks - 2) : i)] += 1;
+  return out;
+}
 
 bool fits_published(const workload::MemoryReport& m) {
   return std::all_of(m.stages.begin(), m.stages.end(), [&](const workload::StageMemory& st) {
@@ -146,6 +217,7 @@ bool fits_published(const workload::MemoryReport& m) {
 
 std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const std::filesystem::path& hardware_dir) {
   RowScenario s;
+  if (const auto why = not_modelled(r)) return *why;
   if (r.arch == "moe" && (!r.experts || !r.top_k)) return std::string("a mixture of experts needs experts and top_k");
   if (r.arch != "moe" && r.ep > 1) return fmt::format("ep {} needs a mixture-of-experts model (arch moe)", r.ep);
   const long degrees = static_cast<long>(r.tp) * r.pp * r.dp * r.cp;
@@ -189,7 +261,7 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   if (!r.kv_heads && r.arch != "gpt") s.filled.push_back(fmt::format("kv_heads={}", s.model.kv_heads));
   if (!r.vocab) s.filled.push_back(fmt::format("vocab={}", s.model.vocab));
   if (r.arch == "gpt") s.filled.push_back(s.model.tied_embeddings ? "embeddings tied" : "embeddings untied");
-  if (r.hidden % r.heads != 0) return fmt::format("{} heads do not divide hidden {}", r.heads, r.hidden);
+  if (!r.head_dim && r.hidden % r.heads != 0) return fmt::format("{} heads do not divide hidden {} (give head_dim)", r.heads, r.hidden);
 
   s.training.precision = *precision_from_name(r.precision);
   s.training.seq_len = r.seq_len;
@@ -220,21 +292,30 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   p.recompute = r.recompute ? (*r.recompute == "full" ? workload::Recompute::full
                                                       : *r.recompute == "selective" ? workload::Recompute::selective : workload::Recompute::none)
                             : workload::Recompute::none;
+  // The schedule the row names (not_modelled() let only the simulated ones through), else 1F1B or,
+  // with vpp > 1, interleaved 1F1B.
+  const auto named = r.pp > 1 && r.schedule ? workload::schedule_from_name(*r.schedule) : std::nullopt;
+  const bool interleaved = named == workload::Schedule::interleaved_1f1b;
   p.vpp = r.vpp.value_or(1);
-  p.schedule = p.vpp > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b;
+  p.schedule = named.value_or(p.vpp > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b);
   p.zero = r.zero.value_or(0);
   // Unknown fields the stack's own default settles (it is printed among the filled fields), else
-  // the fill search tries them.
-  if (!r.vpp && r.pp > 1) {
-    if (s.stack == SoftwareStack::megatron_deepspeed) {
+  // the fill search tries them. An interleaved row without its vpp tries the chunk counts above 1.
+  if (!r.vpp && r.pp > 1 && (!named || interleaved)) {
+    if (s.stack == SoftwareStack::megatron_deepspeed && !interleaved) {
       s.filled.push_back("vpp=1 (Megatron-DeepSpeed: no interleaved schedule)");
     } else if (eager) {
-      s.vpp_choices = {1, 2, 4};
+      s.vpp_choices = interleaved ? std::vector<int>{2, 4} : std::vector<int>{1, 2, 4};
     } else {
-      const int per_stage = r.layers / r.pp;
-      for (int v = 1; v <= per_stage; ++v) {
+      const int per_stage = std::max(1, r.layers / r.pp);
+      for (int v = interleaved ? 2 : 1; v <= per_stage; ++v) {
         if (per_stage % v == 0) s.vpp_choices.push_back(v);
       }
+    }
+    if (interleaved && !s.vpp_choices.empty()) {
+      p.vpp = s.vpp_choices.front();
+    } else if (interleaved) {
+      return fmt::format("interleaved-1f1b without vpp: {} layers over pp {} leave no stage more than one chunk", r.layers, r.pp);
     }
   }
   if (!r.zero) {
@@ -294,15 +375,7 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   // is known, candidates that do not fit are not simulated.
   bool have_fit = false;
   auto evaluate = [&](Plan p) {
-    // Uneven layer counts: balanced chunks, the remainder on the middle ones.
-    const int chunks = p.pp * p.vpp;
-    p.chunk_layers.clear();
-    if (s.model.layers % chunks != 0 && s.model.layers > chunks) {
-      const int base = s.model.layers / chunks, extra = s.model.layers % chunks;
-      p.chunk_layers.assign(static_cast<std::size_t>(chunks), base);
-      // Hand the extra layers to chunks 1, 2, … (never the first or the last while others remain).
-      for (int i = 0; i < extra; ++i) p.chunk_layers[static_cast<std::size_t>(chunks > 2 ? 1 + i % (chunks - 2) : i)] += 1;
-    }
+    p.chunk_layers = row_chunk_layers(r, s.stack, p.vpp);
     Candidate c;
     c.plan = p;
     if (workload::find_plan_problem(p, s.model, cluster.gpu_count(), s.training.seq_len)) return c;  // not a valid plan
@@ -348,7 +421,9 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   }
   try_values("vpp", s.vpp_choices, [](Plan& p, int v) {
     p.vpp = v;
-    p.schedule = v > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b;
+    if (p.schedule == workload::Schedule::one_f_one_b || p.schedule == workload::Schedule::interleaved_1f1b) {
+      p.schedule = v > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b;
+    }
   });
   try_values("zero", s.zero_choices, [](Plan& p, int v) { p.zero = v; });
   if (!std::isfinite(best.time)) {
@@ -361,6 +436,12 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   if (!r.recompute) out.filled.push_back(fmt::format("recompute={} (searched)", workload::recompute_name(p.recompute)));
   if (!s.vpp_choices.empty()) out.filled.push_back(fmt::format("vpp={} (searched)", p.vpp));
   if (!s.zero_choices.empty()) out.filled.push_back(fmt::format("zero={} (searched)", p.zero));
+  if (r.stage_layers.empty() && !p.chunk_layers.empty()) {
+    const bool megatron = p.chunk_layers.front() < p.chunk_layers[1 % p.chunk_layers.size()] && (r.layers + 2) % p.chunks() == 0 &&
+                          (s.stack == SoftwareStack::nemo || s.stack == SoftwareStack::megatron_lm);
+    out.filled.push_back(fmt::format("chunk layers {} ({})", folded(p.chunk_layers),
+                                     megatron ? "Megatron-Core: embedding and loss count as layers" : "balanced, the ends lighter"));
+  }
   out.predicted_s = best.time;
   out.fits = best.fits;
   out.predicted_memory_bytes = best.peak;
@@ -389,7 +470,7 @@ std::vector<int> ordinal_ranks(const std::vector<double>& v) {
 // Rows that differ only in the plan: same model (but for params_b), GPU, GPU count, batch, format.
 std::string plan_group(const MeasuredRun& r) {
   auto o = [](const auto& x) { return x ? fmt::format("{}", *x) : std::string("-"); };
-  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", r.arch, r.layers, r.hidden, r.heads, o(r.kv_heads), o(r.ffn_hidden), o(r.vocab),
+  return fmt::format("{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}|{}", r.arch, r.layers, r.hidden, r.heads, o(r.kv_heads), o(r.head_dim), o(r.ffn_hidden), o(r.vocab),
                      r.seq_len, o(r.experts), o(r.top_k), r.gpu, r.gpus, r.global_batch, r.precision);
 }
 

@@ -92,6 +92,11 @@ struct RowScenario {
 /// caching allocator's fragmentation estimate, which tuned runs keep small.
 bool fits_published(const workload::MemoryReport& memory);
 
+/// Layers per model chunk (pipeline order, pp x vpp entries) for a row at `vpp`, as the fill policy
+/// splits them: the row's stage_layers, else nothing (an even split) where the chunks divide the
+/// layers, else the split the row's stack uses. Empty: even.
+std::vector<int> row_chunk_layers(const MeasuredRun& run, SoftwareStack stack, int vpp);
+
 /// Builds a row's scenario, or the reason it cannot be simulated.
 std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& run, const std::filesystem::path& hardware_dir);
 

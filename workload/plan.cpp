@@ -4,6 +4,8 @@
 #include <fmt/format.h>
 #include <numeric>
 
+#include "workload/schedule.hpp"
+
 namespace parasim::workload {
 namespace {
 
@@ -50,7 +52,7 @@ constexpr Field kPlanFields[] = {
     {.name = "overrides", .type = FieldType::section_list, .description = "per-layer recompute: [{layers: [first, last], recompute: full}]", .schema = &kOverrideSchema},
     {.name = "overlap", .type = FieldType::section, .description = "communication overlapped with computation", .default_text = "{}", .schema = &kOverlapSchema},
     {.name = "order", .type = FieldType::string_list, .description = "dimensions on the device axis, innermost first; cp, when left out, goes after tp", .default_text = "[tp, cp, dp, pp]"},
-    {.name = "stage_layers", .type = FieldType::integer_list, .description = "layers per model chunk in pipeline order (pp x vpp entries); default even", .min = 1},
+    {.name = "stage_layers", .type = FieldType::integer_list, .description = "layers per model chunk in pipeline order (pp x vpp entries); default even; the first may be 0 (embedding alone), the last 0 (head alone)", .min = 0},
     {.name = "bucket_params", .type = FieldType::number, .description = "DP gradient bucket in parameters; default Megatron's max(40M, 1M x dp)", .min = 1},
 };
 
@@ -67,6 +69,14 @@ std::string_view schedule_name(Schedule s) {
   }
   return "";
 }
+
+std::optional<Schedule> schedule_from_name(std::string_view name) {
+  for (auto s : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved_1f1b, Schedule::zb_h1}) {
+    if (schedule_name(s) == name) return s;
+  }
+  return std::nullopt;
+}
+
 std::string_view recompute_name(Recompute r) {
   switch (r) {
     case Recompute::none: return "none";
@@ -206,8 +216,18 @@ std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, 
     if (static_cast<int>(p.chunk_layers.size()) != p.chunks()) {
       return problem("stage_layers", fmt::format("lists {} chunks, the plan has pp {} x vpp {} = {}", p.chunk_layers.size(), p.pp, p.vpp, p.chunks()));
     }
-    if (std::any_of(p.chunk_layers.begin(), p.chunk_layers.end(), [](int n) { return n < 1; })) {
-      return problem("stage_layers", "every pipeline chunk needs at least one layer");
+    // The first chunk may hold the embedding alone and the last the head alone (Megatron-LM's
+    // layouts "E|…" and "…|L"); every other chunk needs a layer.
+    for (std::size_t c = 0; c < p.chunk_layers.size(); ++c) {
+      const bool end = c == 0 || c + 1 == p.chunk_layers.size();
+      if (p.chunk_layers[c] < (end && p.chunks() > 1 ? 0 : 1)) {
+        return problem("stage_layers", end ? "a pipeline chunk cannot hold fewer than 0 layers" : "every pipeline chunk between the first and the last needs at least one layer");
+      }
+    }
+    // The embedding's weight gradients are its backward's only work: a schedule that defers them
+    // would leave an embedding-only chunk's backward empty.
+    if (p.chunk_layers.front() == 0 && defers_weights(p.schedule)) {
+      return problem("stage_layers", fmt::format("a first chunk with the embedding alone needs a schedule that does not defer weight gradients, not {}", schedule_name(p.schedule)));
     }
     const int sum = std::accumulate(p.chunk_layers.begin(), p.chunk_layers.end(), 0);
     if (sum != m.layers) return problem("stage_layers", fmt::format("adds up to {} layers, the model has {}", sum, m.layers));
@@ -260,11 +280,7 @@ Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus, int seq
     p.dp = gpus / others;
   }
   if (r.has("schedule")) {
-    const auto& s = r.string("schedule");
-    p.schedule = s == "gpipe"              ? Schedule::gpipe
-                 : s == "interleaved-1f1b" ? Schedule::interleaved_1f1b
-                 : s == "zb-h1"            ? Schedule::zb_h1
-                                           : Schedule::one_f_one_b;
+    p.schedule = schedule_from_name(r.string("schedule")).value_or(Schedule::one_f_one_b);
   } else {
     p.schedule = p.vpp > 1 ? Schedule::interleaved_1f1b : Schedule::one_f_one_b;
   }

@@ -26,6 +26,8 @@ enum class ParallelDim { tp, dp, pp, cp };
 enum class CpKind { ring, ulysses };
 
 std::string_view schedule_name(Schedule s);
+/// The schedule schedule_name() names; nullopt for any other name.
+std::optional<Schedule> schedule_from_name(std::string_view name);
 std::string_view recompute_name(Recompute r);
 std::string_view dim_name(ParallelDim d);
 std::string_view cp_kind_name(CpKind k);

@@ -563,6 +563,8 @@ class Builder {
                              : block_forward(stage, Phase::forward, BlockKind::mlp, r, mb, chunk, l, prev);
     }
     if (last_chunk) {
+      // A last chunk that holds the head alone starts with it.
+      if (in == kNone) in = static_cast<std::int64_t>(g_.tasks.size());
       prev = tp_before(stage, Phase::forward, mb, chunk, -1, prev);
       prev = add(compute(stage, Phase::forward, block(BlockKind::head, Recompute::none, micro_size(mb)), mb, chunk, -1), {prev});
       // Vocabulary-parallel cross-entropy: all-reduces of the max and the sum of exponentials (fp32)
@@ -640,7 +642,11 @@ class Builder {
       }
       if (!defers_weights(p_.schedule) && (p_.zero >= 2 || mb == micro_ - 1)) gradient_ready(stage, l, mb, gradients);
     }
-    if (first_chunk) prev = block_backward(stage, BlockKind::embedding, Recompute::none, mb, chunk, -1, prev, nullptr);
+    if (first_chunk) {
+      // A first chunk that holds the embedding alone starts its backward with it.
+      note_in();
+      prev = block_backward(stage, BlockKind::embedding, Recompute::none, mb, chunk, -1, prev, nullptr);
+    }
     bwd_in_[slot(chunk, mb)] = in;
     bwd_out_[slot(chunk, mb)] = prev;
   }

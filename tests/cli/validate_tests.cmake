@@ -2,7 +2,7 @@
 parasim_cli_test(NAME validate_help ARGS validate --help STDOUT_REGEX "--max-mape" "--json")
 # FSDP rows (tp = pp = 1, zero 3, flash) take the fused cross-entropy of their stack, and say so.
 parasim_cli_test(NAME validate_table ARGS validate tests/data/validation/sample.yaml
-                 STDOUT_REGEX "Fill-in policy" "Cross-entropy: Megatron-LM's unfused" "foundry-130-125m[^\n]*cross_entropy=fused" "degrees-mismatch: tp 1 x pp 1 x dp 7 x cp 1 = 7 does not match the 8 GPUs"
+                 STDOUT_REGEX "Fill-in policy" "Cross-entropy: Megatron-LM's unfused" "foundry-130-125m[^\n]*\n    filled: embeddings tied, cross_entropy=fused" "degrees-mismatch: tp 1 x pp 1 x dp 7 x cp 1 = 7 does not match the 8 GPUs"
                               "all rows +4/5 +MAPE")
 # --json: one object per row with id and predicted_iteration_s; rejected rows with their reason.
 parasim_cli_test(NAME validate_json ARGS validate tests/data/validation/sample.yaml --json REPEAT
@@ -46,11 +46,11 @@ parasim_cli_test(NAME validate_explain_fill_search ARGS validate tests/data/vali
 # and its BF16_Optimizer's accumulation.
 parasim_cli_test(NAME validate_stack_defaults ARGS validate tests/data/validation/stacks.yaml
                  STDOUT_REGEX "stack +the stack the source names"
-                              "foundry-068-760m-h100_80gb-8g-s2048-amp_bf16 [^\n]*flash_kernel=flash1 \\(llm-foundry 2023: flash-attn 1.x\\)"
-                              "dgxc-maxtext-llama3-70b-bf16-256g [^\n]*zero3_backward_prefetch=pre"
-                              "dgxc-llama31-70b-fp8-64g [^\n]*tp4 pp8 vpp5 dp2 mb1 sp on recompute none zero 1 [^\n]*zero=1 \\(NeMo: distributed optimizer\\)[^\n]*bf16 gradients \\(NeMo performance recipes"
-                              "bloom-prequel-44-h14336-l72-tp8pp2dp24mb1 [^\n]*tp8 pp2 dp24 [^\n]*vpp=1 \\(Megatron-DeepSpeed: no interleaved schedule\\)"
-                              "bloom-prequel-44-h14336-l72-tp8pp2dp24mb1 [^\n]*gradient_accumulation_copy \\(DeepSpeed's BF16_Optimizer\\)")
+                              "foundry-068-760m-h100_80gb-8g-s2048-amp_bf16 [^\n]*\n    filled: nic_gbps_per_gpu=400, embeddings tied, cross_entropy=fused,\n    flash_kernel=flash1 \\(llm-foundry 2023: flash-attn 1.x\\)"
+                              "dgxc-maxtext-llama3-70b-bf16-256g [^\n]*\n    filled: cross_entropy=fused, zero3_backward_prefetch=pre"
+                              "dgxc-llama31-70b-fp8-64g [^\n]*tp4 pp8 vpp5 dp2 mb1 sp on recompute none zero 1\n    filled: zero=1 \\(NeMo: distributed optimizer\\), bf16 gradients \\(NeMo performance recipes"
+                              "bloom-prequel-44-h14336-l72-tp8pp2dp24mb1 [^\n]*tp8 pp2 dp24 mb1 sp off recompute full zero 1\n    filled: ffn_hidden=57344, vocab=250880, embeddings tied, vpp=1 \\(Megatron-DeepSpeed: no interleaved schedule\\)"
+                              "interleaved schedule\\),\n    gradient_accumulation_copy \\(DeepSpeed's BF16_Optimizer\\)")
 parasim_cli_test(NAME validate_stack_defaults_json ARGS validate tests/data/validation/stacks.yaml --json
                  JSON rows.2.plan=tp4\ pp8\ vpp5\ dp2\ mb1\ sp\ on\ recompute\ none\ zero\ 1 rows.3.plan=tp8\ pp2\ dp24\ mb1\ sp\ off\ recompute\ full\ zero\ 1)
 # The issue's targets on the published files (they need ../shared beside the repository, hence the
@@ -62,3 +62,23 @@ parasim_cli_test(NAME validate_published_fsdp_a100 ARGS validate ${shared_valida
                  STDOUT_REGEX "fsdp_a100.yaml +61/61 +MAPE +[0-9.]+% +median +[0-9.]+% +worst +([0-9]|[12][0-9])\\.[0-9]%" LABELS long)
 parasim_cli_test(NAME validate_published_other_stacks ARGS validate ${shared_validation}/other_stacks.yaml --max-mape 12
                  STDOUT_REGEX "other_stacks.yaml +74/74 +MAPE +[0-9.]+% +median +[0-9.]+% +worst +([0-9]|[12][0-9])\\.[0-9]% .* plan order [678]/8" LABELS long)
+# One file with every kind of row (tests/data/validation/rows_readable.yaml): the row format's newer keys
+# run (head_dim, stage_layers, a named gpipe, an uneven NeMo split with the embedding and the loss
+# alone at the ends, the torchtitan H100), what is not modelled yet is skipped with its reason, and
+# a typo is a one-line error for its row while every other row still runs (exit 2).
+parasim_cli_test(NAME validate_rows_readable ARGS validate tests/data/validation/rows_readable.yaml RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_rows_readable.expected
+                 STDOUT_REGEX "head-dim +[0-9.]+ ms" "nemo-uneven +[^\n]*tp1 pp4 vpp2 dp2"
+                              "chunk layers 0,1\\*6,0 \\(Megatron-Core: embedding and loss count as layers\\)"
+                              "torchtitan-gpu +[0-9.]+ ms" "stage-layers +[0-9.]+ ms" "gpipe +[^\n]*tp1 pp2 gpipe dp4"
+                              "Not simulated \\(2 rows\\)\n  mla: multi-head latent attention \\(model.mla\\) is not modelled yet\n  zb-v: pipeline schedule zb-v"
+                              "Errors \\(1 row not read\\)\n  typo: tests/data/validation/rows_readable.yaml:19:48: error: runs.1.plan.micro_bach: unknown key"
+                              "all rows +5/7 ")
+parasim_cli_test(NAME validate_rows_readable_json ARGS validate tests/data/validation/rows_readable.yaml --json RC 2 REPEAT
+                 JSON rows.0.id=head-dim rows.4.id=gpipe skipped.0.id=mla skipped.1.id=zb-v errors.0.id=typo errors.0.line=19
+                      errors.0.key=runs.1.plan.micro_bach summary.rows=7 summary.simulated=5 summary.skipped=2 summary.errors=1)
+# Every published row is answered but the one whose mechanism is not modelled yet (DeepSeek-V3's MLA).
+parasim_cli_test(NAME validate_published_all ARGS validate ${shared_validation}/megatron.yaml ${shared_validation}/fsdp_a100.yaml
+                 ${shared_validation}/other_stacks.yaml ${shared_validation}/more_stacks.yaml --max-mape 10
+                 STDOUT_REGEX "Not simulated \\(1 row\\)\n  mbridge-16-DeepSeekV3-1024g-prec-unstated: multi-head latent attention" "all rows +504/505 "
+                 LABELS long)

@@ -252,6 +252,52 @@ TEST_CASE("pipeline bubble with free communication: (p-1)/(m+p-1) for 1F1B, (p-1
   }
 }
 
+TEST_CASE("a first chunk with the embedding alone and a last with the head alone (Megatron-Core's E| and |L) run as stages of their own") {
+  // Free communication and a negligible embedding and head: layers {0, 8, 8, 0} over 4 stages is a
+  // 2-stage 1F1B pipeline of the middle stages, (m + 1)(t_f + t_b), plus the ends' own small work.
+  auto spec = test::dgx_cluster(1);
+  spec.node.gpu.nvlink->bidirectional = BytesPerSecond(1e18);
+  spec.node.fabric_latency = Seconds(0);
+  spec.node.pcie.latency = Seconds(0);
+  spec.node.pcie.generation = 6;
+  const topology::Cluster cluster(spec);
+  Fixture f;
+  f.model = test::small_gpt(16);
+  f.model.hidden = 2048;
+  f.model.heads = 16;
+  f.model.head_dim = 128;
+  f.model.ffn_hidden = 8192;
+  f.model.vocab = 128;
+  f.model.tied_embeddings = false;
+  f.training.optimizer_bytes_per_param = 0;
+  f.training.fp32_grad_accumulation = false;
+  const auto profile = free_comm_profile();
+  const calibrate::CostModel cost(spec.node.gpu, profile);
+  const int m = 8;
+  f.plan = test::plan(1, 4, 2, 1, 2 * m);
+  f.plan.chunk_layers = {0, 8, 8, 0};
+  REQUIRE_FALSE(workload::find_plan_problem(f.plan, f.model, 8).has_value());
+  const auto g = workload::build_tasks(f.model, f.training, f.plan);
+  double tf = 0, tb = 0, opt = 0, ends = 0;
+  for (const auto& t : g.tasks) {
+    if (t.kind != TaskKind::compute) continue;
+    const double d = cost.ops_time(g.ops(t)).value();
+    // The end stages compute the embedding and the head alone (layer -1).
+    if (t.stage == 0 || t.stage == 3) {
+      CHECK((t.layer == -1 || t.phase == Phase::optimizer));
+      if (t.microbatch == 0 && t.phase != Phase::optimizer) ends += d;
+      continue;
+    }
+    if (t.stage != 1) continue;
+    if (t.phase == Phase::optimizer) opt = d;
+    else if (t.microbatch == 0 && t.phase == Phase::forward) tf += d;
+    else if (t.microbatch == 0) tb += d;
+  }
+  const auto r = run(cluster, f, g, profile);
+  CHECK(ends < 0.02 * (tf + tb));
+  CHECK(r.iteration.value() - opt == doctest::Approx((m + 1) * (tf + tb)).epsilon(0.03).scale(0));
+}
+
 TEST_CASE("scale by symmetry: replicas simulated once agree with every replica simulated") {
   Fixture f;
   f.model = test::small_gpt(8);

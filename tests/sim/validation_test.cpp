@@ -1,8 +1,11 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <variant>
 
+#include "calibrate/profile.hpp"
 #include "sim/validation.hpp"
+#include "topology/gpu_spec.hpp"
 
 using namespace parasim;
 using namespace parasim::sim;
@@ -156,4 +159,120 @@ TEST_CASE("a row's stack sets what its source leaves out, as that stack ran; oth
   s = built(f);
   CHECK(s.training.flash_kernel == workload::FlashKernel::native);
   CHECK(s.training.zero3_backward_prefetch == workload::Zero3Prefetch::pre);
+}
+
+TEST_CASE("the row format's newer keys: head_dim, dense_layers, and the schedule a source names") {
+  auto built = [](const MeasuredRun& r) {
+    const auto s = row_scenario(r, "scenarios/hardware");
+    REQUIRE(std::holds_alternative<RowScenario>(s));
+    return std::get<RowScenario>(s);
+  };
+  // Qwen3's head_dim need not be hidden / heads (48 heads do not divide 6144 + 1).
+  auto r = grok_row();
+  r.hidden = 6145;
+  CHECK(std::get<std::string>(row_scenario(r, "scenarios/hardware")) == "48 heads do not divide hidden 6145 (give head_dim)");
+  r.head_dim = 128;
+  CHECK(built(r).model.head_dim == 128);
+  CHECK(built(r).model.q_width() == 6144);
+  // DeepSeek's first dense layers keep the dense MLP.
+  r = grok_row();
+  r.dense_layers = 3;
+  const auto moe = built(r).model;
+  CHECK(moe.first_dense_layers == 3);
+  CHECK_FALSE(moe.moe_layer(2));
+  CHECK(moe.moe_layer(3));
+  // A named schedule is simulated as named; an interleaved row without vpp searches vpp > 1.
+  r = grok_row();
+  r.vpp.reset();
+  r.schedule = "gpipe";
+  auto s = built(r);
+  CHECK(s.candidates.front().schedule == workload::Schedule::gpipe);
+  CHECK(s.vpp_choices.empty());
+  r.schedule = "interleaved-1f1b";
+  s = built(r);
+  CHECK(s.candidates.front().schedule == workload::Schedule::interleaved_1f1b);
+  CHECK(s.vpp_choices == std::vector<int>{2, 4, 8});
+  CHECK(s.candidates.front().vpp == 2);
+}
+
+TEST_CASE("rows stating what is not modelled yet are skipped, naming it") {
+  auto why = [](const MeasuredRun& r) {
+    const auto s = row_scenario(r, "scenarios/hardware");
+    REQUIRE(std::holds_alternative<std::string>(s));
+    return std::get<std::string>(s);
+  };
+  auto r = grok_row();
+  r.mla = MlaShape{1536, 512, 128, 64, 128};
+  CHECK(why(r) == "multi-head latent attention (model.mla) is not modelled yet");
+  r = grok_row();
+  r.mtp_layers = 1;
+  CHECK(why(r) == "multi-token prediction (model.mtp_layers 1) is not modelled yet");
+  r = grok_row();
+  r.sliding_window = 4096;
+  CHECK(why(r) == "sliding-window attention (model.sliding_window 4096 < seq_len 8192) is not modelled yet");
+  // A window as long as the sequence is full causal attention.
+  r.sliding_window = 8192;
+  CHECK(std::holds_alternative<RowScenario>(row_scenario(r, "scenarios/hardware")));
+  r = grok_row();
+  r.schedule = "zb-v";
+  r.vpp.reset();
+  CHECK(why(r) == "pipeline schedule zb-v (plan.schedule) is not simulated yet; parasim simulates 1f1b, interleaved-1f1b, gpipe and zb-h1");
+  // Without a pipeline the schedule does not matter.
+  r.pp = 1;
+  r.dp = 32;
+  CHECK(std::holds_alternative<RowScenario>(row_scenario(r, "scenarios/hardware")));
+}
+
+TEST_CASE("uneven pipeline splits: the row's stage_layers, else the split its stack uses") {
+  MeasuredRun r = grok_row();
+  r.layers = 30;
+  r.pp = 4;
+  // NeMo / Megatron-Core count the embedding and the loss as a layer each where layers + 2 divide:
+  // 32 chunks of one, the first and the last holding the embedding and the loss alone.
+  auto split = row_chunk_layers(r, SoftwareStack::nemo, 8);
+  REQUIRE(split.size() == 32);
+  CHECK(split.front() == 0);
+  CHECK(split.back() == 0);
+  CHECK(std::count(split.begin(), split.end(), 1) == 30);
+  // Megatron-DeepSpeed balances parameters: the remainder on the middle chunks.
+  r.layers = 78;
+  r.pp = 12;
+  CHECK(row_chunk_layers(r, SoftwareStack::megatron_deepspeed, 1) == std::vector<int>{6, 7, 7, 7, 7, 7, 7, 6, 6, 6, 6, 6});
+  // Layers that divide: an even split (empty).
+  r.layers = 72;
+  CHECK(row_chunk_layers(r, SoftwareStack::nemo, 1).empty());
+  // stage_layers: each stage's layers over its vpp chunks, chunk c of stage s at c·pp + s.
+  r.layers = 14;
+  r.pp = 4;
+  r.stage_layers = {3, 4, 4, 3};
+  CHECK(row_chunk_layers(r, SoftwareStack::unknown, 1) == std::vector<int>{3, 4, 4, 3});
+  CHECK(row_chunk_layers(r, SoftwareStack::unknown, 2) == std::vector<int>{2, 2, 2, 2, 1, 2, 2, 1});
+}
+
+TEST_CASE("a file is read row by row: a bad row is an error for that row, the others are read") {
+  const auto read = read_measured_runs("tests/data/validation/rows_readable.yaml");
+  REQUIRE(read.errors.size() == 1);
+  CHECK(read.errors[0].id == "typo");
+  CHECK(std::string(read.errors[0].error.what()).rfind("tests/data/validation/rows_readable.yaml:19:48: error: runs.1.plan.micro_bach: unknown key", 0) == 0);
+  REQUIRE(read.runs.size() == 7);
+  CHECK(read.runs[0].head_dim == 128);
+  CHECK(read.runs[1].mla->kv_lora_rank == 128);
+  CHECK(read.runs[1].dense_layers == 1);
+  CHECK(read.runs[4].schedule == "zb-v");
+  CHECK(read.runs[5].stage_layers == std::vector<int>{2, 4});
+  // load_measured_runs, for commands that need every row, stops at the first error.
+  CHECK_THROWS_AS(load_measured_runs("tests/data/validation/rows_readable.yaml"), InputError);
+}
+
+TEST_CASE("every GPU the row format names is bundled, with an H100-class profile where it is one") {
+  for (const char* gpu : {"a100-sxm4-80gb", "a100-sxm4-40gb", "h100-sxm5-80gb", "h200-sxm-141gb", "h800-sxm5-80gb", "a800-sxm4-80gb", "h100-96gb-500w"}) {
+    CAPTURE(gpu);
+    const auto spec = topology::parse_gpu(yaml::Record(yaml::load_file(std::string("scenarios/hardware/") + gpu + ".yaml"), topology::kGpuSchema));
+    CHECK(spec.peak_for(Precision::bf16).has_value());
+  }
+  // The torchtitan H100: peaks one third of the way from the H100 NVL (400 W) to the SXM (700 W).
+  const auto h = topology::parse_gpu(yaml::Record(yaml::load_file("scenarios/hardware/h100-96gb-500w.yaml"), topology::kGpuSchema));
+  CHECK(h.peak_for(Precision::bf16)->value() == doctest::Approx(835.5e12 + (989.4e12 - 835.5e12) / 3).epsilon(1e-3));
+  CHECK(h.hbm_bandwidth.value() == doctest::Approx(2.4e12));
+  CHECK(calibrate::default_profile(h.name).name == "h100");
 }

@@ -15,7 +15,18 @@ TEST_CASE("plans a pipeline cannot run are problems, as values") {
   CHECK(find_plan_problem(p, m, 4)->key == "vpp");
   p.chunk_layers = std::vector<int>(16, 0);
   p.chunk_layers[0] = 8;
-  CHECK(find_plan_problem(p, m, 4)->message == "every pipeline chunk needs at least one layer");
+  CHECK(find_plan_problem(p, m, 4)->message == "every pipeline chunk between the first and the last needs at least one layer");
+  // The first chunk may hold the embedding alone and the last the head alone (Megatron-Core's "E|…|L").
+  p.vpp = 2;
+  p.chunk_layers = {0, 1, 2, 1, 1, 1, 2, 0};
+  CHECK_FALSE(find_plan_problem(p, m, 4).has_value());
+  // ZB-H1 defers the weight gradients, the embedding's backward's only work.
+  p.vpp = 1;
+  p.schedule = Schedule::zb_h1;
+  p.chunk_layers = {0, 3, 3, 2};
+  CHECK(find_plan_problem(p, m, 4)->message == "a first chunk with the embedding alone needs a schedule that does not defer weight gradients, not zb-h1");
+  p.schedule = Schedule::one_f_one_b;
+  CHECK_FALSE(find_plan_problem(p, m, 4).has_value());
   p = test::plan(2, 1, 2, 1, 8);
   CHECK(find_plan_problem(p, m, 8)->message == "dp 2 x tp 2 x pp 1 = 4 GPUs, but the cluster has 8");
 }
