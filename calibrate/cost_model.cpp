@@ -47,6 +47,10 @@ double CostModel::wave_efficiency(std::int64_t m, std::int64_t n, int batch) con
   return static_cast<double>(tiles) / static_cast<double>(waves * gpu_.sms);
 }
 
+double CostModel::attended_keys(const workload::Op& op) {
+  return op.window > 0 ? std::min(op.seq_kv, op.window) : op.seq_kv;
+}
+
 double CostModel::attention_efficiency(const workload::Op& op) const {
   const bool flash1 = op.flash_kernel == workload::FlashKernel::flash1;
   const double quoted = op.kind == OpKind::attention_grad
@@ -63,7 +67,7 @@ double CostModel::attention_efficiency(const workload::Op& op) const {
   // amortize over the keys it meets.
   if (profile_.attention_seq_half > 0 && op.seq_kv > 0) {
     const auto fill = [&](double s) { return s / (s + profile_.attention_seq_half); };
-    rest *= fill(op.seq_kv) / fill(kAttentionReferenceSeq);
+    rest *= fill(attended_keys(op)) / fill(kAttentionReferenceSeq);
   }
   return exp_dim > 0 ? 1.0 / (1.0 / rest + exp_dim / op.head_dim) : rest;
 }
@@ -85,8 +89,13 @@ Seconds CostModel::op_time(const workload::Op& op) const {
       double work = 1.0;
       if (op.causal) {
         // Masked blocks are skipped, the diagonal ones run whole: (n + 1) / n of the half for n key blocks.
+        // A chunk is a causal square of its own; a sliding window of w keys over s is a band: of the
+        // s·w its FLOPs count, s·w − w²/2 are computed, 2(1 − w/2s) of the causal half, with the
+        // band's two edges of partial blocks.
         const auto diagonal = [](double s) { return 1.0 + kFlashBlock / std::max(s, 1.0); };
-        work = profile_.causal_work_fraction * diagonal(op.seq_kv) / diagonal(kAttentionReferenceSeq);
+        const double keys = attended_keys(op);
+        work = profile_.causal_work_fraction * diagonal(keys) / diagonal(kAttentionReferenceSeq);
+        if (op.window > 0 && !op.chunked) work *= 2.0 * (1.0 - keys / (2.0 * std::max(1, op.seq_kv)));
       }
       // Flash backward recomputes the scores: five matmuls against the four its FLOPs count, and the
       // profile's backward efficiency is quoted on the five (FlashAttention's benchmarks count the

@@ -49,6 +49,8 @@ class CostModel {
   double wave_efficiency(std::int64_t m, std::int64_t n, int batch) const;
   /// Flash attention efficiency of an attention op's shape (before the sustained clock).
   double attention_efficiency(const workload::Op& op) const;
+  /// Keys a query of an attention op meets: its window or chunk on a local layer, else every key.
+  static double attended_keys(const workload::Op& op);
   /// Dense peak for a format; fp8 falls back to nothing on GPUs without it (checked by the caller).
   FlopsPerSecond peak(Precision p) const;
 

@@ -25,6 +25,24 @@ std::string_view position_name(workload::PositionEmbedding p) {
   return p == workload::PositionEmbedding::rope ? "rope" : p == workload::PositionEmbedding::alibi ? "alibi" : "learned";
 }
 
+// The attention a model's layers run, in a line: latent or per-head projections, local windows or
+// chunks and which layers attend globally, q/k norms. Empty for plain full attention.
+std::string attention_line(const workload::ModelSpec& m) {
+  std::vector<std::string> parts;
+  if (m.is_mla()) {
+    parts.push_back(fmt::format("multi-head latent (q latent {}, kv latent {}, qk {} + {} rope, v {})", m.mla.q_lora_rank > 0 ? std::to_string(m.mla.q_lora_rank) : "none",
+                                m.mla.kv_lora_rank, m.mla.qk_nope_head_dim, m.mla.qk_rope_head_dim, m.mla.v_head_dim));
+  }
+  if (m.sliding_window > 0 || m.attention_chunk > 0) {
+    const std::string local = m.sliding_window > 0 ? fmt::format("sliding window of {} tokens", m.sliding_window) : fmt::format("chunks of {} tokens", m.attention_chunk);
+    parts.push_back(m.global_every > 0 ? fmt::format("{} on all but every {}th layer", local, m.global_every) : fmt::format("{} on every layer", local));
+  }
+  if (m.qk_norm) parts.push_back("q/k norms");
+  std::string out;
+  for (const auto& x : parts) out += (out.empty() ? "" : ", ") + x;
+  return out;
+}
+
 }  // namespace
 
 Action add_model_command(CLI::App& app) {
@@ -76,6 +94,11 @@ Action add_model_command(CLI::App& app) {
           {"experts", m.experts},
           {"top_k", m.top_k},
           {"moe_layers", p.moe_layers},
+          {"qk_norm", m.qk_norm},
+          {"sliding_window", m.sliding_window},
+          {"attention_chunk", m.attention_chunk},
+          {"global_every", m.global_every},
+          {"mtp_layers", m.mtp_layers},
           {"parameters",
            {{"total", p.total()},
             {"embedding", p.embedding},
@@ -91,6 +114,8 @@ Action add_model_command(CLI::App& app) {
             {"lm_head", p.lm_head},
             {"in_matmuls", p.in_matmuls()},
             {"active", p.active()},
+            {"active_without_embedding", p.active() - p.embedding - p.position - p.token_type},
+            {"mtp", p.mtp},
             {"active_in_matmuls", p.active_in_matmuls()},
             {"router_per_moe_layer", p.router},
             {"expert", p.expert},
@@ -100,15 +125,23 @@ Action add_model_command(CLI::App& app) {
           {"palm_flops_per_token", palm},
           {"activation_bytes_per_token_per_layer", {{"flash", act_flash}, {"eager", act_eager}}},
       };
+      if (m.is_mla()) {
+        j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
+                    {"kv_lora_rank", m.mla.kv_lora_rank},
+                    {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
+                    {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
+                    {"v_head_dim", m.mla.v_head_dim}};
+      }
       std::cout << j.dump(2) << "\n";
       return 0;
     }
     std::string out = fmt::format("Model         {} ({})\n", m.name, m.architecture);
     out += fmt::format("Shape         {} layers, hidden {}, {} heads ({} key/value, head_dim {}), ffn {} ({})\n", m.layers, m.hidden, m.heads,
-                       m.kv_heads, m.head_dim, m.ffn_hidden, activation_name(m.activation));
+                       m.kv_heads, m.is_mla() ? m.mla.qk_head_dim() : m.head_dim, m.ffn_hidden, activation_name(m.activation));
     out += fmt::format("              vocabulary {}, {}, {} positions, bias {}, tied embeddings {}, dropout {}\n", m.vocab,
                        norm_name(m.norm), position_name(m.position), m.bias ? "yes" : (m.qkv_bias ? "qkv only" : "no"),
                        m.tied_embeddings ? "yes" : "no", format_number(m.dropout));
+    if (const auto a = attention_line(m); !a.empty()) out += fmt::format("Attention     {}\n", a);
     if (m.is_moe()) {
       out += fmt::format("Experts       {} of ffn {}, top-{}, {} shared{}, in {} of {} layers; capacity {}, load imbalance {}\n", m.experts,
                          m.expert_ffn_hidden, m.top_k, m.shared_experts,
@@ -123,6 +156,9 @@ Action add_model_command(CLI::App& app) {
     Table t({"parameters", "count"}, {Table::Align::left, Table::Align::right});
     t.add({"total", count(p.total())});
     if (m.is_moe()) t.add({"active (per token)", count(p.active())});
+    // Conventions differ on whether the input embedding (a lookup) counts as active.
+    if (m.is_moe()) t.add({"  without input embedding", count(p.active() - p.embedding - p.position - p.token_type)});
+    if (p.mtp > 0) t.add({fmt::format("multi-token prediction ({}, apart)", m.mtp_layers), count(p.mtp)});
     t.add({"embedding", count(p.embedding)});
     if (p.position > 0) t.add({"position embedding", count(p.position)});
     if (p.token_type > 0) t.add({"token type embedding", count(p.token_type)});

@@ -124,15 +124,17 @@ std::vector<double> AnalyticCost::hops(const Plan& p) {
 }
 
 const LayerCost& AnalyticCost::layer(const Plan& p, int layer, Recompute r) {
-  const bool moe = model_->moe_layer(layer);
-  const ShapeKey key{p.tp, p.sp, p.cp, static_cast<int>(p.cp_kind), p.ep, p.expert_tp(), p.micro_batch, static_cast<int>(r), moe, layout_code(p)};
+  const bool moe = model_->moe_layer(layer), local = model_->local_attention_layer(layer);
+  const ShapeKey key{p.tp, p.sp, p.cp, static_cast<int>(p.cp_kind), p.ep, p.expert_tp(), p.micro_batch, static_cast<int>(r), moe + 2 * local, layout_code(p)};
   auto it = layers_.find(key);
   if (it != layers_.end()) return it->second;
 
   const auto& m = *model_;
   const auto& tr = *training_;
-  const workload::BlockShape shape{p.micro_batch, tr.seq_len, p.tp, p.sp, r, p.cp, p.cp_kind, p.ep, p.expert_tp()};
+  workload::BlockShape shape{p.micro_batch, tr.seq_len, p.tp, p.sp, r, p.cp, p.cp_kind, p.ep, p.expert_tp()};
+  shape.local = local;
   std::vector<workload::Block> blocks{workload::attention_block(m, tr, shape)};
+  shape.local = false;
   if (moe) {
     blocks.push_back(workload::router_block(m, tr, shape));
     blocks.push_back(workload::experts_block(m, tr, shape));
@@ -245,7 +247,20 @@ AnalyticCost::Stage AnalyticCost::stage_time(const Plan& p, int stage, const std
   }
   s.backward += s.recompute;
   if (stage == 0) s.forward += embedding_time(p);
-  if (stage == p.pp - 1) s.forward += head_time(p);
+  if (stage == p.pp - 1) {
+    s.forward += head_time(p) * (1 + model_->mtp_layers);
+    // Each multi-token-prediction module: a layer like the last, without recompute (its entry
+    // projection is left out: 2h² a token against the layer's).
+    for (int k = 0; k < model_->mtp_layers; ++k) {
+      const auto& lc = layer(p, model_->layers - 1, Recompute::none);
+      s.forward += lc.forward;
+      s.backward += lc.backward_input;
+      s.weight += lc.backward_weight;
+      s.tp += lc.tp;
+      s.cp += lc.cp;
+      s.ep += lc.ep;
+    }
+  }
   if (p.pp > 1) {
     s.p2p = std::max(stage > 0 ? hops[static_cast<std::size_t>(stage - 1)] : 0.0, stage + 1 < p.pp ? hops[static_cast<std::size_t>(stage)] : 0.0);
     // In the steady state a transfer runs while the stage computes another chunk: only what a

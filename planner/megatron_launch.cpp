@@ -87,7 +87,22 @@ MegatronArgumentGroup model_arguments(const workload::ModelSpec& m, const worklo
   Group g("MODEL_ARGS");
   g.add("--num-layers", m.layers).add("--hidden-size", m.hidden).add("--ffn-hidden-size", m.ffn_hidden).add("--num-attention-heads", m.heads);
   if (m.kv_heads != m.heads) g.add("--group-query-attention").add("--num-query-groups", m.kv_heads);
-  if (m.head_dim * m.heads != m.hidden) g.add("--kv-channels", m.head_dim);
+  if (m.is_mla()) {
+    // Megatron-LM's --qk-head-dim is the part of a query/key head without RoPE.
+    g.add("--multi-latent-attention");
+    if (m.mla.q_lora_rank > 0) g.add("--q-lora-rank", m.mla.q_lora_rank);
+    g.add("--kv-lora-rank", m.mla.kv_lora_rank).add("--qk-head-dim", m.mla.qk_nope_head_dim);
+    g.add("--qk-pos-emb-head-dim", m.mla.qk_rope_head_dim).add("--v-head-dim", m.mla.v_head_dim);
+  } else if (m.head_dim * m.heads != m.hidden) {
+    g.add("--kv-channels", m.head_dim);
+  }
+  if (m.qk_norm) g.add("--qk-layernorm");
+  if (m.sliding_window > 0) {
+    // (left, right) keys: a causal window looks back only; every n-th layer full (n-1 : 1).
+    g.add("--window-size", fmt::format("{},0", m.sliding_window));
+    if (m.global_every > 0) g.add("--window-attn-skip-freq", m.global_every);
+  }
+  if (m.mtp_layers > 0) g.add("--mtp-num-layers", m.mtp_layers);
   g.add("--seq-length", tr.seq_len);
   if (m.position == workload::PositionEmbedding::rope) {
     // RoPE has no table; Megatron-LM's own Llama and Mixtral scripts give the longest length trained.

@@ -212,8 +212,22 @@ void Reader::model_flag(const std::string& f, const std::string& v) {
                                                {"--vocab-size", model.vocab},
                                                {"--num-experts", model.experts},
                                                {"--moe-router-topk", model.top_k},
-                                               {"--moe-ffn-hidden-size", model.expert_ffn_hidden}};
+                                               {"--moe-ffn-hidden-size", model.expert_ffn_hidden},
+                                               {"--q-lora-rank", model.mla.q_lora_rank},
+                                               {"--kv-lora-rank", model.mla.kv_lora_rank},
+                                               {"--qk-head-dim", model.mla.qk_nope_head_dim},
+                                               {"--qk-pos-emb-head-dim", model.mla.qk_rope_head_dim},
+                                               {"--v-head-dim", model.mla.v_head_dim},
+                                               {"--mtp-num-layers", model.mtp_layers},
+                                               {"--window-attn-skip-freq", model.global_every}};
   if (const auto it = shape.find(f); it != shape.end()) agree(f, v, it->second);
+  if (f == "--multi-latent-attention" && !model.is_mla()) fail(f, "the scenario's model has no latent attention (model.mla)");
+  if (f == "--window-size") {
+    // "w,0" or "(w, 0)": the keys a query looks back at, and ahead (none for a decoder).
+    std::string left = v.substr(0, v.find(','));
+    std::erase_if(left, [](char c) { return c == '(' || c == ' '; });
+    agree(f, left, model.sliding_window);
+  }
   if (f == "--seq-length" && seq_len > 0 && integer(f, v) != seq_len) fail(f, fmt::format("{}, but the scenario trains on {} tokens", v, seq_len));
 }
 

@@ -46,6 +46,7 @@ std::optional<MegatronRecompute> megatron_recompute(const workload::Plan& p, con
 std::optional<std::string> megatron_model_problem(const workload::ModelSpec& m) {
   if (!m.causal || m.mlm_head) return fmt::format("{} is an encoder: Megatron-LM's pretrain_gpt.py builds decoders only", m.name);
   if (m.position == workload::PositionEmbedding::alibi) return fmt::format("{} uses ALiBi, which Megatron-LM's GPT model does not implement", m.name);
+  if (m.attention_chunk > 0) return fmt::format("{} uses chunked attention (Llama-4), which Megatron-LM's GPT model does not implement", m.name);
   return std::nullopt;
 }
 

@@ -68,9 +68,10 @@ const char* const kFillPolicy =
     "           first and last chunks hold one layer fewer (none when a chunk is one layer); other stacks as\n"
     "           evenly as possible, the first and last chunks (which also hold the embedding and the head) taking\n"
     "           the smaller share, as Megatron-DeepSpeed's parameter-balanced partition does.\n"
-    "  skipped  rows that state what parasim does not model yet (model.mla, model.mtp_layers, a sliding_window\n"
-    "           shorter than seq_len, a pipeline schedule other than 1f1b, interleaved-1f1b, gpipe, zb-h1) are\n"
-    "           skipped with that reason; rows with an unknown key or a bad value are errors, and the rest run.\n";
+    "  skipped  rows that state what parasim does not model yet (a pipeline schedule other than 1f1b,\n"
+    "           interleaved-1f1b, gpipe, zb-h1) are skipped with that reason; rows with an unknown key or a bad value\n"
+    "           are errors, and the rest run. model.mla is multi-head latent attention in every layer,\n"
+    "           model.sliding_window a window on every layer, model.mtp_layers DeepSeek-V3's prediction modules.\n";
 
 namespace {
 
@@ -127,6 +128,15 @@ ModelSpec base_model(const MeasuredRun& r, int vocab, bool tied) {
     m.shared_expert_ffn_hidden = m.expert_ffn_hidden;
     m.first_dense_layers = r.dense_layers.value_or(0);
   }
+  if (r.mla) {
+    m.mla = {r.mla->q_lora_rank.value_or(0), r.mla->kv_lora_rank, r.mla->qk_nope_head_dim, r.mla->qk_rope_head_dim, r.mla->v_head_dim};
+    m.kv_heads = m.heads;
+    m.head_dim = m.mla.qk_head_dim();
+  }
+  m.mtp_layers = r.mtp_layers.value_or(0);
+  // A window the row states applies to every layer (Mistral's); one no shorter than the sequence is
+  // full attention.
+  if (r.sliding_window && *r.sliding_window < r.seq_len) m.sliding_window = *r.sliding_window;
   return m;
 }
 
@@ -161,11 +171,6 @@ std::string folded(const std::vector<int>& v) {
 
 // Mechanisms a row may state that the simulator does not model yet.
 std::optional<std::string> not_modelled(const MeasuredRun& r) {
-  if (r.mla) return std::string("multi-head latent attention (model.mla) is not modelled yet");
-  if (r.mtp_layers.value_or(0) > 0) return fmt::format("multi-token prediction (model.mtp_layers {}) is not modelled yet", *r.mtp_layers);
-  if (r.sliding_window && *r.sliding_window < r.seq_len) {
-    return fmt::format("sliding-window attention (model.sliding_window {} < seq_len {}) is not modelled yet", *r.sliding_window, r.seq_len);
-  }
   if (r.pp > 1 && r.schedule && !workload::schedule_from_name(*r.schedule)) {
     return fmt::format("pipeline schedule {} (plan.schedule) is not simulated yet; parasim simulates 1f1b, interleaved-1f1b, gpipe and zb-h1",
                        *r.schedule);
@@ -258,7 +263,7 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
     }
   }
   if (!r.ffn_hidden) s.filled.push_back(fmt::format("ffn_hidden={}", s.model.ffn_hidden));
-  if (!r.kv_heads && r.arch != "gpt") s.filled.push_back(fmt::format("kv_heads={}", s.model.kv_heads));
+  if (!r.kv_heads && r.arch != "gpt" && !r.mla) s.filled.push_back(fmt::format("kv_heads={}", s.model.kv_heads));
   if (!r.vocab) s.filled.push_back(fmt::format("vocab={}", s.model.vocab));
   if (r.arch == "gpt") s.filled.push_back(s.model.tied_embeddings ? "embeddings tied" : "embeddings untied");
   if (!r.head_dim && r.hidden % r.heads != 0) return fmt::format("{} heads do not divide hidden {} (give head_dim)", r.heads, r.hidden);

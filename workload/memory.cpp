@@ -19,7 +19,18 @@ LayerParameters layer_parameters(const ModelSpec& m, const Plan& plan, int layer
     return p;
   };
   LayerParameters p;
-  p.dense = (h * (q + 2 * kv) + q * h) / t;
+  const double out = static_cast<double>(m.v_width()) * h / t;  // the output projection
+  if (m.is_mla()) {
+    // Megatron-Core duplicates the down projections (and their latent norms) on every TP rank and
+    // splits the up projections over the heads.
+    const auto& a = m.mla;
+    const double duplicated = (a.q_lora_rank > 0 ? h * a.q_lora_rank + a.q_lora_rank : 0.0) + h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank;
+    const double up = (a.q_lora_rank > 0 ? a.q_lora_rank : h) * m.heads * a.qk_head_dim() + a.kv_lora_rank * m.heads * (a.qk_nope_head_dim + a.v_head_dim);
+    p.dense = duplicated + up / t + out;
+  } else {
+    p.dense = h * (q + 2 * kv) / t + out;
+  }
+  if (m.qk_norm) p.dense += 2.0 * (m.is_mla() ? m.mla.qk_head_dim() : m.head_dim);
   if (m.bias || m.qkv_bias) p.dense += (q + 2 * kv) / t;
   if (m.bias) p.dense += h;
   p.dense += 2 * (m.norm == Norm::layernorm ? 2 * h : h);
@@ -68,8 +79,17 @@ double stage_parameters(const ModelSpec& m, const Plan& plan, int stage) {
     // An untied head has its own weights; a tied one needs a copy of the embedding on the last
     // stage when the pipeline separates them (Megatron-LM keeps both in sync).
     if (!m.tied_embeddings || plan.pp > 1) p += vocab_shard;
+    p += mtp_parameters(m, plan);
   }
   return p;
+}
+
+double mtp_parameters(const ModelSpec& m, const Plan& plan) {
+  if (m.mtp_layers == 0) return 0;
+  // The norms of the embedding and the hidden state, the column-parallel 2h x h projection, one layer
+  // like the last, the shared head's norm.
+  const double h = m.hidden, norm = m.norm == Norm::layernorm ? 2 * h : h;
+  return m.mtp_layers * (3 * norm + 2 * h * h / plan.tp + layer_parameters(m, plan, m.layers - 1).total());
 }
 
 double layer_activation_bytes(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh, int layer) {
@@ -119,7 +139,14 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
   }
   shape.recompute = Recompute::none;
   const double embedding = embedding_block(m, tr, shape).stored_activation_bytes;
-  const double head = head_block(m, tr, shape).stored_activation_bytes;
+  // The last chunk's head, and after it each multi-token-prediction module: its entry, a layer like
+  // the last without recompute, and the head again.
+  double head = head_block(m, tr, shape).stored_activation_bytes;
+  if (m.mtp_layers > 0) {
+    BlockShape last = shape;
+    last.local = m.local_attention_layer(m.layers - 1);
+    head += m.mtp_layers * (mtp_projection_block(m, tr, shape).stored_activation_bytes + layer_activation_bytes(m, tr, last, m.layers - 1) + head);
+  }
 
   for (int stage = 0; stage < plan.pp; ++stage) {
     StageMemory s;

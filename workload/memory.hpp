@@ -20,6 +20,8 @@ struct LayerParameters {
 };
 LayerParameters layer_parameters(const ModelSpec& model, const Plan& plan, int layer);
 
+/// Parameters of the multi-token-prediction modules on a TP rank of the last stage.
+double mtp_parameters(const ModelSpec& model, const Plan& plan);
 /// Parameters one GPU of a stage holds after tensor and expert parallelism (before any ZeRO sharding).
 double stage_parameters(const ModelSpec& model, const Plan& plan, int stage);
 /// The routed experts' part of it.

@@ -1,5 +1,6 @@
 #include "workload/model.hpp"
 
+#include <algorithm>
 #include <fmt/format.h>
 #include <utility>
 
@@ -12,6 +13,15 @@ using yaml::FieldType;
 constexpr std::string_view kActivations[] = {"gelu", "swiglu"};
 constexpr std::string_view kNorms[] = {"layernorm", "rmsnorm"};
 constexpr std::string_view kPositions[] = {"learned", "rope", "alibi"};
+
+constexpr Field kLatentAttentionFields[] = {
+    {.name = "q_lora_rank", .type = FieldType::integer, .description = "rank of the query latent; 0: queries projected directly", .default_text = "0", .min = 0},
+    {.name = "kv_lora_rank", .type = FieldType::integer, .description = "rank of the shared key/value latent", .required = true, .min = 1},
+    {.name = "qk_nope_head_dim", .type = FieldType::integer, .description = "query/key width per head without RoPE", .required = true, .min = 1},
+    {.name = "qk_rope_head_dim", .type = FieldType::integer, .description = "query/key width per head with RoPE (the key's shared by all heads)", .required = true, .min = 1},
+    {.name = "v_head_dim", .type = FieldType::integer, .description = "value width per head", .required = true, .min = 1},
+};
+constexpr yaml::Schema kLatentAttentionSchema{"mla", "Multi-head latent attention (DeepSeek-V2/V3).", kLatentAttentionFields};
 
 constexpr Field kModelFields[] = {
     {.name = "name", .type = FieldType::string, .description = "model name", .required = true},
@@ -41,6 +51,12 @@ constexpr Field kModelFields[] = {
     {.name = "shared_expert_gate", .type = FieldType::boolean, .description = "a sigmoid gate of hidden weights scales the shared experts (Qwen2-MoE)", .default_text = "false"},
     {.name = "moe_layer_frequency", .type = FieldType::integer, .description = "every n-th layer (after first_dense_layers) is a MoE layer (Megatron-LM's --moe-layer-freq)", .default_text = "1", .min = 1},
     {.name = "first_dense_layers", .type = FieldType::integer, .description = "leading layers that keep the dense MLP (DeepSeek's first_k_dense_replace)", .default_text = "0", .min = 0},
+    {.name = "mla", .type = FieldType::section, .description = "multi-head latent attention (DeepSeek-V2/V3) in place of the QKV projection", .schema = &kLatentAttentionSchema},
+    {.name = "qk_norm", .type = FieldType::boolean, .description = "RMSNorm over each query and key head (Qwen3, Gemma-3, OLMo-2)", .default_text = "false"},
+    {.name = "sliding_window", .type = FieldType::integer, .description = "local layers attend at most this many earlier keys (Mistral, Gemma-2/3, gpt-oss); 0 = none", .default_text = "0", .min = 0},
+    {.name = "attention_chunk", .type = FieldType::integer, .description = "local layers attend within chunks of this many tokens (Llama-4); 0 = none", .default_text = "0", .min = 0},
+    {.name = "global_every", .type = FieldType::integer, .description = "with a window or chunk, every n-th layer attends globally (Gemma-2: 2, Gemma-3: 6, Llama-4: 4); 0 = every layer local", .default_text = "0", .min = 0},
+    {.name = "mtp_layers", .type = FieldType::integer, .description = "multi-token-prediction modules after the last layer (DeepSeek-V3: 1), counted apart", .default_text = "0", .min = 0},
     {.name = "causal", .type = FieldType::boolean, .description = "causal (decoder) attention; false: bidirectional (encoder, BERT)", .default_text = "true"},
     {.name = "token_types", .type = FieldType::integer, .description = "segment (token type) embeddings (BERT: 2)", .default_text = "0", .min = 0},
     {.name = "post_norm", .type = FieldType::boolean, .description = "post-LN (BERT): a norm after each residual add and on the embeddings, none before the head", .default_text = "false"},
@@ -55,6 +71,12 @@ constexpr std::string_view kMoeKeys[] = {"top_k", "capacity_factor", "shared_exp
 }  // namespace
 
 const yaml::Schema kModelSchema{"model", "A decoder-only Transformer, dense or mixture of experts.", kModelFields};
+
+double ModelSpec::attended_keys(int l, int seq_len) const {
+  const double s = seq_len;
+  if (!local_attention_layer(l)) return s;
+  return std::min(s, static_cast<double>(sliding_window > 0 ? sliding_window : attention_chunk));
+}
 
 int ModelSpec::moe_layers() const {
   int n = 0;
@@ -101,15 +123,37 @@ ParameterCount count_parameters(const ModelSpec& m) {
   p.token_type = static_cast<double>(m.token_types) * h;
   p.head_transform = m.mlm_head ? h * h + h + per_norm + m.vocab : 0.0;
   p.lm_head = m.tied_embeddings ? 0.0 : static_cast<double>(m.vocab) * h;
+  if (m.mtp_layers > 0) {
+    // Each module: the norms of the embedding and of the hidden state, their 2h x h projection, one
+    // layer like the model's last, and the shared head's norm (embedding and head are the model's).
+    const bool moe = m.moe_layer(m.layers - 1);
+    const double layer = p.attention + p.layer_norms + (moe ? p.moe_mlp() : p.mlp);
+    p.mtp = m.mtp_layers * (3 * per_norm + 2 * h * h + layer);
+  }
   return p;
+}
+
+double latent_attention_matmul_weights(const ModelSpec& m) {
+  return latent_attention_projections(m) - m.mla.q_lora_rank - m.mla.kv_lora_rank;
+}
+
+double latent_attention_projections(const ModelSpec& m) {
+  const auto& a = m.mla;
+  const double h = m.hidden, n = m.heads;
+  // Queries: h x q_lora, its norm, q_lora x n·(nope + rope); or h x n·(nope + rope) directly.
+  const double q = a.q_lora_rank > 0 ? h * a.q_lora_rank + a.q_lora_rank + a.q_lora_rank * n * a.qk_head_dim() : h * n * a.qk_head_dim();
+  // Keys and values: h x (kv_lora + rope), the latent's norm, kv_lora x n·(nope + v).
+  const double kv = h * (a.kv_lora_rank + a.qk_rope_head_dim) + a.kv_lora_rank + a.kv_lora_rank * n * (a.qk_nope_head_dim + a.v_head_dim);
+  return q + kv;
 }
 
 std::array<double, 6> dense_layer_modules(const ModelSpec& m) {
   const double h = m.hidden, q = m.q_width(), kv = m.kv_width();
   const double norm = m.norm == Norm::layernorm ? 2 * h : h;
-  // QKV: h x (q + 2 kv); output projection: q x h.
-  const double qkv = h * (q + 2 * kv) + (m.bias || m.qkv_bias ? q + 2 * kv : 0.0);
-  const double proj = q * h + (m.bias ? h : 0.0);
+  // QKV: h x (q + 2 kv), or the latent projections; the per-head q/k norms; output projection: v x h.
+  double qkv = m.is_mla() ? latent_attention_projections(m) : h * (q + 2 * kv) + (m.bias || m.qkv_bias ? q + 2 * kv : 0.0);
+  if (m.qk_norm) qkv += 2.0 * (m.is_mla() ? m.mla.qk_head_dim() : m.head_dim);
+  const double proj = static_cast<double>(m.v_width()) * h + (m.bias ? h : 0.0);
   const auto [up, down] = mlp_matrices(m, m.ffn_hidden);
   return {norm, qkv, proj, norm, up, down};
 }
@@ -188,6 +232,20 @@ ModelSpec parse_model(const yaml::Record& r) {
     m.first_dense_layers = static_cast<int>(r.integer("first_dense_layers"));
     m.expert_load_imbalance = r.number("expert_load_imbalance");
   }
+  if (r.has("mla")) {
+    const auto& a = r.section("mla");
+    m.mla = {static_cast<int>(a.integer("q_lora_rank")), static_cast<int>(a.integer("kv_lora_rank")), static_cast<int>(a.integer("qk_nope_head_dim")),
+             static_cast<int>(a.integer("qk_rope_head_dim")), static_cast<int>(a.integer("v_head_dim"))};
+    if (r.has("kv_heads") && m.kv_heads != m.heads) r.fail("kv_heads", "latent attention expands keys and values for every head; leave kv_heads out");
+    m.kv_heads = m.heads;
+  }
+  m.qk_norm = r.boolean("qk_norm");
+  m.sliding_window = static_cast<int>(r.integer("sliding_window"));
+  m.attention_chunk = static_cast<int>(r.integer("attention_chunk"));
+  m.global_every = static_cast<int>(r.integer("global_every"));
+  if (m.sliding_window > 0 && m.attention_chunk > 0) r.fail("attention_chunk", "a layer attends in a sliding window or in chunks, not both");
+  if (m.global_every > 0 && m.sliding_window == 0 && m.attention_chunk == 0) r.fail("global_every", "global layers need local ones: set sliding_window or attention_chunk");
+  m.mtp_layers = static_cast<int>(r.integer("mtp_layers"));
   if (m.kv_heads > m.heads) r.fail("kv_heads", fmt::format("{} key/value heads exceed {} query heads", m.kv_heads, m.heads));
   if (m.position == PositionEmbedding::learned && m.max_position <= 0) {
     r.fail("max_position", "missing: a learned position embedding needs max_position (or set position: rope)");

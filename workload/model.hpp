@@ -24,6 +24,18 @@
 namespace parasim::workload {
 
 enum class Activation { gelu, swiglu };
+
+/// Multi-head latent attention (DeepSeek-V2/V3): queries from a low-rank latent (q_lora_rank; 0:
+/// projected directly from the hidden state), keys and values from one shared latent of kv_lora_rank
+/// plus a rotary key of qk_rope_head_dim shared by every head; each head's query and key are
+/// qk_nope_head_dim + qk_rope_head_dim wide, its value v_head_dim. The latents are normed (RMSNorm).
+struct LatentAttention {
+  int q_lora_rank = 0;
+  int kv_lora_rank = 0;  ///< 0: not latent attention
+  int qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+  int qk_head_dim() const { return qk_nope_head_dim + qk_rope_head_dim; }
+  bool operator==(const LatentAttention&) const = default;
+};
 enum class Norm { layernorm, rmsnorm };
 enum class PositionEmbedding { learned, rope, alibi };
 
@@ -60,6 +72,19 @@ struct ModelSpec {
   /// Tokens the busiest expert gets over its balanced share: the load imbalance the router leaves.
   /// 1 = balanced, as auxiliary-loss training approaches and as NVIDIA's MoE benchmarks force.
   double expert_load_imbalance = 1.0;
+  // Attention variants.
+  LatentAttention mla;     ///< kv_lora_rank > 0: multi-head latent attention in every layer
+  bool qk_norm = false;    ///< an RMSNorm over each query and key head (Qwen3, Gemma-3, OLMo-2)
+  /// Local attention: a query attends at most the `sliding_window` keys before it (Mistral, Gemma-2/3,
+  /// gpt-oss), or the keys of its own `attention_chunk` (Llama-4); 0 = none. With global_every = n
+  /// every n-th layer (layers n-1, 2n-1, …) attends globally, the others locally; 0: every layer local.
+  int sliding_window = 0;
+  int attention_chunk = 0;
+  int global_every = 0;
+  /// DeepSeek-V3's multi-token prediction: modules after the last layer, each a norm pair, a
+  /// 2h x h projection, one Transformer layer (dense or MoE as the last layer) sharing the embedding
+  /// and the head. Trained with the model, counted apart from it.
+  int mtp_layers = 0;
   // Encoders (see above).
   bool causal = true;
   int token_types = 0;
@@ -67,8 +92,22 @@ struct ModelSpec {
   bool mlm_head = false;
   bool operator==(const ModelSpec&) const = default;
 
-  int q_width() const { return heads * head_dim; }
-  int kv_width() const { return kv_heads * head_dim; }
+  bool is_mla() const { return mla.kv_lora_rank > 0; }
+  /// Width of the queries (and keys) of all heads; with MLA each head's query is qk_head_dim wide.
+  int q_width() const { return heads * (is_mla() ? mla.qk_head_dim() : head_dim); }
+  /// Width of one of the keys and values of all key/value heads (MLA: their mean, (qk + v) / 2 per head,
+  /// so that keys and values together are 2·kv_width, as for every other attention).
+  int kv_width() const { return is_mla() ? heads * (mla.qk_head_dim() + mla.v_head_dim) / 2 : kv_heads * head_dim; }
+  /// Width of the attention output (the output projection's input): heads x the value head width.
+  int v_width() const { return heads * (is_mla() ? mla.v_head_dim : head_dim); }
+  /// Whether layer `l` attends locally (sliding window or chunk) rather than to every earlier key.
+  bool local_attention_layer(int l) const {
+    return (sliding_window > 0 || attention_chunk > 0) && (global_every == 0 || (l + 1) % global_every != 0);
+  }
+  /// Keys a query of layer `l` attends on average over a causal sequence of `seq_len` tokens, as the
+  /// "s" of the 12·s·h attention FLOPs convention (full attention: s): the window (capped at s) or the
+  /// chunk (capped at s) on local layers.
+  double attended_keys(int l, int seq_len) const;
   bool is_moe() const { return experts > 0; }
   bool moe_layer(int layer) const {
     return experts > 0 && layer >= first_dense_layers && (layer - first_dense_layers) % moe_layer_frequency == 0;
@@ -82,7 +121,7 @@ struct ParameterCount {
   double position = 0;       ///< learned position embedding
   double attention = 0;      ///< per layer: QKV and output projections with biases
   double mlp = 0;            ///< per dense layer
-  double layer_norms = 0;    ///< per layer: both norms
+  double layer_norms = 0;    ///< per layer: both norms (and q/k head norms)
   double final_norm = 0;     ///< 0 with post-LN, which norms the embeddings instead
   double lm_head = 0;        ///< 0 when tied to the embedding
   double token_type = 0;     ///< segment embeddings (BERT)
@@ -95,6 +134,9 @@ struct ParameterCount {
   double expert = 0;          ///< one routed expert
   int experts = 0, top_k = 0;
   double shared = 0;          ///< all shared experts and their gate
+  /// Multi-token-prediction modules (DeepSeek-V3), not in total() or active(): a checkpoint stores
+  /// them apart and inference drops them.
+  double mtp = 0;
 
   double per_layer() const { return attention + mlp + layer_norms; }  ///< a dense layer
   double moe_mlp() const { return router + expert * experts + shared; }
@@ -122,6 +164,10 @@ ParameterCount count_parameters(const ModelSpec& model);
 /// post-attention norm, MLP up (gate and up for SwiGLU), MLP down; biases with their matrices.
 /// They sum to the layer's parameters; what an engine that fetches a module at a time gathers.
 std::array<double, 6> dense_layer_modules(const ModelSpec& model);
+/// MLA's query and key/value projections with their latent norms (the QKV module of a latent layer).
+double latent_attention_projections(const ModelSpec& model);
+/// The same without the norms: the weights a token's GEMMs meet.
+double latent_attention_matmul_weights(const ModelSpec& model);
 
 extern const yaml::Schema kModelSchema;
 /// Reads a model section (YAML) and checks it: heads divide the width, kv_heads divide heads, ...

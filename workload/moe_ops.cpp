@@ -175,7 +175,7 @@ Block shared_experts_block(const ModelSpec& m, const TrainingSpec& tr, const Blo
 double layer_active_matmul_weights(const ModelSpec& m, int layer) {
   const double h = m.hidden, q = m.q_width(), kv = m.kv_width();
   const double mats = m.activation == Activation::swiglu ? 3 : 2;
-  const double attention = h * (q + 2 * kv) + q * h;
+  const double attention = (m.is_mla() ? latent_attention_matmul_weights(m) : h * (q + 2 * kv)) + static_cast<double>(m.v_width()) * h;
   if (!m.moe_layer(layer)) return attention + mats * h * m.ffn_hidden;
   return attention + h * m.experts + m.top_k * mats * h * m.expert_ffn_hidden + m.shared_experts * mats * h * m.shared_expert_ffn_hidden +
          (m.shared_expert_gate ? h : 0.0);

@@ -16,6 +16,9 @@ struct Dims {
   double Tr;       // tokens of a "replicated" tensor on this GPU: T, or T/t with SP
   double t;        // tensor-parallel degree
   double h, q, kv, f, hd;
+  double qk_dim, v_dim;  // attention core: query/key and value width of a head (MLA: 192 and 128)
+  double window;         // keys a query meets at most on a local layer; 0: all
+  bool chunked;
   double b, s, heads_local, kv_local;
   double sq, skv;  // attention core: queries and keys per sequence on this GPU (context parallelism)
   double mask;     // bytes of a dropout mask element, 0 without dropout
@@ -39,6 +42,10 @@ Dims dims_of(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
   d.kv = m.kv_width();
   d.f = m.ffn_hidden;
   d.hd = m.head_dim;
+  d.qk_dim = m.is_mla() ? m.mla.qk_head_dim() : m.head_dim;
+  d.v_dim = m.is_mla() ? m.mla.v_head_dim : m.head_dim;
+  d.window = sh.local ? (m.sliding_window > 0 ? m.sliding_window : m.attention_chunk) : 0;
+  d.chunked = sh.local && m.sliding_window == 0;
   d.heads_local = static_cast<double>(m.heads) / sh.tp;
   d.kv_local = static_cast<double>(m.kv_heads) / sh.tp;
   // See the header: ring keeps the heads and sees s/c queries against s keys; Ulysses trades heads
@@ -92,17 +99,25 @@ Op attention_core(const Dims& d, bool flash, bool backward) {
   op.kv_heads = static_cast<int>(d.kv_local);
   op.seq_q = static_cast<int>(d.sq);
   op.seq_kv = static_cast<int>(d.skv);
-  op.head_dim = static_cast<int>(d.hd);
+  // The exponentials' share follows the matmul FLOPs per score, 2·(d_qk + d_v) = 4·head_dim.
+  op.head_dim = static_cast<int>((d.qk_dim + d.v_dim) / 2);
   op.causal = d.causal;
   op.flash = flash;
   op.flash_kernel = d.flash_kernel;
-  // QK^T and AV: 2 x 2·b·s²·(a/t)·hd forward; backward computes four such products. Under context
-  // parallelism s² becomes the rank's queries × keys (see the header).
-  op.flops = (backward ? 8.0 : 4.0) * d.b * d.sq * d.skv * d.heads_local * d.hd;
+  // A local layer's query meets at most the window's (or chunk's) keys: the s of s² is min(s, w).
+  const double keys = d.window > 0 ? std::min(d.skv, d.window) : d.skv;
+  if (d.window > 0 && d.window < d.skv) {
+    op.window = static_cast<int>(d.window);
+    op.chunked = d.chunked;
+  }
+  // QK^T (d_qk) and AV (d_v): 2·b·s²·(a/t)·(d_qk + d_v) forward; backward computes four such products.
+  // Under context parallelism s² becomes the rank's queries × keys (see the header).
+  op.flops = (backward ? 4.0 : 2.0) * d.b * d.sq * keys * d.heads_local * (d.qk_dim + d.v_dim);
   // Q and O of the rank's queries; K and V of every key it meets (ring: all of them, chunk by chunk).
-  const double qo = d.e * d.b * d.sq * d.heads_local * d.hd, kv = d.e * d.b * d.skv * d.kv_local * d.hd;
+  const double q = d.e * d.b * d.sq * d.heads_local * d.qk_dim, o = d.e * d.b * d.sq * d.heads_local * d.v_dim;
+  const double k = d.e * d.b * d.skv * d.kv_local * d.qk_dim, v = d.e * d.b * d.skv * d.kv_local * d.v_dim;
   // Forward reads Q, K, V and writes O; backward reads Q, K, V, O, dO and writes dQ, dK, dV.
-  op.bytes = backward ? (3 * qo + 2 * kv) + (qo + 2 * kv) : (qo + 2 * kv) + qo;
+  op.bytes = backward ? (q + k + v + 2 * o) + (q + k + v) : (q + k + v) + o;
   return op;
 }
 
@@ -115,16 +130,17 @@ Op attention_core(const Dims& d, bool flash, bool backward) {
 void eager_core(const Dims& d, std::vector<Op>& fwd, std::vector<Op>& bwd) {
   const double heads = d.b * d.heads_local;
   const double scores = d.b * d.heads_local * d.sq * d.skv;  // elements
-  fwd.push_back(gemm("scores", d.sq, d.skv, d.hd, d, d.core, heads));
+  // An eager implementation computes the whole square and masks it, local layers included.
+  fwd.push_back(gemm("scores", d.sq, d.skv, d.qk_dim, d, d.core, heads));
   fwd.push_back(memory("softmax", scores * 2 * d.e, d.core));
   if (d.mask > 0) fwd.push_back(memory("attention_dropout", scores * (2 * d.e + d.mask), d.core));
-  fwd.push_back(gemm("context", d.sq, d.hd, d.skv, d, d.core, heads));
-  bwd.push_back(gemm("context_grad_v", d.skv, d.hd, d.sq, d, d.core, heads));
-  bwd.push_back(gemm("context_grad_p", d.sq, d.skv, d.hd, d, d.core, heads));
+  fwd.push_back(gemm("context", d.sq, d.v_dim, d.skv, d, d.core, heads));
+  bwd.push_back(gemm("context_grad_v", d.skv, d.v_dim, d.sq, d, d.core, heads));
+  bwd.push_back(gemm("context_grad_p", d.sq, d.skv, d.v_dim, d, d.core, heads));
   if (d.mask > 0) bwd.push_back(memory("attention_dropout_grad", scores * (2 * d.e + d.mask), d.core));
   bwd.push_back(memory("softmax_grad", scores * 3 * d.e, d.core));
-  bwd.push_back(gemm("scores_grad_q", d.sq, d.hd, d.skv, d, d.core, heads));
-  bwd.push_back(gemm("scores_grad_k", d.skv, d.hd, d.sq, d, d.core, heads));
+  bwd.push_back(gemm("scores_grad_q", d.sq, d.qk_dim, d.skv, d, d.core, heads));
+  bwd.push_back(gemm("scores_grad_k", d.skv, d.qk_dim, d.sq, d, d.core, heads));
 }
 
 }  // namespace
@@ -149,6 +165,7 @@ std::string_view block_kind_name(BlockKind k) {
     case BlockKind::router: return "router";
     case BlockKind::experts: return "experts";
     case BlockKind::shared_experts: return "shared_experts";
+    case BlockKind::mtp_projection: return "mtp_projection";
   }
   return "";
 }
@@ -161,6 +178,77 @@ double total_bytes(const std::vector<Op>& ops) {
 }
 double Block::flops(const std::vector<Op>& ops) const { return total_flops(ops); }
 
+namespace {
+
+// What feeds the attention core from the normed input, and its backward: the QKV projection (with
+// RoPE and per-head q/k norms) or MLA's latents. Bytes kept for backward, per GPU.
+struct Projections {
+  std::vector<Op> forward, backward_input, backward_weight;
+  double kept = 0;
+};
+
+Projections qkv_projections(const ModelSpec& m, const TrainingSpec& tr, const Dims& d) {
+  Projections in;
+  const double qkv_n = (d.q + 2 * d.kv) / d.t, qk = (d.q + d.kv) / d.t;
+  in.forward.push_back(gemm("qkv", d.T, qkv_n, d.h, d, d.gemm));
+  if (m.qk_norm) in.forward.push_back(memory("qk_norm", 2 * d.e * d.T * qk, tr.precision));
+  if (m.position == PositionEmbedding::rope) in.forward.push_back(memory("rope", 2 * d.e * d.T * qk, tr.precision));
+  if (m.position == PositionEmbedding::rope) in.backward_input.push_back(memory("rope_grad", 2 * d.e * d.T * qk, tr.precision));
+  if (m.qk_norm) in.backward_input.push_back(memory("qk_norm_grad", 4 * d.e * d.T * qk, tr.precision));
+  in.backward_input.push_back(gemm("qkv_dgrad", d.T, d.h, qkv_n, d, d.gemm));
+  in.backward_weight.push_back(gemm("qkv_wgrad", d.h, qkv_n, d.T, d, d.gemm));
+  // The QKV input; Q, K and V; the q/k norms' inputs.
+  in.kept = d.Tr * d.h * d.e_in + d.T * d.e * (d.q + 2 * d.kv) / d.t + (m.qk_norm ? d.T * d.e * qk : 0.0);
+  return in;
+}
+
+// MLA as Megatron-Core runs it: the down projections (to the query latent, and to the key/value
+// latent with the shared rotary key) are duplicated on every TP rank, the up projections column-
+// parallel over the heads.
+Projections latent_projections(const ModelSpec& m, const TrainingSpec& tr, const Dims& d) {
+  const auto& a = m.mla;
+  const double n = d.heads_local, qk = a.qk_head_dim(), ql = a.q_lora_rank, kl = a.kv_lora_rank, rope = a.qk_rope_head_dim;
+  const double kv_up = n * (a.qk_nope_head_dim + a.v_head_dim), kv_down = kl + rope;
+  Projections in;
+  auto& f = in.forward;
+  if (ql > 0) {
+    f.push_back(gemm("q_down", d.T, ql, d.h, d, d.gemm));
+    f.push_back(memory("q_norm", 2 * d.e * d.T * ql, tr.precision));
+    f.push_back(gemm("q_up", d.T, n * qk, ql, d, d.gemm));
+  } else {
+    f.push_back(gemm("q", d.T, n * qk, d.h, d, d.gemm));
+  }
+  f.push_back(gemm("kv_down", d.T, kv_down, d.h, d, d.gemm));
+  f.push_back(memory("kv_norm", 2 * d.e * d.T * kl, tr.precision));
+  f.push_back(gemm("kv_up", d.T, kv_up, kl, d, d.gemm));
+  // RoPE on the heads' rotary queries and the shared rotary key, which is then copied to every head.
+  f.push_back(memory("rope", 2 * d.e * d.T * (n * rope + rope) + d.e * d.T * n * rope, tr.precision));
+  auto& bi = in.backward_input;
+  bi.push_back(memory("rope_grad", 2 * d.e * d.T * (n * rope + rope) + d.e * d.T * n * rope, tr.precision));
+  bi.push_back(gemm("kv_up_dgrad", d.T, kl, kv_up, d, d.gemm));
+  bi.push_back(memory("kv_norm_grad", 4 * d.e * d.T * kl, tr.precision));
+  bi.push_back(gemm("kv_down_dgrad", d.T, d.h, kv_down, d, d.gemm));
+  auto& bw = in.backward_weight;
+  bw.push_back(gemm("kv_up_wgrad", kl, kv_up, d.T, d, d.gemm));
+  bw.push_back(gemm("kv_down_wgrad", d.h, kv_down, d.T, d, d.gemm));
+  if (ql > 0) {
+    bi.push_back(gemm("q_up_dgrad", d.T, ql, n * qk, d, d.gemm));
+    bi.push_back(memory("q_norm_grad", 4 * d.e * d.T * ql, tr.precision));
+    bi.push_back(gemm("q_down_dgrad", d.T, d.h, ql, d, d.gemm));
+    bw.push_back(gemm("q_up_wgrad", ql, n * qk, d.T, d, d.gemm));
+    bw.push_back(gemm("q_down_wgrad", d.h, ql, d.T, d, d.gemm));
+  } else {
+    bi.push_back(gemm("q_dgrad", d.T, d.h, n * qk, d, d.gemm));
+    bw.push_back(gemm("q_wgrad", d.h, n * qk, d.T, d, d.gemm));
+  }
+  // The down projections' input; each latent's norm input and up projection's input; the rotary
+  // key; Q, K and V of the rank's heads.
+  in.kept = d.Tr * d.h * d.e_in + d.T * (ql + kl) * (d.e + d.e_in) + d.T * rope * d.e + d.T * d.e * n * (2 * qk + a.v_head_dim);
+  return in;
+}
+
+}  // namespace
+
 Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
   const Dims d = dims_of(m, tr, sh);
   const bool flash = tr.attention == AttentionKernel::flash;
@@ -169,11 +257,11 @@ Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
   auto& f = blk.forward;
   auto& bi = blk.backward_input;
   auto& bw = blk.backward_weight;
-  const double qkv_n = (d.q + 2 * d.kv) / d.t;
+  const auto in = m.is_mla() ? latent_projections(m, tr, d) : qkv_projections(m, tr, d);
+  const double v_width = static_cast<double>(m.v_width()) / d.t;  // the attention output on this rank
 
   f.push_back(memory("norm1", 2 * d.e * d.Tr * d.h, tr.precision));
-  f.push_back(gemm("qkv", d.T, qkv_n, d.h, d, d.gemm));
-  if (m.position == PositionEmbedding::rope) f.push_back(memory("rope", 2 * d.e * d.T * (d.q + d.kv) / d.t, tr.precision));
+  f.insert(f.end(), in.forward.begin(), in.forward.end());
   std::vector<Op> core_fwd, core_bwd;
   if (flash) {
     core_fwd.push_back(attention_core(d, true, false));
@@ -186,35 +274,34 @@ Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
   // gathers the output gradient, scatters q, k and v's gradients into zeros and concatenates them
   // into the QKV projection's gradient.
   const bool unpadded = flash && d.flash_kernel == FlashKernel::flash1;
-  const double qkv_width = (d.q + 2 * d.kv) / d.t, q_width = d.q / d.t;
+  const double qkv_width = (d.q + 2 * d.kv) / d.t;
   if (unpadded) f.push_back(memory("unpad_qkv", 2 * d.e * d.T * qkv_width, tr.precision));
   f.insert(f.end(), core_fwd.begin(), core_fwd.end());
-  if (unpadded) f.push_back(memory("pad_output", 3 * d.e * d.T * q_width, tr.precision));
-  f.push_back(gemm("proj", d.T, d.h, d.q / d.t, d, d.gemm));
+  if (unpadded) f.push_back(memory("pad_output", 3 * d.e * d.T * v_width, tr.precision));
+  f.push_back(gemm("proj", d.T, d.h, v_width, d, d.gemm));
   f.push_back(memory("bias_dropout_add", d.Tr * d.h * (3 * d.e + d.mask), tr.precision));
 
   bi.push_back(memory("bias_dropout_add_grad", d.Tr * d.h * (2 * d.e + d.mask), tr.precision));
-  bi.push_back(gemm("proj_dgrad", d.T, d.q / d.t, d.h, d, d.gemm));
-  if (unpadded) bi.push_back(memory("pad_output_grad", 2 * d.e * d.T * q_width, tr.precision));
+  bi.push_back(gemm("proj_dgrad", d.T, v_width, d.h, d, d.gemm));
+  if (unpadded) bi.push_back(memory("pad_output_grad", 2 * d.e * d.T * v_width, tr.precision));
   bi.insert(bi.end(), core_bwd.begin(), core_bwd.end());
   if (unpadded) bi.push_back(memory("unpad_qkv_grad", 5 * d.e * d.T * qkv_width, tr.precision));
-  if (m.position == PositionEmbedding::rope) bi.push_back(memory("rope_grad", 2 * d.e * d.T * (d.q + d.kv) / d.t, tr.precision));
-  bi.push_back(gemm("qkv_dgrad", d.T, d.h, qkv_n, d, d.gemm));
+  bi.insert(bi.end(), in.backward_input.begin(), in.backward_input.end());
   bi.push_back(memory("norm1_grad", 4 * d.e * d.Tr * d.h, tr.precision));
-  bw.push_back(gemm("proj_wgrad", d.q / d.t, d.h, d.T, d, d.gemm));
-  bw.push_back(gemm("qkv_wgrad", d.h, qkv_n, d.T, d, d.gemm));
+  bw.push_back(gemm("proj_wgrad", v_width, d.h, d.T, d, d.gemm));
+  bw.insert(bw.end(), in.backward_weight.begin(), in.backward_weight.end());
 
-  // Stored for backward (see the header for the term-by-term account).
-  const double replicated = d.Tr * d.h * (d.e + d.e_in + d.mask);  // norm input, QKV input, dropout mask
-  const double split = d.T * (d.e * ((d.q + d.kv) + d.kv) + d.e_in * d.q) / d.t;  // Q and K, V, projection input
+  // Stored for backward (see the header for the term-by-term account): the norm input and the
+  // dropout mask, what the projections keep, the output projection's input, the core's statistics.
+  const double kept = d.Tr * d.h * (d.e + d.mask) + in.kept + d.T * d.e_in * v_width;
   const double score_elems = d.b * d.heads_local * d.sq * d.skv;
   const double scores = flash ? 4.0 * d.b * d.heads_local * d.sq  // softmax statistics (fp32)
                               : score_elems * (d.e + d.mask * (1 + d.e));
-  blk.full_activation_bytes = replicated + split + scores;
+  blk.full_activation_bytes = kept + scores;
   switch (sh.recompute) {
     case Recompute::none: blk.stored_activation_bytes = blk.full_activation_bytes; break;
     case Recompute::selective:
-      blk.stored_activation_bytes = replicated + split;
+      blk.stored_activation_bytes = kept;
       blk.recompute = core_fwd;
       break;
     case Recompute::full:
@@ -339,6 +426,24 @@ Block head_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& s
   return blk;
 }
 
+Block mtp_projection_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
+  const Dims d = dims_of(m, tr, sh);
+  Block blk;
+  blk.kind = BlockKind::mtp_projection;
+  // The projection is column-parallel over its h outputs (Megatron-Core's eh_proj).
+  blk.forward.push_back(memory("mtp_embedding", 2 * d.e * d.T * d.h, tr.precision));
+  blk.forward.push_back(memory("mtp_norms", 2 * 2 * d.e * d.Tr * d.h, tr.precision));
+  blk.forward.push_back(gemm("mtp_eh_proj", d.T, d.h / d.t, 2 * d.h, d, d.gemm));
+  blk.backward_input.push_back(gemm("mtp_eh_proj_dgrad", d.T, 2 * d.h, d.h / d.t, d, d.gemm));
+  blk.backward_input.push_back(memory("mtp_norms_grad", 2 * 4 * d.e * d.Tr * d.h, tr.precision));
+  blk.backward_weight.push_back(gemm("mtp_eh_proj_wgrad", 2 * d.h, d.h / d.t, d.T, d, d.gemm));
+  blk.backward_weight.push_back(memory("mtp_embedding_grad", 3 * d.e * d.T * d.h, tr.precision));
+  // Both norms' inputs and the projection's input.
+  blk.full_activation_bytes = blk.stored_activation_bytes = 2 * d.Tr * d.h * d.e + d.T * 2 * d.h * d.e_in;
+  add_gradient_accumulation(blk, tr);
+  return blk;
+}
+
 void add_gradient_accumulation(Block& blk, const TrainingSpec& tr, double other_weights) {
   if (tr.gradient_accumulation_fusion) return;
   double weights = other_weights;
@@ -369,7 +474,15 @@ double training_flops_per_token(const ModelSpec& m, int seq_len, int tp) {
   for (int l = 0; l < m.layers; ++l) layer_weights += layer_active_matmul_weights(m, l);
   double head = static_cast<double>(m.hidden) * padded_vocab(m, tp);
   if (m.mlm_head) head += static_cast<double>(m.hidden) * m.hidden;  // BERT's dense transform before the decoder
-  return 6.0 * (layer_weights + head) + 12.0 * m.layers * seq_len * m.q_width();
+  // Each multi-token-prediction module: the 2h x h projection, a layer like the last, and the head.
+  const double mtp = m.mtp_layers * (2.0 * m.hidden * m.hidden + layer_active_matmul_weights(m, m.layers - 1) + head);
+  // Attention: 6·s_eff·heads·(d_qk + d_v) per layer, s_eff the keys a query attends (the window on
+  // local layers); 12·s·q_width where heads·d_qk = heads·d_v = q_width.
+  const double qk_v = m.is_mla() ? m.mla.qk_head_dim() + m.mla.v_head_dim : 2.0 * m.head_dim;
+  double attention = 0;
+  for (int l = 0; l < m.layers; ++l) attention += 6.0 * m.attended_keys(l, seq_len) * m.heads * qk_v;
+  attention += m.mtp_layers * 6.0 * m.attended_keys(m.layers - 1, seq_len) * m.heads * qk_v;
+  return 6.0 * (layer_weights + head + mtp) + attention;
 }
 
 double megatron_flops(const ModelSpec& m, double samples, int seq_len, int vocab, bool full_recompute) {

@@ -49,6 +49,10 @@ struct Op {
   std::int64_t m = 0, n = 0, k = 0;  ///< GEMM shape
   // Attention core shape (per GPU).
   int batch = 0, heads = 0, kv_heads = 0, seq_q = 0, seq_kv = 0, head_dim = 0;
+  /// Local attention: a query meets at most `window` keys (0: all), the ones before it (a sliding
+  /// window) or those of its own chunk of `window` tokens (chunked).
+  int window = 0;
+  bool chunked = false;
   bool causal = true;
   bool flash = true;
   FlashKernel flash_kernel = FlashKernel::native;  ///< which generation, where the GPU runs them differently
@@ -59,7 +63,7 @@ struct Op {
 
 /// Which part of the model a block is. A MoE layer has three in place of the MLP (workload/moe_ops.hpp):
 /// the router, the routed experts and the shared experts.
-enum class BlockKind { embedding, attention, mlp, head, optimizer, router, experts, shared_experts };
+enum class BlockKind { embedding, attention, mlp, head, optimizer, router, experts, shared_experts, mtp_projection };
 std::string_view block_kind_name(BlockKind kind);
 
 /// One block's work for one micro-batch on one GPU, per pass.
@@ -93,6 +97,7 @@ struct BlockShape {
   CpKind cp_kind = CpKind::ring;
   int ep = 1;   ///< expert parallelism: a MoE layer's experts spread over ep ranks
   int etp = 1;  ///< expert tensor parallelism: each expert split over etp ranks
+  bool local = false;  ///< a layer with local attention (ModelSpec::local_attention_layer)
 };
 
 Block attention_block(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape);
@@ -101,6 +106,10 @@ Block mlp_block(const ModelSpec& model, const TrainingSpec& training, const Bloc
 Block embedding_block(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape);
 /// Final norm, LM head over the padded vocabulary and cross-entropy of the last stage.
 Block head_block(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape);
+/// The entry of a multi-token-prediction module (DeepSeek-V3): the next tokens' embedding looked up
+/// again, it and the hidden state normed, and their concatenation projected from 2h to h. The
+/// module's layer and its head are the model's attention, MLP (or MoE) and head blocks.
+Block mtp_projection_block(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape);
 /// Without gradient-accumulation fusion each micro-batch's weight gradients are written by the
 /// wgrad GEMMs and a separate pass adds them to the accumulator: reads the gradient (element bytes)
 /// and reads and writes the accumulator (gradient bytes each). Appends that pass over the weights

@@ -199,11 +199,14 @@ class Builder {
                  [&](int t, int j) { return std::vector<int>{layout_.rank(t, j, from), layout_.rank(t, j, to)}; });
   }
 
-  std::uint32_t block(BlockKind kind, Recompute r, int micro_batch) {
-    const auto key = std::make_tuple(static_cast<int>(kind), static_cast<int>(r), micro_batch);
+  /// The block of `kind` for a micro-batch; `layer` says whether an attention block attends locally.
+  std::uint32_t block(BlockKind kind, Recompute r, int micro_batch, int layer = -1) {
+    const bool local = kind == BlockKind::attention && layer >= 0 && m_.local_attention_layer(layer);
+    const auto key = std::make_tuple(static_cast<int>(kind), static_cast<int>(r), micro_batch, local);
     auto it = block_index_.find(key);
     if (it != block_index_.end()) return it->second;
-    const BlockShape shape = shape_of(micro_batch, r);
+    BlockShape shape = shape_of(micro_batch, r);
+    shape.local = local;
     Block b;
     switch (kind) {
       case BlockKind::embedding: b = embedding_block(m_, tr_, shape); break;
@@ -213,6 +216,7 @@ class Builder {
       case BlockKind::router: b = router_block(m_, tr_, shape); break;
       case BlockKind::experts: b = experts_block(m_, tr_, shape); break;
       case BlockKind::shared_experts: b = shared_experts_block(m_, tr_, shape); break;
+      case BlockKind::mtp_projection: b = mtp_projection_block(m_, tr_, shape); break;
       case BlockKind::optimizer: break;
     }
     const auto id = static_cast<std::uint32_t>(g_.blocks.size());
@@ -280,7 +284,7 @@ class Builder {
   // One block forward (or recompute): TP in, compute (with CP around attention), TP out.
   std::int64_t block_forward(int stage, Phase phase, BlockKind kind, Recompute r, int mb, int chunk, int layer, std::int64_t prev) {
     prev = tp_before(stage, phase, mb, chunk, layer, prev);
-    const Task t = compute(stage, phase, block(kind, r, micro_size(mb)), mb, chunk, layer);
+    const Task t = compute(stage, phase, block(kind, r, micro_size(mb), layer), mb, chunk, layer);
     prev = kind == BlockKind::attention ? attention_compute(t, prev) : add(t, {prev});
     return tp_after(stage, phase, mb, chunk, layer, prev);
   }
@@ -349,7 +353,7 @@ class Builder {
   // again for the weight gradients (Megatron-LM overlaps that with the input gradients).
   std::int64_t block_backward(int stage, BlockKind kind, Recompute r, int mb, int chunk, int layer, std::int64_t prev,
                               std::int64_t* weight_task) {
-    const auto blk = block(kind, r, micro_size(mb));
+    const auto blk = block(kind, r, micro_size(mb), layer);
     const bool gather_input = p_.tp > 1 && p_.sp && kind != BlockKind::embedding;
     if (gather_input) {
       prev = add(collective(stage, Phase::backward_input, Collective::all_gather, CommDim::tp, Stream::tp_comm, activation_tensor(mb),
@@ -565,18 +569,58 @@ class Builder {
     if (last_chunk) {
       // A last chunk that holds the head alone starts with it.
       if (in == kNone) in = static_cast<std::int64_t>(g_.tasks.size());
-      prev = tp_before(stage, Phase::forward, mb, chunk, -1, prev);
-      prev = add(compute(stage, Phase::forward, block(BlockKind::head, Recompute::none, micro_size(mb)), mb, chunk, -1), {prev});
-      // Vocabulary-parallel cross-entropy: all-reduces of the max and the sum of exponentials (fp32)
-      // of this rank's tokens.
-      if (p_.tp > 1) {
-        prev = add(collective(stage, Phase::forward, Collective::all_reduce, CommDim::tp, Stream::tp_comm,
-                              2.0 * 4.0 * micro_size(mb) * tr_.seq_len / p_.cp, tp_group_[stage], mb, chunk, -1),
-                   {prev});
-      }
+      prev = head_forward(stage, mb, chunk, prev);
+      for (int k = 0; k < m_.mtp_layers; ++k) prev = mtp_forward(stage, mb, chunk, prev);
     }
     fwd_in_[slot(chunk, mb)] = in;
     fwd_out_[slot(chunk, mb)] = prev;
+  }
+
+  std::int64_t head_forward(int stage, int mb, int chunk, std::int64_t prev) {
+    prev = tp_before(stage, Phase::forward, mb, chunk, -1, prev);
+    prev = add(compute(stage, Phase::forward, block(BlockKind::head, Recompute::none, micro_size(mb)), mb, chunk, -1), {prev});
+    // Vocabulary-parallel cross-entropy: all-reduces of the max and the sum of exponentials (fp32)
+    // of this rank's tokens.
+    if (p_.tp > 1) {
+      prev = add(collective(stage, Phase::forward, Collective::all_reduce, CommDim::tp, Stream::tp_comm, 2.0 * 4.0 * micro_size(mb) * tr_.seq_len / p_.cp,
+                            tp_group_[stage], mb, chunk, -1),
+                 {prev});
+    }
+    return prev;
+  }
+
+  std::int64_t head_backward(int stage, int mb, int chunk, std::int64_t prev) {
+    prev = block_backward(stage, BlockKind::head, Recompute::none, mb, chunk, -1, prev, nullptr);
+    if (p_.tp > 1) {
+      prev = add(collective(stage, Phase::backward_input, p_.sp ? Collective::reduce_scatter : Collective::all_reduce, CommDim::tp, Stream::tp_comm,
+                            activation_tensor(mb), tp_group_[stage], mb, chunk, -1),
+                 {prev});
+    }
+    return prev;
+  }
+
+  // --- multi-token prediction (DeepSeek-V3) on the last chunk -----------------------------------
+  // A module: its entry projection, one layer shaped like the model's last (attention and its MLP or
+  // MoE, without recompute) and the head again. The layer's tasks carry the last layer's index for
+  // its shape; its weights are among the stage's weights outside the layers (gradients in the last
+  // bucket, not gathered layer by layer under ZeRO-3).
+  std::int64_t mtp_forward(int stage, int mb, int chunk, std::int64_t prev) {
+    const int l = m_.layers - 1;
+    const auto none = Recompute::none;
+    prev = block_forward(stage, Phase::forward, BlockKind::mtp_projection, none, mb, chunk, -1, prev);
+    prev = block_forward(stage, Phase::forward, BlockKind::attention, none, mb, chunk, l, prev);
+    prev = m_.moe_layer(l) ? moe_forward(stage, Phase::forward, none, mb, chunk, l, prev) : block_forward(stage, Phase::forward, BlockKind::mlp, none, mb, chunk, l, prev);
+    return head_forward(stage, mb, chunk, prev);
+  }
+
+  std::int64_t mtp_backward(int stage, int mb, int chunk, std::int64_t prev) {
+    const int l = m_.layers - 1;
+    const auto none = Recompute::none;
+    prev = head_backward(stage, mb, chunk, prev);
+    std::vector<std::int64_t> weights(1, kNone);
+    prev = m_.moe_layer(l) ? moe_backward(stage, none, mb, chunk, l, prev, weights) : block_backward(stage, BlockKind::mlp, none, mb, chunk, l, prev, nullptr);
+    prev = block_backward(stage, BlockKind::attention, none, mb, chunk, l, prev, nullptr);
+    return block_backward(stage, BlockKind::mtp_projection, none, mb, chunk, -1, prev, nullptr);
   }
 
   void backward_step(int stage, int chunk, int mb) {
@@ -589,12 +633,8 @@ class Builder {
     };
     if (last_chunk) {
       note_in();
-      prev = block_backward(stage, BlockKind::head, Recompute::none, mb, chunk, -1, prev, nullptr);
-      if (p_.tp > 1) {
-        prev = add(collective(stage, Phase::backward_input, p_.sp ? Collective::reduce_scatter : Collective::all_reduce, CommDim::tp,
-                              Stream::tp_comm, activation_tensor(mb), tp_group_[stage], mb, chunk, -1),
-                   {prev});
-      }
+      for (int k = 0; k < m_.mtp_layers; ++k) prev = mtp_backward(stage, mb, chunk, prev);
+      prev = head_backward(stage, mb, chunk, prev);
     }
     const int first = first_[static_cast<std::size_t>(chunk)];
     std::int64_t previous_layer = kNone;  // first compute task of the layer after (backward runs down)
@@ -621,7 +661,7 @@ class Builder {
         }
       } else if (r == Recompute::selective) {
         // The core attention reruns, and with it its context-parallel exchange.
-        prev = attention_compute(compute(stage, Phase::recompute, block(BlockKind::attention, r, micro_size(mb)), mb, chunk, l), prev);
+        prev = attention_compute(compute(stage, Phase::recompute, block(BlockKind::attention, r, micro_size(mb), l), mb, chunk, l), prev);
       }
       std::vector<std::int64_t> weights(1, kNone);
       if (m_.moe_layer(l)) {
@@ -914,7 +954,7 @@ class Builder {
   int micro_;
   TaskGraph g_;
   std::vector<std::pair<std::uint32_t, std::uint32_t>> edges_;  // (task, dependency)
-  std::map<std::tuple<int, int, int>, std::uint32_t> block_index_;
+  std::map<std::tuple<int, int, int, bool>, std::uint32_t> block_index_;
   std::map<std::vector<int>, std::uint32_t> group_index_;
   std::vector<std::int64_t> last_on_stream_;
   /// Per stage: synchronous TP collectives the compute stream has not waited for yet, each with the

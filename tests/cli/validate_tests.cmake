@@ -63,22 +63,22 @@ parasim_cli_test(NAME validate_published_fsdp_a100 ARGS validate ${shared_valida
 parasim_cli_test(NAME validate_published_other_stacks ARGS validate ${shared_validation}/other_stacks.yaml --max-mape 12
                  STDOUT_REGEX "other_stacks.yaml +74/74 +MAPE +[0-9.]+% +median +[0-9.]+% +worst +([0-9]|[12][0-9])\\.[0-9]% .* plan order [678]/8" LABELS long)
 # One file with every kind of row (tests/data/validation/rows_readable.yaml): the row format's newer keys
-# run (head_dim, stage_layers, a named gpipe, an uneven NeMo split with the embedding and the loss
-# alone at the ends, the torchtitan H100), what is not modelled yet is skipped with its reason, and
+# run (head_dim, MLA, stage_layers, a named gpipe, an uneven NeMo split with the embedding and the loss
+# alone at the ends, the torchtitan H100), what is not modelled yet (ZB-V) is skipped with its reason, and
 # a typo is a one-line error for its row while every other row still runs (exit 2).
 parasim_cli_test(NAME validate_rows_readable ARGS validate tests/data/validation/rows_readable.yaml RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_rows_readable.expected
                  STDOUT_REGEX "head-dim +[0-9.]+ ms" "nemo-uneven +[^\n]*tp1 pp4 vpp2 dp2"
                               "chunk layers 0,1\\*6,0 \\(Megatron-Core: embedding and loss count as layers\\)"
                               "torchtitan-gpu +[0-9.]+ ms" "stage-layers +[0-9.]+ ms" "gpipe +[^\n]*tp1 pp2 gpipe dp4"
-                              "Not simulated \\(2 rows\\)\n  mla: multi-head latent attention \\(model.mla\\) is not modelled yet\n  zb-v: pipeline schedule zb-v"
-                              "Errors \\(1 row not read\\)\n  typo: tests/data/validation/rows_readable.yaml:19:48: error: runs.1.plan.micro_bach: unknown key"
-                              "all rows +5/7 ")
+                              "mla +[0-9.]+ ms +[^\n]*ep8" "Not simulated \\(1 row\\)\n  zb-v: pipeline schedule zb-v \\(plan.schedule\\) is not simulated yet"
+                              "Errors \\(1 row not read\\)\n  typo: tests/data/validation/rows_readable.yaml:20:48: error: runs.1.plan.micro_bach: unknown key"
+                              "all rows +6/7 ")
 parasim_cli_test(NAME validate_rows_readable_json ARGS validate tests/data/validation/rows_readable.yaml --json RC 2 REPEAT
-                 JSON rows.0.id=head-dim rows.4.id=gpipe skipped.0.id=mla skipped.1.id=zb-v errors.0.id=typo errors.0.line=19
-                      errors.0.key=runs.1.plan.micro_bach summary.rows=7 summary.simulated=5 summary.skipped=2 summary.errors=1)
-# Every published row is answered but the one whose mechanism is not modelled yet (DeepSeek-V3's MLA).
+                 JSON rows.0.id=head-dim rows.1.id=mla rows.5.id=gpipe skipped.0.id=zb-v errors.0.id=typo errors.0.line=20
+                      errors.0.key=runs.1.plan.micro_bach summary.rows=7 summary.simulated=6 summary.skipped=1 summary.errors=1)
+# Every published row is answered (DeepSeek-V3's with its latent attention and dense first layers).
 parasim_cli_test(NAME validate_published_all ARGS validate ${shared_validation}/megatron.yaml ${shared_validation}/fsdp_a100.yaml
                  ${shared_validation}/other_stacks.yaml ${shared_validation}/more_stacks.yaml --max-mape 10
-                 STDOUT_REGEX "Not simulated \\(1 row\\)\n  mbridge-16-DeepSeekV3-1024g-prec-unstated: multi-head latent attention" "all rows +504/505 "
+                 STDOUT_REGEX "mbridge-16-DeepSeekV3-1024g-prec-unstated +[0-9.]+ s" "all rows +505/505 "
                  LABELS long)

@@ -195,6 +195,30 @@ TEST_CASE("the row format's newer keys: head_dim, dense_layers, and the schedule
   CHECK(s.candidates.front().vpp == 2);
 }
 
+TEST_CASE("a row's latent attention, sliding window and multi-token prediction are the model's") {
+  auto r = grok_row();
+  r.mla = MlaShape{1536, 512, 128, 64, 128};
+  auto s = row_scenario(r, "scenarios/hardware");
+  REQUIRE(std::holds_alternative<RowScenario>(s));
+  const auto& mla = std::get<RowScenario>(s).model;
+  CHECK(mla.is_mla());
+  CHECK(mla.mla.q_lora_rank == 1536);
+  CHECK(mla.kv_heads == mla.heads);
+  CHECK(mla.head_dim == 192);
+  r = grok_row();
+  r.sliding_window = 4096;
+  s = row_scenario(r, "scenarios/hardware");
+  REQUIRE(std::holds_alternative<RowScenario>(s));
+  CHECK(std::get<RowScenario>(s).model.sliding_window == 4096);
+  CHECK(std::get<RowScenario>(s).model.local_attention_layer(5));
+  // A window as long as the sequence is full causal attention.
+  r.sliding_window = 8192;
+  CHECK(std::get<RowScenario>(row_scenario(r, "scenarios/hardware")).model.sliding_window == 0);
+  r = grok_row();
+  r.mtp_layers = 1;
+  CHECK(std::get<RowScenario>(row_scenario(r, "scenarios/hardware")).model.mtp_layers == 1);
+}
+
 TEST_CASE("rows stating what is not modelled yet are skipped, naming it") {
   auto why = [](const MeasuredRun& r) {
     const auto s = row_scenario(r, "scenarios/hardware");
@@ -202,18 +226,6 @@ TEST_CASE("rows stating what is not modelled yet are skipped, naming it") {
     return std::get<std::string>(s);
   };
   auto r = grok_row();
-  r.mla = MlaShape{1536, 512, 128, 64, 128};
-  CHECK(why(r) == "multi-head latent attention (model.mla) is not modelled yet");
-  r = grok_row();
-  r.mtp_layers = 1;
-  CHECK(why(r) == "multi-token prediction (model.mtp_layers 1) is not modelled yet");
-  r = grok_row();
-  r.sliding_window = 4096;
-  CHECK(why(r) == "sliding-window attention (model.sliding_window 4096 < seq_len 8192) is not modelled yet");
-  // A window as long as the sequence is full causal attention.
-  r.sliding_window = 8192;
-  CHECK(std::holds_alternative<RowScenario>(row_scenario(r, "scenarios/hardware")));
-  r = grok_row();
   r.schedule = "zb-v";
   r.vpp.reset();
   CHECK(why(r) == "pipeline schedule zb-v (plan.schedule) is not simulated yet; parasim simulates 1f1b, interleaved-1f1b, gpipe and zb-h1");
@@ -253,7 +265,7 @@ TEST_CASE("a file is read row by row: a bad row is an error for that row, the ot
   const auto read = read_measured_runs("tests/data/validation/rows_readable.yaml");
   REQUIRE(read.errors.size() == 1);
   CHECK(read.errors[0].id == "typo");
-  CHECK(std::string(read.errors[0].error.what()).rfind("tests/data/validation/rows_readable.yaml:19:48: error: runs.1.plan.micro_bach: unknown key", 0) == 0);
+  CHECK(std::string(read.errors[0].error.what()).rfind("tests/data/validation/rows_readable.yaml:20:48: error: runs.1.plan.micro_bach: unknown key", 0) == 0);
   REQUIRE(read.runs.size() == 7);
   CHECK(read.runs[0].head_dim == 128);
   CHECK(read.runs[1].mla->kv_lora_rank == 128);

@@ -203,7 +203,12 @@ TEST_CASE("conservation over every bundled model: task FLOPs = model FLOPs x (1 
         }
         // BERT's masked-LM transform is a replicated layer: without SP every TP rank computes it on
         // all the tokens, 6·h² per token on each of tp ranks where the model counts one.
-        const double replicated = m.mlm_head && !p.sp ? (tp - 1) * 6.0 * m.hidden * m.hidden * tokens : 0.0;
+        double replicated = m.mlm_head && !p.sp ? (tp - 1) * 6.0 * m.hidden * m.hidden * tokens : 0.0;
+        // MLA's down projections (to the query latent, and to the key/value latent with the rotary
+        // key) are duplicated on every TP rank too, in the multi-token-prediction layers as well.
+        if (m.is_mla()) {
+          replicated += (tp - 1) * 6.0 * m.hidden * (m.mla.q_lora_rank + m.mla.kv_lora_rank + m.mla.qk_rope_head_dim) * tokens * (m.layers + m.mtp_layers);
+        }
         CHECK(g.total_flops() == doctest::Approx(training_flops_per_token(m, 1024, tp) * tokens + recomputed + replicated).epsilon(1e-9));
         ++graphs;
       }
