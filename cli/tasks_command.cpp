@@ -25,7 +25,8 @@ struct FlopsCheck {
 };
 
 // GPT shapes (MHA, 4h GELU MLP) are checked against Megatron-LM's formula, everything else against
-// PaLM's 6N + 12·l·s·h per token (N the parameters a token uses, for a mixture of experts).
+// 6N + 6·s_eff·n_h·(d_qk + d_v) a layer per token (PaLM's 6N + 12·l·s·h where heads span the width and
+// every layer attends to all; N the parameters a token uses, for a mixture of experts).
 FlopsCheck flops_check(const ModelSpec& m, const TrainingSpec& tr, const Plan& p, const TaskGraph& g) {
   FlopsCheck f;
   f.tasks = g.total_flops();
@@ -37,8 +38,14 @@ FlopsCheck flops_check(const ModelSpec& m, const TrainingSpec& tr, const Plan& p
     f.formula = megatron_flops(m, p.global_batch, tr.seq_len, padded_vocab(m, p.tp), full);
     f.formula_name = full ? "Megatron 96·B·s·l·h²·(1 + s/6h + V/16lh)" : "Megatron 72·B·s·l·h²·(1 + s/6h + V/12lh)";
   } else {
-    f.formula = (6 * count_parameters(m).active_in_matmuls() + 12.0 * m.layers * tr.seq_len * m.q_width()) * tokens;
-    f.formula_name = m.is_moe() ? "6N_active + 12·l·s·h per token" : "6N + 12·l·s·h per token";
+    // Attention: 6·s_eff·n_h·(d_qk + d_v) a layer, s_eff the keys a query attends (the window or
+    // chunk on local layers); 12·s·h where n_h·d_qk = n_h·d_v = h.
+    const double qk = m.is_mla() ? m.mla.qk_head_dim() : m.head_dim, v = m.is_mla() ? m.mla.v_head_dim : m.head_dim;
+    double attention = 0;
+    for (int l = 0; l < m.layers; ++l) attention += 6.0 * m.attended_keys(l, tr.seq_len) * m.heads * (qk + v);
+    f.formula = (6 * count_parameters(m).active_in_matmuls() + attention) * tokens;
+    f.formula_name = fmt::format("{} + 6·s_eff·n_h·(d_qk + d_v) a layer, per token{}", m.is_moe() ? "6N_active" : "6N",
+                                 m.mtp_layers > 0 ? " (the MTP modules not counted)" : "");
   }
   return f;
 }

@@ -5,6 +5,7 @@
 #include <cmath>
 #include <numeric>
 
+#include "topology/group_bandwidth.hpp"
 #include "workload/layout.hpp"
 #include "workload/memory.hpp"
 #include "workload/moe_ops.hpp"
@@ -201,7 +202,8 @@ const LayerCost& AnalyticCost::layer(const Plan& p, int layer, Recompute r) {
     c.cp = forward + backward + (recomputes_forward ? forward : 0.0);
   }
   if (moe && p.ep > 1) {
-    const double bytes = workload::dispatch_bytes(m, tr, shape);
+    const int nodes = static_cast<int>(topology::ranks_by_island(*cluster_, twins(p, Group::ep).front()).size());
+    const double bytes = workload::dispatch_bytes(m, tr, shape) * workload::dispatch_network_share(m, tr, nodes);
     const double pair = 2 * collective(p, Collective::all_to_all, Group::ep, bytes);
     c.comm_forward += pair;
     c.comm_backward += pair * (recomputes_forward ? 2 : 1);

@@ -38,13 +38,14 @@ std::string number(double x) { return fmt::format("{:g}", x); }
 // Megatron-LM's --pipeline-model-parallel-layout: one '|'-separated entry per model chunk in
 // pipeline order (chunk c on stage c % pp), E the embedding, t a transformer layer, L the loss;
 // runs of equal middle chunks written "(t*8|)*14", which Megatron-LM unrolls.
-std::string pipeline_layout(const std::vector<int>& chunk_layers) {
+std::string pipeline_layout(const std::vector<int>& chunk_layers, int mtp_layers) {
   std::vector<std::string> chunks;
   for (std::size_t c = 0; c < chunk_layers.size(); ++c) {
     const int n = chunk_layers[c];
     std::string s = c == 0 ? "E" : "";
     s += n == 0 ? "" : n == 1 ? "t" : fmt::format("t*{}", n);
-    if (c + 1 == chunk_layers.size()) s += "L";
+    // Multi-token-prediction layers (m) go before the loss, on the last chunk, where parasim runs them.
+    if (c + 1 == chunk_layers.size()) s += std::string(static_cast<std::size_t>(mtp_layers), 'm') + "L";
     chunks.push_back(std::move(s));
   }
   std::string out;
@@ -126,18 +127,19 @@ MegatronArgumentGroup model_arguments(const workload::ModelSpec& m, const worklo
     }
     if (m.first_dense_layers > 0 || m.moe_layer_frequency != 1) g.add("--moe-layer-freq", moe_layer_pattern(m));
     if (m.capacity_factor > 0) g.add("--moe-expert-capacity-factor", number(m.capacity_factor));
+    if (m.routing_groups > 0) g.add("--moe-router-num-groups", m.routing_groups).add("--moe-router-group-topk", m.routing_groups_per_token);
     g.add("--moe-router-load-balancing-type", "aux_loss").add("--moe-aux-loss-coeff", "1e-2");
   }
   return g.done();
 }
 
-MegatronArgumentGroup parallel_arguments(const Plan& p, const workload::ModelSpec& m) {
+MegatronArgumentGroup parallel_arguments(const Plan& p, const workload::ModelSpec& m, const workload::TrainingSpec& tr) {
   Group g("PARALLEL_ARGS");
   g.add("--tensor-model-parallel-size", p.tp);
   if (p.sp && p.tp > 1) g.add("--sequence-parallel");
   g.add("--pipeline-model-parallel-size", p.pp);
   if (p.pp > 1 && !even_split(p, m)) {
-    g.add("--pipeline-model-parallel-layout", pipeline_layout(workload::layers_per_chunk(p, m)));
+    g.add("--pipeline-model-parallel-layout", pipeline_layout(workload::layers_per_chunk(p, m), m.mtp_layers));
   } else if (p.vpp > 1) {
     g.add("--num-virtual-stages-per-pipeline-rank", p.vpp);
   }
@@ -145,8 +147,14 @@ MegatronArgumentGroup parallel_arguments(const Plan& p, const workload::ModelSpe
   if (m.is_moe()) {
     g.add("--expert-model-parallel-size", p.ep);
     if (p.etp > 0) g.add("--expert-tensor-parallel-size", p.etp);
-    // What the simulator prices: tokens exchanged by all-to-all, each rank's experts in one grouped GEMM.
-    g.add("--moe-token-dispatcher-type", "alltoall").add("--moe-grouped-gemm");
+    // What the simulator prices: tokens exchanged by all-to-all (or DeepEP's once per node), each
+    // rank's experts in one grouped GEMM.
+    if (tr.moe_dispatcher == workload::MoeDispatcher::deepep) {
+      g.add("--moe-token-dispatcher-type", "flex").add("--moe-flex-dispatcher-backend", "deepep");
+    } else {
+      g.add("--moe-token-dispatcher-type", "alltoall");
+    }
+    g.add("--moe-grouped-gemm");
   }
   if (pipeline_inside_data(p)) g.add("--use-tp-pp-dp-mapping");
   if (p.zero >= 1) g.add("--use-distributed-optimizer");
@@ -231,7 +239,7 @@ std::string argument_text(const MegatronArgument& a) { return a.value.empty() ? 
 MegatronLaunch megatron_launch(const Plan& p, const workload::ModelSpec& m, const workload::TrainingSpec& tr, const topology::GpuSpec& gpu) {
   if (const auto problem = megatron_plan_problem(p, m)) throw std::invalid_argument("Megatron-LM cannot run this plan: " + *problem);
   MegatronLaunch out;
-  out.groups = {model_arguments(m, tr), parallel_arguments(p, m), batch_arguments(p, m), precision_arguments(tr, gpu), data_arguments(m),
+  out.groups = {model_arguments(m, tr), parallel_arguments(p, m, tr), batch_arguments(p, m), precision_arguments(tr, gpu), data_arguments(m),
                 training_arguments()};
   out.environment.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", cuda_device_max_connections(p, gpu));
   out.notes = notes(tr);

@@ -85,7 +85,7 @@ std::vector<std::string> argument_words(const std::string& text) {
 }
 
 // Megatron-LM's layout string unrolled as it unrolls it: "(x|y)*n" then "c*n".
-std::vector<int> layout_chunks(const std::string& layout, int layers, const std::function<void(const std::string&)>& fail) {
+std::vector<int> layout_chunks(const std::string& layout, int layers, int mtp_layers, const std::function<void(const std::string&)>& fail) {
   std::string s = layout;
   s.erase(std::remove(s.begin(), s.end(), ','), s.end());
   for (const char* pattern : {R"(\(([^)]+)\)\*(\d+))", R"((.)\*(\d+))"}) {
@@ -103,15 +103,18 @@ std::vector<int> layout_chunks(const std::string& layout, int layers, const std:
     s = out + s.substr(last);
   }
   std::vector<int> chunks{0};
-  int embeddings = 0, losses = 0;
+  int embeddings = 0, losses = 0, mtp = 0;
   for (char c : s) {
     if (c == '|') chunks.push_back(0);
     else if (c == 't') ++chunks.back();
     else if (c == 'E') ++embeddings;
     else if (c == 'L') ++losses;
-    else fail(fmt::format("'{}' is not a layer parasim reads (E, t, L)", c));
+    else if (c == 'm') ++mtp;
+    else fail(fmt::format("'{}' is not a layer parasim reads (E, t, m, L)", c));
   }
   if (embeddings != 1 || !s.starts_with("E") || losses != 1 || !s.ends_with("L")) fail("must start with the embedding E and end with the loss L");
+  if (mtp != mtp_layers) fail(fmt::format("places {} multi-token-prediction layers (m), the model has {}", mtp, mtp_layers));
+  if (mtp > 0 && s.find('m') < s.rfind('|') + 1) fail("parasim runs the multi-token-prediction layers (m) in the last chunk, before the loss");
   int total = 0;
   for (int n : chunks) total += n;
   if (total != layers) fail(fmt::format("places {} transformer layers, the model has {}", total, layers));
@@ -219,7 +222,9 @@ void Reader::model_flag(const std::string& f, const std::string& v) {
                                                {"--qk-pos-emb-head-dim", model.mla.qk_rope_head_dim},
                                                {"--v-head-dim", model.mla.v_head_dim},
                                                {"--mtp-num-layers", model.mtp_layers},
-                                               {"--window-attn-skip-freq", model.global_every}};
+                                               {"--window-attn-skip-freq", model.global_every},
+                                               {"--moe-router-num-groups", model.routing_groups},
+                                               {"--moe-router-group-topk", model.routing_groups_per_token}};
   if (const auto it = shape.find(f); it != shape.end()) agree(f, v, it->second);
   if (f == "--multi-latent-attention" && !model.is_mla()) fail(f, "the scenario's model has no latent attention (model.mla)");
   if (f == "--window-size") {
@@ -243,7 +248,7 @@ void Reader::finish(int gpus) {
   }
   if (!layout.empty()) {
     if (layers_per_virtual > 0 || first_stage > 0 || last_stage > 0) fail("--pipeline-model-parallel-layout", "cannot be combined with other split flags");
-    plan.chunk_layers = layout_chunks(layout, model.layers, [&](const std::string& m) { fail("--pipeline-model-parallel-layout", m); });
+    plan.chunk_layers = layout_chunks(layout, model.layers, model.mtp_layers, [&](const std::string& m) { fail("--pipeline-model-parallel-layout", m); });
     if (plan.chunk_layers.size() % static_cast<std::size_t>(plan.pp) != 0) {
       fail("--pipeline-model-parallel-layout", fmt::format("{} chunks are not a multiple of pp {}", plan.chunk_layers.size(), plan.pp));
     }

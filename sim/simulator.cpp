@@ -7,6 +7,9 @@
 #include <queue>
 #include <stdexcept>
 
+#include "topology/group_bandwidth.hpp"
+#include "workload/moe_ops.hpp"
+
 namespace parasim::sim {
 namespace {
 
@@ -51,6 +54,18 @@ class Replay {
     block_time_.assign(g_.blocks.size() * 5, -1.0);
     block_kind_.assign(g_.blocks.size() * 5, calibrate::ComputeKind::gemm);
     stages_.resize(static_cast<std::size_t>(g_.stages));
+    bytes_.resize(n);
+    for (std::uint32_t t = 0; t < n; ++t) bytes_[t] = g_.tasks[t].bytes * network_share(g_.tasks[t]);
+  }
+
+  // A dispatcher that sends a token once per destination node (DeepEP) moves a share of the
+  // all-to-all's routed copies: priced on the whole exchange, the network part that dominates it
+  // (the NVLink forwarding inside the destination node is not priced apart).
+  double network_share(const Task& task) {
+    if (task.kind != TaskKind::collective || task.dim != workload::CommDim::ep || task.collective != workload::Collective::all_to_all) return 1;
+    if (in_.training->moe_dispatcher != workload::MoeDispatcher::deepep) return 1;
+    const auto nodes = topology::ranks_by_island(*in_.cluster, g_.twins[task.group].front()).size();
+    return workload::dispatch_network_share(*in_.model, *in_.training, static_cast<int>(nodes));
   }
 
   Result run(Timeline* timeline) {
@@ -129,17 +144,18 @@ class Replay {
     }
     const auto& ranks = g_.groups[task.group];
     if (task.bytes <= 0 || ranks.size() < 2) return finish(t, ready);
-    lowered_[t] = lower(task);
+    lowered_[t] = lower(t);
     phase_[t] = 0;
     wait_latency(t, true);
   }
 
-  Lowering lower(const Task& task) {
+  Lowering lower(std::uint32_t t) {
+    const Task& task = g_.tasks[t];
     const auto& twins = g_.twins[task.group];
-    if (!opt_.full) return lowering_.lower(task.collective, task.group, twins, task.bytes);
+    if (!opt_.full) return lowering_.lower(task.collective, task.group, twins, bytes_[t]);
     // Every twin as its own transfer: lowered separately, each a phase of its own group key; the
     // collective finishes when the slowest twin does (all run in parallel as extra phases here).
-    return lowering_.lower(task.collective, (static_cast<std::uint64_t>(task.group) << 20) | 0, {twins.front()}, task.bytes);
+    return lowering_.lower(task.collective, (static_cast<std::uint64_t>(task.group) << 20) | 0, {twins.front()}, bytes_[t]);
   }
 
   void wait_latency(std::uint32_t t, bool first) {
@@ -151,7 +167,7 @@ class Replay {
   void begin_transfer(std::uint32_t t) {
     const Task& task = g_.tasks[t];
     const auto* p = lowered_[t].phases[phase_[t]];
-    const auto a = fluid_.start(task.bytes * p->bytes_factor, p->usage, FluidModel::kUnlimited, lowered_[t].rate_scales[phase_[t]]);
+    const auto a = fluid_.start(bytes_[t] * p->bytes_factor, p->usage, FluidModel::kUnlimited, lowered_[t].rate_scales[phase_[t]]);
     bind(a, t);
     auto& stage = stages_[static_cast<std::size_t>(task.stage)];
     stage.comms.push_back(t);
@@ -166,9 +182,9 @@ class Replay {
     const Task& task = g_.tasks[t];
     const auto& twins = g_.twins[task.group];
     for (std::size_t i = 1; i < twins.size(); ++i) {
-      const auto low = lowering_.lower(task.collective, (static_cast<std::uint64_t>(task.group) << 20) | i, {twins[i]}, task.bytes);
+      const auto low = lowering_.lower(task.collective, (static_cast<std::uint64_t>(task.group) << 20) | i, {twins[i]}, bytes_[t]);
       const auto* p = low.phases[std::min<std::size_t>(phase_[t], low.phases.size() - 1)];
-      const auto a = fluid_.start(task.bytes * p->bytes_factor, p->usage);
+      const auto a = fluid_.start(bytes_[t] * p->bytes_factor, p->usage);
       if (owner_.size() <= a) owner_.resize(a + 1, UINT32_MAX);
       owner_[a] = UINT32_MAX;  // shadow: no task waits on it
     }
@@ -297,6 +313,7 @@ class Replay {
   std::vector<std::uint32_t> activity_of_;
   std::vector<std::uint32_t> phase_;
   std::vector<Lowering> lowered_;
+  std::vector<double> bytes_;  ///< what each collective moves (its bytes, less what its dispatcher saves)
   std::vector<std::int64_t> transfer_start_;
   std::vector<std::uint32_t> users_begin_, users_;
   std::vector<std::uint32_t> owner_;

@@ -50,6 +50,8 @@ constexpr Field kModelFields[] = {
     {.name = "shared_expert_ffn_hidden", .type = FieldType::integer, .description = "MLP width of each shared expert; default expert_ffn_hidden", .min = 1},
     {.name = "shared_expert_gate", .type = FieldType::boolean, .description = "a sigmoid gate of hidden weights scales the shared experts (Qwen2-MoE)", .default_text = "false"},
     {.name = "moe_layer_frequency", .type = FieldType::integer, .description = "every n-th layer (after first_dense_layers) is a MoE layer (Megatron-LM's --moe-layer-freq)", .default_text = "1", .min = 1},
+    {.name = "routing_groups", .type = FieldType::integer, .description = "group-limited routing: the experts in this many equal groups (DeepSeek's n_group); 0 = none", .default_text = "0", .min = 0},
+    {.name = "routing_groups_per_token", .type = FieldType::integer, .description = "group-limited routing: a token's experts from at most this many groups (DeepSeek's topk_group)", .default_text = "0", .min = 0},
     {.name = "first_dense_layers", .type = FieldType::integer, .description = "leading layers that keep the dense MLP (DeepSeek's first_k_dense_replace)", .default_text = "0", .min = 0},
     {.name = "mla", .type = FieldType::section, .description = "multi-head latent attention (DeepSeek-V2/V3) in place of the QKV projection", .schema = &kLatentAttentionSchema},
     {.name = "qk_norm", .type = FieldType::boolean, .description = "RMSNorm over each query and key head (Qwen3, Gemma-3, OLMo-2)", .default_text = "false"},
@@ -66,7 +68,8 @@ constexpr Field kModelFields[] = {
 
 // Keys that only mean something for a mixture of experts.
 constexpr std::string_view kMoeKeys[] = {"top_k", "capacity_factor", "shared_experts", "expert_ffn_hidden", "shared_expert_ffn_hidden",
-                                         "shared_expert_gate", "moe_layer_frequency", "first_dense_layers", "expert_load_imbalance"};
+                                         "shared_expert_gate", "moe_layer_frequency", "first_dense_layers", "expert_load_imbalance",
+                                         "routing_groups", "routing_groups_per_token"};
 
 }  // namespace
 
@@ -231,6 +234,17 @@ ModelSpec parse_model(const yaml::Record& r) {
     m.moe_layer_frequency = static_cast<int>(r.integer("moe_layer_frequency"));
     m.first_dense_layers = static_cast<int>(r.integer("first_dense_layers"));
     m.expert_load_imbalance = r.number("expert_load_imbalance");
+    m.routing_groups = static_cast<int>(r.integer("routing_groups"));
+    m.routing_groups_per_token = static_cast<int>(r.integer("routing_groups_per_token"));
+    if (m.routing_groups > 0 && m.experts % m.routing_groups != 0) {
+      r.fail("routing_groups", fmt::format("{} groups do not divide the {} experts", m.routing_groups, m.experts));
+    }
+    if ((m.routing_groups > 0) != (m.routing_groups_per_token > 0)) {
+      r.fail(m.routing_groups > 0 ? "routing_groups_per_token" : "routing_groups", "group-limited routing needs both routing_groups and routing_groups_per_token");
+    }
+    if (m.routing_groups_per_token > m.routing_groups) {
+      r.fail("routing_groups_per_token", fmt::format("{} exceeds the {} groups", m.routing_groups_per_token, m.routing_groups));
+    }
   }
   if (r.has("mla")) {
     const auto& a = r.section("mla");

@@ -69,6 +69,12 @@ struct ModelSpec {
   bool shared_expert_gate = false;   ///< Qwen2-MoE's sigmoid gate (hidden weights) on the shared experts
   int moe_layer_frequency = 1;
   int first_dense_layers = 0;
+  /// Group-limited routing (DeepSeek-V2/V3's n_group / topk_group; Megatron-LM's
+  /// --moe-router-num-groups / --moe-router-group-topk): the experts form routing_groups equal groups
+  /// and a token's top_k experts come from at most routing_groups_per_token of them. Laid out one
+  /// group per node (node-limited routing) it bounds the nodes a token is sent to; 0 = no limit.
+  int routing_groups = 0;
+  int routing_groups_per_token = 0;
   /// Tokens the busiest expert gets over its balanced share: the load imbalance the router leaves.
   /// 1 = balanced, as auxiliary-loss training approaches and as NVIDIA's MoE benchmarks force.
   double expert_load_imbalance = 1.0;

@@ -1,6 +1,7 @@
 #include "workload/moe_ops.hpp"
 
 #include <algorithm>
+#include <cmath>
 
 namespace parasim::workload {
 namespace {
@@ -179,6 +180,27 @@ double layer_active_matmul_weights(const ModelSpec& m, int layer) {
   if (!m.moe_layer(layer)) return attention + mats * h * m.ffn_hidden;
   return attention + h * m.experts + m.top_k * mats * h * m.expert_ffn_hidden + m.shared_experts * mats * h * m.shared_expert_ffn_hidden +
          (m.shared_expert_gate ? h : 0.0);
+}
+
+double nodes_per_token(const ModelSpec& m, int nodes) {
+  const double n = nodes, k = m.top_k;
+  if (nodes <= 1) return 1;
+  const int g = m.routing_groups, limit = m.routing_groups_per_token;
+  if (g > 0 && limit > 0 && g % nodes == 0) {
+    // `limit` of the g groups, g/n on each node: the expected number of nodes holding one, n·(1 − C(g − g/n, limit)/C(g, limit)).
+    double none_on_a_node = 1;
+    const double per_node = static_cast<double>(g) / n;
+    for (int i = 0; i < limit; ++i) none_on_a_node *= (g - per_node - i) / (g - i);
+    return std::min(k, n * (1 - none_on_a_node));
+  }
+  // top_k draws over the nodes: n·(1 − (1 − 1/n)^k) distinct.
+  return n * (1 - std::pow(1 - 1 / n, k));
+}
+
+double dispatch_network_share(const ModelSpec& m, const TrainingSpec& tr, int nodes) {
+  if (tr.moe_dispatcher != MoeDispatcher::deepep || nodes <= 1 || m.top_k <= 0) return 1;
+  // Both count the copies that leave the node: a (n − 1)/n share of what goes out either way.
+  return nodes_per_token(m, nodes) / m.top_k;
 }
 
 }  // namespace parasim::workload

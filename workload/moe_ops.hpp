@@ -40,5 +40,13 @@ double busiest_expert_factor(const ModelSpec& model);
 /// Weights of one layer that take part in matrix multiplies, counting for a MoE layer what one token
 /// uses (router, top_k experts, shared experts and their gate): the N_active of a layer.
 double layer_active_matmul_weights(const ModelSpec& model, int layer);
+/// Nodes a token's routed copies reach, on average, over an EP group spanning `nodes` nodes with
+/// the experts spread evenly: top_k experts drawn across the nodes, or with node-limited routing
+/// (routing groups laid out whole on nodes) its routing_groups_per_token groups.
+double nodes_per_token(const ModelSpec& model, int nodes);
+/// The share of a dispatch's network bytes that remains when the dispatcher sends a token once per
+/// destination node (deepep) instead of once per routed copy: nodes_per_token / top_k. 1 for the
+/// alltoall dispatcher or an EP group inside one node.
+double dispatch_network_share(const ModelSpec& model, const TrainingSpec& training, int nodes);
 
 }  // namespace parasim::workload

@@ -15,6 +15,7 @@ constexpr std::string_view kZero3Engines[] = {"fsdp", "deepspeed"};
 constexpr std::string_view kZero1Engines[] = {"megatron", "deepspeed"};
 constexpr std::string_view kFlashKernels[] = {"native", "flash1"};
 constexpr std::string_view kZero3Prefetch[] = {"none", "post", "pre"};
+constexpr std::string_view kMoeDispatchers[] = {"alltoall", "deepep"};
 
 constexpr Field kTrainingFields[] = {
     {.name = "precision", .type = FieldType::choice, .description = "GEMM format; fp8 as Transformer Engine runs it (other ops in bf16)", .default_text = "bf16", .choices = kPrecisions},
@@ -27,6 +28,7 @@ constexpr Field kTrainingFields[] = {
     {.name = "zero3_engine", .type = FieldType::choice, .description = "ZeRO-3 engine: fsdp (a layer gathered and reduced whole, kept through its recompute) or deepspeed (a module at a time, again after the recompute, gradients in buckets of 5e8)", .default_text = "fsdp", .choices = kZero3Engines},
     {.name = "zero3_backward_prefetch", .type = FieldType::choice, .description = "FSDP backward prefetch: none (a layer's gather queued behind the previous layer's reduce-scatter), post (issued after the layer's gradients, ahead of their reduce-scatter: BACKWARD_POST) or pre (issued as the layer's backward starts: BACKWARD_PRE, XLA)", .default_text = "none", .choices = kZero3Prefetch},
     {.name = "recompute_early_stop", .type = FieldType::boolean, .description = "full recompute stops once backward has what it saves (PyTorch's non-reentrant checkpoint): the MLP's down projection is not rerun without dropout", .default_text = "false"},
+    {.name = "moe_dispatcher", .type = FieldType::choice, .description = "mixture of experts: alltoall (every routed copy in one all-to-all, Megatron-LM's alltoall dispatcher) or deepep (a token crosses the network once per destination node, then NVLink: DeepEP, Megatron-LM's flex dispatcher)", .default_text = "alltoall", .choices = kMoeDispatchers},
     {.name = "optimizer_bytes_per_param", .type = FieldType::number, .description = "optimizer state per parameter beyond weights and gradients (Adam with fp32 master: 12)", .default_text = "12", .min = 0},
     {.name = "fp32_grad_accumulation", .type = FieldType::boolean, .description = "gradients accumulated in fp32 (Megatron's main_grad): 4 bytes per parameter instead of 2", .default_text = "true"},
     {.name = "gradient_accumulation_fusion", .type = FieldType::boolean, .description = "weight-gradient GEMMs add into the accumulator (Megatron-LM's default since 2022); false: a separate pass per micro-batch (Megatron-LM 2021, DeepSpeed)", .default_text = "true"},
@@ -53,6 +55,7 @@ TrainingSpec parse_training(const yaml::Record& r) {
   const auto& prefetch = r.string("zero3_backward_prefetch");
   t.zero3_backward_prefetch = prefetch == "pre" ? Zero3Prefetch::pre : prefetch == "post" ? Zero3Prefetch::post : Zero3Prefetch::none;
   t.recompute_early_stop = r.boolean("recompute_early_stop");
+  t.moe_dispatcher = r.string("moe_dispatcher") == "deepep" ? MoeDispatcher::deepep : MoeDispatcher::alltoall;
   t.optimizer_bytes_per_param = r.number("optimizer_bytes_per_param");
   t.fp32_grad_accumulation = r.boolean("fp32_grad_accumulation");
   t.gradient_accumulation_fusion = r.boolean("gradient_accumulation_fusion");

@@ -55,6 +55,13 @@ enum class Zero1Engine {
               ///< every rank's fp32 gradients all-reduced in full, then each steps its own partition
 };
 
+/// How a mixture of experts' tokens reach their experts across the EP group.
+enum class MoeDispatcher {
+  alltoall,  ///< one all-to-all of every routed copy (Megatron-LM's alltoall dispatcher)
+  deepep,    ///< DeepEP: a token crosses the network once per destination node and is forwarded to
+             ///< its experts' GPUs over NVLink there (Megatron-LM's flex dispatcher, DeepSeek-V3)
+};
+
 /// DeepSpeed's ZeRO `reduce_bucket_size` default: gradients reduced at a time. Under its ZeRO-3 a
 /// layer with more takes several reduce-scatters.
 inline constexpr double kDeepSpeedReduceBucketGradients = 5e8;
@@ -93,6 +100,7 @@ struct TrainingSpec {
   /// checkpoint, the FSDP stacks'): a dense MLP's down projection is not rerun when no dropout
   /// follows it. Megatron-LM's (reentrant) recompute reruns the whole layer.
   bool recompute_early_stop = false;
+  MoeDispatcher moe_dispatcher = MoeDispatcher::alltoall;
   bool operator==(const TrainingSpec&) const = default;
 
   /// Bytes of an activation or weight element outside fp8 GEMMs (bf16/fp16; fp32 for fp32 training).

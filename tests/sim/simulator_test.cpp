@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <optional>
 #include <set>
 #include <sstream>
@@ -7,6 +8,7 @@
 #include "calibrate/cost_model.hpp"
 #include "sim/simulator.hpp"
 #include "sim/trace.hpp"
+#include "workload/moe_ops.hpp"
 #include "tests/topology/fixtures.hpp"
 #include "tests/workload/fixtures.hpp"
 
@@ -171,6 +173,42 @@ TEST_CASE("a DP all-reduce of 8 ranks per node: eight NICs against one") {
   // Each group has its own 400 Gb/s NIC (x 0.9), or all eight share one.
   CHECK(eight == doctest::Approx(S / (50e9 * 0.9)).epsilon(1e-9));
   CHECK(one / eight == doctest::Approx(8.0).epsilon(1e-9));
+}
+
+TEST_CASE("DeepEP sends a token once per node: the dispatch moves nodes_per_token / top_k of the copies, by hand") {
+  // 16 experts, top-4, in 2 routing groups of which a token uses 1: laid out a group a node (EP 16
+  // over 2 nodes), a token reaches one node, against top-4 copies: a quarter of the bytes.
+  Fixture f;
+  f.model.experts = 16;
+  f.model.top_k = 4;
+  f.model.expert_ffn_hidden = f.model.ffn_hidden;
+  f.model.routing_groups = 2;
+  f.model.routing_groups_per_token = 1;
+  CHECK(workload::nodes_per_token(f.model, 2) == 1.0);
+  CHECK(workload::dispatch_network_share(f.model, f.training, 2) == 1.0);  // the alltoall dispatcher
+  f.training.moe_dispatcher = workload::MoeDispatcher::deepep;
+  CHECK(workload::dispatch_network_share(f.model, f.training, 2) == 0.25);
+  CHECK(workload::dispatch_network_share(f.model, f.training, 1) == 1.0);  // inside one node nothing crosses
+  // DeepSeek-V3: 8 groups, 4 a token, over 8 nodes: 4 nodes, half the copies; without the limit,
+  // 8 draws over 8 nodes reach 8·(1 − (7/8)^8) = 5.25 of them.
+  auto v3 = f.model;
+  v3.experts = 256;
+  v3.top_k = 8;
+  v3.routing_groups = 8;
+  v3.routing_groups_per_token = 4;
+  CHECK(workload::nodes_per_token(v3, 8) == doctest::Approx(4.0));
+  v3.routing_groups = v3.routing_groups_per_token = 0;
+  CHECK(workload::nodes_per_token(v3, 8) == doctest::Approx(8 * (1 - std::pow(7.0 / 8, 8))));
+  // In the simulator: one all-to-all over the 16 ranks of 2 nodes, bandwidth-bound.
+  const topology::Cluster cluster(test::dgx_cluster(2));
+  std::vector<int> ranks(16);
+  for (int i = 0; i < 16; ++i) ranks[static_cast<std::size_t>(i)] = i;
+  auto g = single_collective(Collective::all_to_all, {ranks}, 4294967296.0);
+  g.tasks[0].dim = CommDim::ep;
+  const auto deepep = run(cluster, f, g, exact_profile()).iteration.value();
+  f.training.moe_dispatcher = workload::MoeDispatcher::alltoall;
+  const auto alltoall = run(cluster, f, g, exact_profile()).iteration.value();
+  CHECK(deepep / alltoall == doctest::Approx(0.25).epsilon(0.01));
 }
 
 TEST_CASE("the overlap slowdown applies exactly while the overlap lasts") {

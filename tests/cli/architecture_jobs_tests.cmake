@@ -1,0 +1,25 @@
+# The architectures people train now, end to end through the CLI: the bundled DeepSeek-V3 (MLA, 256
+# fine-grained experts with a shared one, three dense layers, MTP) and Qwen3-30B-A3B (q/k norms, an
+# explicit head_dim, 128 experts) models and jobs.
+# DeepSeek-V3: the report's 671B (37B activated), MTP counted apart.
+parasim_cli_test(NAME model_deepseek_v3_yaml ARGS model scenarios/models/deepseek-v3.yaml --json
+                 JSON parameters.total=671026404352.0 parameters.mtp=11610067968.0 mla.kv_lora_rank=512 mla.q_lora_rank=1536)
+parasim_cli_test(NAME model_deepseek_v3_table ARGS model scenarios/models/deepseek-v3.yaml
+                 STDOUT_REGEX "Attention +multi-head latent \\(q latent 1536, kv latent 512, qk 128 \\+ 64 rope, v 128\\)"
+                              "multi-token prediction \\(1, apart\\) +11.61 B" "  without input embedding +36.63 B")
+# Qwen3-30B-A3B: the report's 30.5B (3.3B activated).
+parasim_cli_test(NAME model_qwen3_30b_a3b_yaml ARGS model scenarios/models/qwen3-30b-a3b.yaml --json
+                 JSON parameters.total=30532122624.0 qk_norm=true head_dim=128)
+# tasks: the task graph's FLOPs against 6N_active + 6·s_eff·n_h·(d_qk + d_v) a layer; DeepSeek-V3's
+# MTP module and full recompute are what the formula leaves out.
+parasim_cli_test(NAME tasks_qwen3_30b_a3b ARGS tasks scenarios/jobs/qwen3-30b-a3b-64-h100.yaml
+                 STDOUT_REGEX "6N_active \\+ 6·s_eff·n_h·\\(d_qk \\+ d_v\\) a layer, per token: [0-9.e+]+ \\(tasks / formula = 0.9999")
+parasim_cli_test(NAME tasks_deepseek_v3 ARGS tasks scenarios/jobs/deepseek-v3-2048-h800.yaml
+                 STDOUT_REGEX "1.836e\\+19 without recompute; 6N_active \\+ 6·s_eff·n_h·\\(d_qk \\+ d_v\\) a layer, per token \\(the MTP modules not counted\\)")
+parasim_cli_test(NAME simulate_deepseek_v3 ARGS simulate scenarios/jobs/deepseek-v3-2048-h800.yaml --json JSON memory.fits=true)
+parasim_cli_test(NAME simulate_qwen3_30b_a3b ARGS simulate scenarios/jobs/qwen3-30b-a3b-64-h100.yaml --json JSON memory.fits=true)
+# plan: Qwen3 in CI; DeepSeek-V3's 2,048 GPUs take about a minute on two cores.
+parasim_cli_test(NAME plan_qwen3_30b_a3b ARGS plan scenarios/jobs/qwen3-30b-a3b-64-h100.yaml --json JSON plans.0.fits=true launch.framework=megatron-lm)
+parasim_cli_test(NAME plan_deepseek_v3 ARGS plan scenarios/jobs/deepseek-v3-2048-h800.yaml
+                 STDOUT_REGEX "--multi-latent-attention" "--q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128"
+                              "--mtp-num-layers 1" "--pipeline-model-parallel-layout '[^']*mL'" LABELS long)
