@@ -9,17 +9,17 @@ parasim_cli_test(NAME model_deepseek_v3_table ARGS model scenarios/models/deepse
                               "multi-token prediction \\(1, apart\\) +11.61 B" "  without input embedding +36.63 B")
 # Qwen3-30B-A3B: the report's 30.5B (3.3B activated).
 parasim_cli_test(NAME model_qwen3_30b_a3b_yaml ARGS model scenarios/models/qwen3-30b-a3b.yaml --json
-                 JSON parameters.total=30532122624.0 qk_norm=true head_dim=128)
+                 JSON parameters.total=30532122624.0 qk_norm=ON head_dim=128)
 # tasks: the task graph's FLOPs against 6N_active + 6·s_eff·n_h·(d_qk + d_v) a layer; DeepSeek-V3's
 # MTP module and full recompute are what the formula leaves out.
 parasim_cli_test(NAME tasks_qwen3_30b_a3b ARGS tasks scenarios/jobs/qwen3-30b-a3b-64-h100.yaml
                  STDOUT_REGEX "6N_active \\+ 6·s_eff·n_h·\\(d_qk \\+ d_v\\) a layer, per token: [0-9.e+]+ \\(tasks / formula = 0.9999")
 parasim_cli_test(NAME tasks_deepseek_v3 ARGS tasks scenarios/jobs/deepseek-v3-2048-h800.yaml
                  STDOUT_REGEX "1.836e\\+19 without recompute; 6N_active \\+ 6·s_eff·n_h·\\(d_qk \\+ d_v\\) a layer, per token \\(the MTP modules not counted\\)")
-parasim_cli_test(NAME simulate_deepseek_v3 ARGS simulate scenarios/jobs/deepseek-v3-2048-h800.yaml --json JSON memory.fits=true)
-parasim_cli_test(NAME simulate_qwen3_30b_a3b ARGS simulate scenarios/jobs/qwen3-30b-a3b-64-h100.yaml --json JSON memory.fits=true)
+parasim_cli_test(NAME simulate_deepseek_v3 ARGS simulate scenarios/jobs/deepseek-v3-2048-h800.yaml --json JSON memory.fits=ON)
+parasim_cli_test(NAME simulate_qwen3_30b_a3b ARGS simulate scenarios/jobs/qwen3-30b-a3b-64-h100.yaml --json JSON memory.fits=ON)
 # plan: Qwen3 in CI; DeepSeek-V3's 2,048 GPUs take about a minute on two cores.
-parasim_cli_test(NAME plan_qwen3_30b_a3b ARGS plan scenarios/jobs/qwen3-30b-a3b-64-h100.yaml --json JSON plans.0.fits=true launch.framework=megatron-lm)
+parasim_cli_test(NAME plan_qwen3_30b_a3b ARGS plan scenarios/jobs/qwen3-30b-a3b-64-h100.yaml --json JSON plans.0.fits=ON launch.framework=megatron-lm)
 parasim_cli_test(NAME plan_deepseek_v3 ARGS plan scenarios/jobs/deepseek-v3-2048-h800.yaml
                  STDOUT_REGEX "--multi-latent-attention" "--q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128"
                               "--mtp-num-layers 1" "--pipeline-model-parallel-layout '[^']*mL'" LABELS long)
