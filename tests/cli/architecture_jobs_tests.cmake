@@ -23,3 +23,7 @@ parasim_cli_test(NAME plan_qwen3_30b_a3b ARGS plan scenarios/jobs/qwen3-30b-a3b-
 parasim_cli_test(NAME plan_deepseek_v3 ARGS plan scenarios/jobs/deepseek-v3-2048-h800.yaml
                  STDOUT_REGEX "--multi-latent-attention" "--q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128"
                               "--mtp-num-layers 1" "--pipeline-model-parallel-layout '[^']*mL'" LABELS long)
+# Mistral's config: its 4096-token window, counted at 32K tokens.
+parasim_cli_test(NAME model_mistral_window ARGS model tests/data/hf/mistral-7b/config.json --seq 32768
+                 STDOUT_REGEX "Attention +sliding window of 4096 tokens on every layer")
+parasim_cli_test(NAME model_gemma2_window_json ARGS model tests/data/hf/gemma-2-9b/config.json --json JSON sliding_window=4096 global_every=2)

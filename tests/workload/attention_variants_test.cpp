@@ -5,6 +5,7 @@
 #include "calibrate/cost_model.hpp"
 #include "tests/topology/fixtures.hpp"
 #include "tests/workload/fixtures.hpp"
+#include "workload/hf_config.hpp"
 #include "workload/memory.hpp"
 #include "workload/moe_ops.hpp"
 #include "workload/task_graph.hpp"
@@ -184,4 +185,16 @@ TEST_CASE("multi-token prediction runs on the last stage: one more layer and hea
   CHECK(mem.stages[0].parameters == mem0.stages[0].parameters);
   CHECK(mem.stages[1].parameters > mem0.stages[1].parameters);
   CHECK(mem.stages[1].activations.value() > mem0.stages[1].activations.value());
+}
+
+TEST_CASE("Mistral 7B's config at 32K tokens: attention FLOPs at its 4096-token window") {
+  const auto m = import_hf_config("tests/data/hf/mistral-7b/config.json");
+  REQUIRE(m.sliding_window == 4096);
+  // 6N (the weights a token meets, and the head) + 6·s_eff·heads·(d + d) on each of 32 layers,
+  // s_eff = 4096 of the 32768 keys: about half the 12·l·s·h the full square would count.
+  double weights = 0;
+  for (int l = 0; l < m.layers; ++l) weights += layer_active_matmul_weights(m, l);
+  const double n = weights + double(m.hidden) * padded_vocab(m, 1);
+  CHECK(training_flops_per_token(m, 32768, 1) == doctest::Approx(6 * n + 32 * 6.0 * 4096 * 32 * 256).epsilon(1e-12));
+  CHECK(training_flops_per_token(m, 32768, 1) < 0.55 * (6 * n + 12.0 * 32 * 32768 * 4096));
 }
