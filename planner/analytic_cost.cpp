@@ -235,16 +235,18 @@ double AnalyticCost::head_time(const Plan& p) {
 AnalyticCost::Stage AnalyticCost::stage_time(const Plan& p, int stage, const std::vector<Recompute>& recompute, const std::vector<int>& sizes,
                                              const std::vector<int>& first, const std::vector<double>& hops) {
   Stage s;
+  auto add = [&s](const LayerCost& lc) {
+    s.forward += lc.forward;
+    s.backward += lc.backward_input;
+    s.weight += lc.backward_weight;
+    s.recompute += lc.recompute;
+    s.tp += lc.tp;
+    s.cp += lc.cp;
+    s.ep += lc.ep;
+  };
   for (int c = stage; c < p.chunks(); c += p.pp) {
     for (int l = first[static_cast<std::size_t>(c)]; l < first[static_cast<std::size_t>(c)] + sizes[static_cast<std::size_t>(c)]; ++l) {
-      const auto& lc = layer(p, l, recompute[static_cast<std::size_t>(l)]);
-      s.forward += lc.forward;
-      s.backward += lc.backward_input;
-      s.weight += lc.backward_weight;
-      s.recompute += lc.recompute;
-      s.tp += lc.tp;
-      s.cp += lc.cp;
-      s.ep += lc.ep;
+      add(layer(p, l, recompute[static_cast<std::size_t>(l)]));
     }
   }
   s.backward += s.recompute;
@@ -253,15 +255,7 @@ AnalyticCost::Stage AnalyticCost::stage_time(const Plan& p, int stage, const std
     s.forward += head_time(p) * (1 + model_->mtp_layers);
     // Each multi-token-prediction module: a layer like the last, without recompute (its entry
     // projection is left out: 2h² a token against the layer's).
-    for (int k = 0; k < model_->mtp_layers; ++k) {
-      const auto& lc = layer(p, model_->layers - 1, Recompute::none);
-      s.forward += lc.forward;
-      s.backward += lc.backward_input;
-      s.weight += lc.backward_weight;
-      s.tp += lc.tp;
-      s.cp += lc.cp;
-      s.ep += lc.ep;
-    }
+    for (int k = 0; k < model_->mtp_layers; ++k) add(layer(p, model_->layers - 1, Recompute::none));
   }
   if (p.pp > 1) {
     s.p2p = std::max(stage > 0 ? hops[static_cast<std::size_t>(stage - 1)] : 0.0, stage + 1 < p.pp ? hops[static_cast<std::size_t>(stage)] : 0.0);

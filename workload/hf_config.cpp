@@ -282,6 +282,15 @@ std::vector<bool> global_layers_from_types(const Config& c, std::string_view key
   return global;
 }
 
+/// Which layers attend globally: the `layer_types` list where the config has one, else every second
+/// layer (Gemma-2's and gpt-oss's alternation, local first).
+std::vector<bool> alternating_or_listed_global_layers(const Config& c, int layers) {
+  if (c.has("layer_types")) return global_layers_from_types(c, "layer_types", layers);
+  std::vector<bool> global(static_cast<std::size_t>(layers));
+  for (int l = 0; l < layers; ++l) global[static_cast<std::size_t>(l)] = (l + 1) % 2 == 0;
+  return global;
+}
+
 /// Sets sliding_window (or attention_chunk) and global_every from the size of the local span and which
 /// layers attend globally. With every layer global the span is dropped: no layer attends locally.
 void set_local_attention(const Config& c, ModelSpec& m, std::string_view pattern_key, const std::vector<bool>& global, int span,
@@ -631,10 +640,7 @@ void read_gemma2(const Config& c, ModelSpec& m) {
   if (c.flag_or("use_bidirectional_attention", false)) {
     c.fail("use_bidirectional_attention", "bidirectional (embedding) Gemma is not supported: parasim models the causal language model");
   }
-  std::vector<bool> global(static_cast<std::size_t>(m.layers));
-  for (int l = 0; l < m.layers; ++l) global[static_cast<std::size_t>(l)] = (l + 1) % 2 == 0;
-  if (c.has("layer_types")) global = global_layers_from_types(c, "layer_types", m.layers);
-  set_local_attention(c, m, "layer_types", global, c.non_negative_null_zero("sliding_window", 4096), false);
+  set_local_attention(c, m, "layer_types", alternating_or_listed_global_layers(c, m.layers), c.non_negative_null_zero("sliding_window", 4096), false);
 }
 
 /// Gemma3ForCausalLM (Gemma3TextConfig at the top level) and Gemma3ForConditionalGeneration (the
@@ -750,10 +756,7 @@ void read_gpt_oss(const Config& c, ModelSpec& m) {
   m.top_k = c.count_or("num_experts_per_tok", 4);
   m.expert_ffn_hidden = m.ffn_hidden;
   if (m.top_k > m.experts) c.fail("num_experts_per_tok", fmt::format("{} experts per token exceed the {} experts", m.top_k, m.experts));
-  std::vector<bool> global(static_cast<std::size_t>(m.layers));
-  for (int l = 0; l < m.layers; ++l) global[static_cast<std::size_t>(l)] = (l + 1) % 2 == 0;
-  if (c.has("layer_types")) global = global_layers_from_types(c, "layer_types", m.layers);
-  set_local_attention(c, m, "layer_types", global, c.non_negative_null_zero("sliding_window", 128), false);
+  set_local_attention(c, m, "layer_types", alternating_or_listed_global_layers(c, m.layers), c.non_negative_null_zero("sliding_window", 128), false);
 }
 
 // ---------------------------------------------------------------------------------------------------
