@@ -166,6 +166,8 @@ void read_plan(const yaml::Record& p, MeasuredRun& m) {
     if (o.has("param_gather")) m.overlap_param_gather = o.boolean("param_gather");
     if (o.has("tp_comm")) m.overlap_tp_comm = o.boolean("tp_comm");
   }
+  // Chunks per stage against the named schedule: interleaving needs several; the V-shaped schedules
+  // (ZB-V, DualPipe-V) and DualPipe hold two a stage, so their rows may state it.
   if (m.schedule && m.vpp) {
     const bool interleaved = *m.schedule == "interleaved-1f1b";
     if (interleaved && *m.vpp == 1) p.fail("vpp", "interleaved-1f1b runs more than one chunk per stage; vpp 1 is the 1f1b schedule");
