@@ -78,6 +78,23 @@ bool in_range(const Field& f, double v) {
   return v <= f.max;
 }
 
+// Integer keys are counts the model keeps in 32 bits: a value past that is out of range, never wrapped.
+constexpr std::int64_t kIntegerMax = std::numeric_limits<std::int32_t>::max();
+
+// Reads an integer key's text, or fails at `at`: not an integer, or outside the field's range and 32 bits.
+std::int64_t read_integer(const Field& f, const Node& at, const std::string& t) {
+  std::int64_t x = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
+  const bool digits = end == t.data() + t.size();
+  if (ec == std::errc::result_out_of_range && digits) at.fail(fmt::format("{} is out of range: must be <= {}", t, kIntegerMax));
+  if (ec != std::errc() || !digits) at.fail(fmt::format("'{}' is not an integer", t));
+  if (!in_range(f, static_cast<double>(x))) {
+    at.fail(fmt::format("{} is out of range: must be {}", x, range_text(f, [](double b) { return format_number(b, 10); })));
+  }
+  if (x > kIntegerMax) at.fail(fmt::format("{} is out of range: must be <= {}", x, kIntegerMax));
+  return x;
+}
+
 bool is_scalar(const YAML::Node& n) { return n.IsScalar(); }
 
 std::string with_article(const Field& f) {
@@ -172,14 +189,7 @@ Record::Value Record::read(const Field& f, const Node& v) const {
     }
   };
   switch (f.type) {
-    case FieldType::integer: {
-      const std::string t = scalar_text();
-      std::int64_t x = 0;
-      const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
-      if (ec != std::errc() || end != t.data() + t.size()) v.fail(fmt::format("'{}' is not an integer", t));
-      check_range(static_cast<double>(x));
-      return x;
-    }
+    case FieldType::integer: return read_integer(f, v, scalar_text());
     case FieldType::number: {
       const std::string t = scalar_text();
       double x = 0;
@@ -223,13 +233,7 @@ Record::Value Record::read(const Field& f, const Node& v) const {
       for (std::size_t i = 0; i < raw.size(); ++i) {
         const Node item = v.child(raw[i], fmt::format("{}", i));
         const std::string t = item.raw().IsScalar() ? item.raw().as<std::string>() : std::string("?");
-        std::int64_t x = 0;
-        const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
-        if (ec != std::errc() || end != t.data() + t.size()) item.fail(fmt::format("'{}' is not an integer", t));
-        if (!in_range(f, static_cast<double>(x))) {
-          item.fail(fmt::format("{} is out of range: must be {}", x, range_text(f, [](double b) { return format_number(b, 6); })));
-        }
-        out.push_back(x);
+        out.push_back(read_integer(f, item, t));
       }
       return out;
     }

@@ -5,6 +5,7 @@
 #include <set>
 
 #include "core/schema.hpp"
+#include "workload/model.hpp"
 
 namespace parasim::sim {
 namespace {
@@ -19,33 +20,33 @@ constexpr std::string_view kRecompute[] = {"none", "selective", "full"};
 constexpr std::string_view kSchedules[] = {"1f1b", "interleaved-1f1b", "gpipe", "zb-h1", "zb-1p", "zb-2p", "zb-v", "dualpipe", "dualpipe-v"};
 
 constexpr Field kMlaFields[] = {
-    {.name = "q_lora_rank", .type = FieldType::integer, .description = "query compression rank; absent: queries projected directly", .min = 1},
-    {.name = "kv_lora_rank", .type = FieldType::integer, .description = "key/value compression rank", .required = true, .min = 1},
-    {.name = "qk_nope_head_dim", .type = FieldType::integer, .description = "query/key head width without RoPE", .required = true, .min = 1},
-    {.name = "qk_rope_head_dim", .type = FieldType::integer, .description = "query/key head width with RoPE", .required = true, .min = 1},
-    {.name = "v_head_dim", .type = FieldType::integer, .description = "value head width", .required = true, .min = 1},
+    {.name = "q_lora_rank", .type = FieldType::integer, .description = "query compression rank; absent: queries projected directly", .min = 1, .max = workload::kMaxWidth},
+    {.name = "kv_lora_rank", .type = FieldType::integer, .description = "key/value compression rank", .required = true, .min = 1, .max = workload::kMaxWidth},
+    {.name = "qk_nope_head_dim", .type = FieldType::integer, .description = "query/key head width without RoPE", .required = true, .min = 1, .max = workload::kMaxHeadDim},
+    {.name = "qk_rope_head_dim", .type = FieldType::integer, .description = "query/key head width with RoPE", .required = true, .min = 1, .max = workload::kMaxHeadDim},
+    {.name = "v_head_dim", .type = FieldType::integer, .description = "value head width", .required = true, .min = 1, .max = workload::kMaxHeadDim},
 };
 constexpr yaml::Schema kMlaSchema{"mla", "Multi-head latent attention (DeepSeek-V2/V3).", kMlaFields};
 
 constexpr Field kModelFields[] = {
     {.name = "arch", .type = FieldType::choice, .description = "architecture family", .required = true, .choices = kArch},
-    {.name = "layers", .type = FieldType::integer, .description = "layers", .required = true, .min = 1},
-    {.name = "hidden", .type = FieldType::integer, .description = "hidden size", .required = true, .min = 1},
-    {.name = "heads", .type = FieldType::integer, .description = "attention heads", .required = true, .min = 1},
-    {.name = "kv_heads", .type = FieldType::integer, .description = "key/value heads", .min = 1},
-    {.name = "head_dim", .type = FieldType::integer, .description = "attention head width; absent: hidden / heads", .min = 1},
-    {.name = "ffn_hidden", .type = FieldType::integer, .description = "MLP width", .min = 1},
-    {.name = "vocab", .type = FieldType::integer, .description = "vocabulary", .min = 1},
-    {.name = "seq_len", .type = FieldType::integer, .description = "sequence length", .required = true, .min = 1},
+    {.name = "layers", .type = FieldType::integer, .description = "layers", .required = true, .min = 1, .max = workload::kMaxLayers},
+    {.name = "hidden", .type = FieldType::integer, .description = "hidden size", .required = true, .min = 1, .max = workload::kMaxWidth},
+    {.name = "heads", .type = FieldType::integer, .description = "attention heads", .required = true, .min = 1, .max = workload::kMaxHeads},
+    {.name = "kv_heads", .type = FieldType::integer, .description = "key/value heads", .min = 1, .max = workload::kMaxHeads},
+    {.name = "head_dim", .type = FieldType::integer, .description = "attention head width; absent: hidden / heads", .min = 1, .max = workload::kMaxHeadDim},
+    {.name = "ffn_hidden", .type = FieldType::integer, .description = "MLP width", .min = 1, .max = workload::kMaxWidth},
+    {.name = "vocab", .type = FieldType::integer, .description = "vocabulary", .min = 1, .max = workload::kMaxVocab},
+    {.name = "seq_len", .type = FieldType::integer, .description = "sequence length", .required = true, .min = 1, .max = workload::kMaxTokens},
     {.name = "params_b", .type = FieldType::number, .description = "parameters in billions", .min = 0},
-    {.name = "experts", .type = FieldType::integer, .description = "MoE experts", .min = 1},
-    {.name = "top_k", .type = FieldType::integer, .description = "MoE experts per token", .min = 1},
-    {.name = "shared_experts", .type = FieldType::integer, .description = "MoE shared experts", .min = 0},
-    {.name = "expert_ffn_hidden", .type = FieldType::integer, .description = "MoE expert MLP width", .min = 1},
-    {.name = "dense_layers", .type = FieldType::integer, .description = "MoE: the first N layers are dense (ffn_hidden)", .min = 0},
+    {.name = "experts", .type = FieldType::integer, .description = "MoE experts", .min = 1, .max = workload::kMaxHeads},
+    {.name = "top_k", .type = FieldType::integer, .description = "MoE experts per token", .min = 1, .max = workload::kMaxHeads},
+    {.name = "shared_experts", .type = FieldType::integer, .description = "MoE shared experts", .min = 0, .max = workload::kMaxHeads},
+    {.name = "expert_ffn_hidden", .type = FieldType::integer, .description = "MoE expert MLP width", .min = 1, .max = workload::kMaxWidth},
+    {.name = "dense_layers", .type = FieldType::integer, .description = "MoE: the first N layers are dense (ffn_hidden)", .min = 0, .max = workload::kMaxLayers},
     {.name = "mla", .type = FieldType::section, .description = "multi-head latent attention", .schema = &kMlaSchema},
-    {.name = "mtp_layers", .type = FieldType::integer, .description = "multi-token-prediction blocks", .min = 0},
-    {.name = "sliding_window", .type = FieldType::integer, .description = "attention window in tokens", .min = 1},
+    {.name = "mtp_layers", .type = FieldType::integer, .description = "multi-token-prediction blocks", .min = 0, .max = workload::kMaxLayers},
+    {.name = "sliding_window", .type = FieldType::integer, .description = "attention window in tokens", .min = 1, .max = workload::kMaxTokens},
     {.name = "proxy_of", .type = FieldType::string, .description = "the model this one stands in for"},
 };
 constexpr yaml::Schema kModelSchema{"model", "The model of a measured run.", kModelFields};

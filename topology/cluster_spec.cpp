@@ -56,6 +56,12 @@ ClusterSpec parse_cluster(const yaml::Record& r) {
   } else {
     r.fail("nodes", "missing: give nodes (the number of nodes) or gpus (the total)");
   }
+  // Every node and link is a vertex and an edge of the cluster graph: its size is bounded where the
+  // GPU count is formed, not left to overflow or to exhaust memory later.
+  if (static_cast<long long>(c.nodes) * per_node > kMaxClusterGpus) {
+    r.fail(r.has("gpus") ? "gpus" : "nodes", fmt::format("{} nodes of {} GPUs are more than the {} GPUs parasim builds a cluster of", c.nodes, per_node,
+                                                        kMaxClusterGpus));
+  }
   if (c.nodes > 1 && c.node.nics.count == 0) {
     r.fail("nodes", fmt::format("{} nodes need NICs, and node '{}' has no nics section", c.nodes, c.node.name));
   }

@@ -24,6 +24,10 @@ struct NetworkSpec {
   bool operator==(const NetworkSpec&) const = default;
 };
 
+/// The most GPUs a cluster may have: 2^18 = 262,144, beyond the largest training clusters built so
+/// far (about 200,000 GPUs). The cluster graph's construction grows about as nodes² (8,192 nodes: 8 s).
+inline constexpr long long kMaxClusterGpus = 1LL << 18;
+
 struct ClusterSpec {
   std::string name;
   NodeSpec node;

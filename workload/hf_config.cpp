@@ -2,8 +2,11 @@
 
 #include <algorithm>
 #include <climits>
+#include <cstdlib>
+#include <cmath>
 #include <cstdint>
 #include <fstream>
+#include <map>
 #include <optional>
 #include <span>
 #include <sstream>
@@ -64,6 +67,26 @@ std::string describe(const Json& v) {
   if (v.is_array()) return "a list";
   if (v.is_object()) return "an object";
   return v.dump();
+}
+
+/// The first number literal of JSON text that overflows a double, and where it starts (strings are
+/// skipped); the text's start when there is none.
+std::pair<std::size_t, std::string> overflowing_number(const std::string& text) {
+  for (std::size_t i = 0; i < text.size(); ++i) {
+    if (text[i] == '"') {
+      for (++i; i < text.size() && text[i] != '"'; ++i) {
+        if (text[i] == '\\') ++i;
+      }
+      continue;
+    }
+    if (text[i] != '-' && (text[i] < '0' || text[i] > '9')) continue;
+    std::size_t end = i + 1;
+    while (end < text.size() && std::string_view("0123456789.eE+-").find(text[end]) != std::string_view::npos) ++end;
+    const std::string number = text.substr(i, end - i);
+    if (!std::isfinite(std::strtod(number.c_str(), nullptr))) return {i, number};
+    i = end - 1;
+  }
+  return {0, "a number"};
 }
 
 /// "malformed JSON: syntax error while parsing ..." without nlohmann's "[json.exception...] parse error
@@ -895,6 +918,53 @@ std::string directory_name(const std::string& display_name) {
 
 }  // namespace
 
+namespace {
+
+// The config keys a model field comes from, in the order the readers look for them.
+const std::map<std::string, std::vector<std::string_view>>& config_keys() {
+  static const std::map<std::string, std::vector<std::string_view>> keys{
+      {"layers", {"num_hidden_layers", "n_layer", "num_layers"}},
+      {"hidden", {"hidden_size", "n_embd", "d_model"}},
+      {"heads", {"num_attention_heads", "n_head"}},
+      {"kv_heads", {"num_key_value_heads"}},
+      {"head_dim", {"head_dim", "qk_nope_head_dim"}},
+      {"ffn_hidden", {"intermediate_size", "intermediate_size_mlp", "n_inner"}},
+      {"vocab", {"vocab_size"}},
+      {"max_position", {"max_position_embeddings", "n_positions"}},
+      {"experts", {"n_routed_experts", "num_local_experts", "num_experts"}},
+      {"top_k", {"num_experts_per_tok"}},
+      {"shared_experts", {"n_shared_experts"}},
+      {"expert_ffn_hidden", {"moe_intermediate_size", "intermediate_size"}},
+      {"sliding_window", {"sliding_window"}},
+      {"attention_chunk", {"attention_chunk_size"}},
+      {"mtp_layers", {"num_nextn_predict_layers"}},
+      {"mla.q_lora_rank", {"q_lora_rank"}},
+      {"mla.kv_lora_rank", {"kv_lora_rank"}},
+      {"mla.qk_nope_head_dim", {"qk_nope_head_dim"}},
+      {"mla.qk_rope_head_dim", {"qk_rope_head_dim"}},
+      {"mla.v_head_dim", {"v_head_dim"}},
+  };
+  return keys;
+}
+
+// A shape past parasim's bounds is an error at the config key it came from.
+void check_limits(const Config& c, const ModelSpec& m) {
+  const auto problem = model_limit_problem(m);
+  if (!problem) return;
+  std::string_view key = problem->field;
+  if (const auto it = config_keys().find(problem->field); it != config_keys().end()) {
+    for (auto k : it->second) {
+      if (c.has(k)) {
+        key = k;
+        break;
+      }
+    }
+  }
+  c.fail(key, fmt::format("{:.0f} is out of range for the model's {}: must be <= {:.0f}", problem->value, problem->field, problem->max));
+}
+
+}  // namespace
+
 ModelSpec import_hf_config_text(const std::string& text, const std::string& display_name) {
   Json json;
   try {
@@ -903,6 +973,10 @@ ModelSpec import_hf_config_text(const std::string& text, const std::string& disp
     // e.byte counts the bytes read, the offending one included (1-based).
     const std::size_t offset = e.byte == 0 ? 0 : e.byte - 1;
     throw InputError(location_at(display_name, text, offset), {}, "malformed JSON: " + parse_error_detail(e));
+  } catch (const Json::out_of_range&) {
+    // A number beyond a double's range (1e400): nlohmann says which, not where.
+    const auto [offset, number] = overflowing_number(text);
+    throw InputError(location_at(display_name, text, offset), {}, fmt::format("{} is out of range for a number", number));
   }
   Config config(json, text, display_name);
   if (!json.is_object()) {
@@ -946,6 +1020,7 @@ ModelSpec import_hf_config_text(const std::string& text, const std::string& disp
   mapping->read(config, m);
   m.name = directory_name(display_name);
   if (m.name.empty()) m.name = hf_class;
+  check_limits(config, m);
   check_model(m, {display_name, 0, 0}, {});
   return m;
 }

@@ -15,11 +15,11 @@ constexpr std::string_view kNorms[] = {"layernorm", "rmsnorm"};
 constexpr std::string_view kPositions[] = {"learned", "rope", "alibi"};
 
 constexpr Field kLatentAttentionFields[] = {
-    {.name = "q_lora_rank", .type = FieldType::integer, .description = "rank of the query latent; 0: queries projected directly", .default_text = "0", .min = 0},
-    {.name = "kv_lora_rank", .type = FieldType::integer, .description = "rank of the shared key/value latent", .required = true, .min = 1},
-    {.name = "qk_nope_head_dim", .type = FieldType::integer, .description = "query/key width per head without RoPE", .required = true, .min = 1},
-    {.name = "qk_rope_head_dim", .type = FieldType::integer, .description = "query/key width per head with RoPE (the key's shared by all heads)", .required = true, .min = 1},
-    {.name = "v_head_dim", .type = FieldType::integer, .description = "value width per head", .required = true, .min = 1},
+    {.name = "q_lora_rank", .type = FieldType::integer, .description = "rank of the query latent; 0: queries projected directly", .default_text = "0", .min = 0, .max = kMaxWidth},
+    {.name = "kv_lora_rank", .type = FieldType::integer, .description = "rank of the shared key/value latent", .required = true, .min = 1, .max = kMaxWidth},
+    {.name = "qk_nope_head_dim", .type = FieldType::integer, .description = "query/key width per head without RoPE", .required = true, .min = 1, .max = kMaxHeadDim},
+    {.name = "qk_rope_head_dim", .type = FieldType::integer, .description = "query/key width per head with RoPE (the key's shared by all heads)", .required = true, .min = 1, .max = kMaxHeadDim},
+    {.name = "v_head_dim", .type = FieldType::integer, .description = "value width per head", .required = true, .min = 1, .max = kMaxHeadDim},
 };
 constexpr yaml::Schema kLatentAttentionSchema{"mla", "Multi-head latent attention (DeepSeek-V2/V3).", kLatentAttentionFields};
 
@@ -27,14 +27,14 @@ constexpr Field kModelFields[] = {
     {.name = "name", .type = FieldType::string, .description = "model name", .required = true},
     {.name = "description", .type = FieldType::string, .description = "free text"},
     {.name = "architecture", .type = FieldType::string, .description = "family: gpt, llama, mistral, qwen2, gpt-neox, mixtral, qwen2-moe, bert", .default_text = "gpt"},
-    {.name = "layers", .type = FieldType::integer, .description = "Transformer blocks", .required = true, .min = 1},
-    {.name = "hidden", .type = FieldType::integer, .description = "model width h", .required = true, .min = 1},
-    {.name = "heads", .type = FieldType::integer, .description = "attention (query) heads a", .required = true, .min = 1},
-    {.name = "kv_heads", .type = FieldType::integer, .description = "key/value heads (GQA); default: heads", .min = 1},
-    {.name = "head_dim", .type = FieldType::integer, .description = "width of a head; default: hidden / heads", .min = 1},
-    {.name = "ffn_hidden", .type = FieldType::integer, .description = "MLP inner width; default 4 x hidden (gelu), required for swiglu", .min = 1},
-    {.name = "vocab", .type = FieldType::integer, .description = "vocabulary size, unpadded", .required = true, .min = 1},
-    {.name = "max_position", .type = FieldType::integer, .description = "positions of a learned position embedding", .min = 1},
+    {.name = "layers", .type = FieldType::integer, .description = "Transformer blocks", .required = true, .min = 1, .max = kMaxLayers},
+    {.name = "hidden", .type = FieldType::integer, .description = "model width h", .required = true, .min = 1, .max = kMaxWidth},
+    {.name = "heads", .type = FieldType::integer, .description = "attention (query) heads a", .required = true, .min = 1, .max = kMaxHeads},
+    {.name = "kv_heads", .type = FieldType::integer, .description = "key/value heads (GQA); default: heads", .min = 1, .max = kMaxHeads},
+    {.name = "head_dim", .type = FieldType::integer, .description = "width of a head; default: hidden / heads", .min = 1, .max = kMaxHeadDim},
+    {.name = "ffn_hidden", .type = FieldType::integer, .description = "MLP inner width; default 4 x hidden (gelu), required for swiglu", .min = 1, .max = kMaxWidth},
+    {.name = "vocab", .type = FieldType::integer, .description = "vocabulary size, unpadded", .required = true, .min = 1, .max = kMaxVocab},
+    {.name = "max_position", .type = FieldType::integer, .description = "positions of a learned position embedding", .min = 1, .max = kMaxTokens},
     {.name = "activation", .type = FieldType::choice, .description = "MLP: gelu (two matrices) or swiglu (three)", .default_text = "gelu", .choices = kActivations},
     {.name = "norm", .type = FieldType::choice, .description = "layernorm (weight and bias) or rmsnorm (weight)", .default_text = "layernorm", .choices = kNorms},
     {.name = "position", .type = FieldType::choice, .description = "position encoding", .default_text = "learned", .choices = kPositions},
@@ -42,25 +42,25 @@ constexpr Field kModelFields[] = {
     {.name = "qkv_bias", .type = FieldType::boolean, .description = "biases on the QKV projection only (Qwen2)", .default_text = "false"},
     {.name = "tied_embeddings", .type = FieldType::boolean, .description = "the LM head reuses the token embedding", .default_text = "false"},
     {.name = "dropout", .type = FieldType::number, .description = "attention and hidden dropout probability", .default_text = "0", .min = 0, .max = 1},
-    {.name = "experts", .type = FieldType::integer, .description = "routed experts per MoE layer; 0 = a dense model", .default_text = "0", .min = 0},
-    {.name = "top_k", .type = FieldType::integer, .description = "routed experts each token goes to (required with experts)", .min = 1},
+    {.name = "experts", .type = FieldType::integer, .description = "routed experts per MoE layer; 0 = a dense model", .default_text = "0", .min = 0, .max = kMaxHeads},
+    {.name = "top_k", .type = FieldType::integer, .description = "routed experts each token goes to (required with experts)", .min = 1, .max = kMaxHeads},
     {.name = "capacity_factor", .type = FieldType::number, .description = "tokens an expert takes as a multiple of its balanced share, the rest dropped; 0 = dropless", .default_text = "0", .min = 0},
-    {.name = "shared_experts", .type = FieldType::integer, .description = "experts every token goes through (DeepSeekMoE, Qwen2-MoE)", .default_text = "0", .min = 0},
-    {.name = "expert_ffn_hidden", .type = FieldType::integer, .description = "MLP width of a routed expert; default ffn_hidden", .min = 1},
-    {.name = "shared_expert_ffn_hidden", .type = FieldType::integer, .description = "MLP width of each shared expert; default expert_ffn_hidden", .min = 1},
+    {.name = "shared_experts", .type = FieldType::integer, .description = "experts every token goes through (DeepSeekMoE, Qwen2-MoE)", .default_text = "0", .min = 0, .max = kMaxHeads},
+    {.name = "expert_ffn_hidden", .type = FieldType::integer, .description = "MLP width of a routed expert; default ffn_hidden", .min = 1, .max = kMaxWidth},
+    {.name = "shared_expert_ffn_hidden", .type = FieldType::integer, .description = "MLP width of each shared expert; default expert_ffn_hidden", .min = 1, .max = kMaxWidth},
     {.name = "shared_expert_gate", .type = FieldType::boolean, .description = "a sigmoid gate of hidden weights scales the shared experts (Qwen2-MoE)", .default_text = "false"},
-    {.name = "moe_layer_frequency", .type = FieldType::integer, .description = "every n-th layer (after first_dense_layers) is a MoE layer (Megatron-LM's --moe-layer-freq)", .default_text = "1", .min = 1},
-    {.name = "routing_groups", .type = FieldType::integer, .description = "group-limited routing: the experts in this many equal groups (DeepSeek's n_group); 0 = none", .default_text = "0", .min = 0},
-    {.name = "routing_groups_per_token", .type = FieldType::integer, .description = "group-limited routing: a token's experts from at most this many groups (DeepSeek's topk_group)", .default_text = "0", .min = 0},
-    {.name = "first_dense_layers", .type = FieldType::integer, .description = "leading layers that keep the dense MLP (DeepSeek's first_k_dense_replace)", .default_text = "0", .min = 0},
+    {.name = "moe_layer_frequency", .type = FieldType::integer, .description = "every n-th layer (after first_dense_layers) is a MoE layer (Megatron-LM's --moe-layer-freq)", .default_text = "1", .min = 1, .max = kMaxLayers},
+    {.name = "routing_groups", .type = FieldType::integer, .description = "group-limited routing: the experts in this many equal groups (DeepSeek's n_group); 0 = none", .default_text = "0", .min = 0, .max = kMaxHeads},
+    {.name = "routing_groups_per_token", .type = FieldType::integer, .description = "group-limited routing: a token's experts from at most this many groups (DeepSeek's topk_group)", .default_text = "0", .min = 0, .max = kMaxHeads},
+    {.name = "first_dense_layers", .type = FieldType::integer, .description = "leading layers that keep the dense MLP (DeepSeek's first_k_dense_replace)", .default_text = "0", .min = 0, .max = kMaxLayers},
     {.name = "mla", .type = FieldType::section, .description = "multi-head latent attention (DeepSeek-V2/V3) in place of the QKV projection", .schema = &kLatentAttentionSchema},
     {.name = "qk_norm", .type = FieldType::boolean, .description = "RMSNorm over each query and key head (Qwen3, Gemma-3, OLMo-2)", .default_text = "false"},
-    {.name = "sliding_window", .type = FieldType::integer, .description = "local layers attend at most this many earlier keys (Mistral, Gemma-2/3, gpt-oss); 0 = none", .default_text = "0", .min = 0},
-    {.name = "attention_chunk", .type = FieldType::integer, .description = "local layers attend within chunks of this many tokens (Llama-4); 0 = none", .default_text = "0", .min = 0},
-    {.name = "global_every", .type = FieldType::integer, .description = "with a window or chunk, every n-th layer attends globally (Gemma-2: 2, Gemma-3: 6, Llama-4: 4); 0 = every layer local", .default_text = "0", .min = 0},
-    {.name = "mtp_layers", .type = FieldType::integer, .description = "multi-token-prediction modules after the last layer (DeepSeek-V3: 1), counted apart", .default_text = "0", .min = 0},
+    {.name = "sliding_window", .type = FieldType::integer, .description = "local layers attend at most this many earlier keys (Mistral, Gemma-2/3, gpt-oss); 0 = none", .default_text = "0", .min = 0, .max = kMaxTokens},
+    {.name = "attention_chunk", .type = FieldType::integer, .description = "local layers attend within chunks of this many tokens (Llama-4); 0 = none", .default_text = "0", .min = 0, .max = kMaxTokens},
+    {.name = "global_every", .type = FieldType::integer, .description = "with a window or chunk, every n-th layer attends globally (Gemma-2: 2, Gemma-3: 6, Llama-4: 4); 0 = every layer local", .default_text = "0", .min = 0, .max = kMaxLayers},
+    {.name = "mtp_layers", .type = FieldType::integer, .description = "multi-token-prediction modules after the last layer (DeepSeek-V3: 1), counted apart", .default_text = "0", .min = 0, .max = kMaxLayers},
     {.name = "causal", .type = FieldType::boolean, .description = "causal (decoder) attention; false: bidirectional (encoder, BERT)", .default_text = "true"},
-    {.name = "token_types", .type = FieldType::integer, .description = "segment (token type) embeddings (BERT: 2)", .default_text = "0", .min = 0},
+    {.name = "token_types", .type = FieldType::integer, .description = "segment (token type) embeddings (BERT: 2)", .default_text = "0", .min = 0, .max = kMaxHeads},
     {.name = "post_norm", .type = FieldType::boolean, .description = "post-LN (BERT): a norm after each residual add and on the embeddings, none before the head", .default_text = "false"},
     {.name = "mlm_head", .type = FieldType::boolean, .description = "BERT's masked-LM head: dense + GELU + LayerNorm before the decoder, and a vocabulary bias", .default_text = "false"},
     {.name = "expert_load_imbalance", .type = FieldType::number, .description = "tokens of the busiest expert over its balanced share; 1 = balanced", .default_text = "1", .min = 1},
@@ -159,6 +159,39 @@ std::array<double, 6> dense_layer_modules(const ModelSpec& m) {
   const double proj = static_cast<double>(m.v_width()) * h + (m.bias ? h : 0.0);
   const auto [up, down] = mlp_matrices(m, m.ffn_hidden);
   return {norm, qkv, proj, norm, up, down};
+}
+
+std::optional<ModelLimitProblem> model_limit_problem(const ModelSpec& m) {
+  const std::pair<const char*, std::pair<double, double>> values[] = {
+      {"layers", {m.layers, kMaxLayers}},
+      {"hidden", {m.hidden, kMaxWidth}},
+      {"heads", {m.heads, kMaxHeads}},
+      {"kv_heads", {m.kv_heads, kMaxHeads}},
+      {"head_dim", {m.head_dim, kMaxHeadDim}},
+      {"ffn_hidden", {m.ffn_hidden, kMaxWidth}},
+      {"vocab", {m.vocab, kMaxVocab}},
+      {"max_position", {m.max_position, kMaxTokens}},
+      {"experts", {m.experts, kMaxHeads}},
+      {"top_k", {m.top_k, kMaxHeads}},
+      {"shared_experts", {m.shared_experts, kMaxHeads}},
+      {"expert_ffn_hidden", {m.expert_ffn_hidden, kMaxWidth}},
+      {"shared_expert_ffn_hidden", {m.shared_expert_ffn_hidden, kMaxWidth}},
+      {"moe_layer_frequency", {m.moe_layer_frequency, kMaxLayers}},
+      {"first_dense_layers", {m.first_dense_layers, kMaxLayers}},
+      {"sliding_window", {m.sliding_window, kMaxTokens}},
+      {"attention_chunk", {m.attention_chunk, kMaxTokens}},
+      {"global_every", {m.global_every, kMaxLayers}},
+      {"mtp_layers", {m.mtp_layers, kMaxLayers}},
+      {"mla.q_lora_rank", {m.mla.q_lora_rank, kMaxWidth}},
+      {"mla.kv_lora_rank", {m.mla.kv_lora_rank, kMaxWidth}},
+      {"mla.qk_nope_head_dim", {m.mla.qk_nope_head_dim, kMaxHeadDim}},
+      {"mla.qk_rope_head_dim", {m.mla.qk_rope_head_dim, kMaxHeadDim}},
+      {"mla.v_head_dim", {m.mla.v_head_dim, kMaxHeadDim}},
+  };
+  for (const auto& [field, v] : values) {
+    if (v.first > v.second) return ModelLimitProblem{field, v.first, v.second};
+  }
+  return std::nullopt;
 }
 
 void check_model(const ModelSpec& m, const SourceLocation& where, const std::string& path) {

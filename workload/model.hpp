@@ -17,11 +17,18 @@
 // embedding) and a bias over the vocabulary. A loss on every position, as Megatron-LM's BERT and
 // Transformers' BertForMaskedLM compute the logits.
 #include <array>
+#include <optional>
 #include <string>
 
 #include "core/schema.hpp"
 
 namespace parasim::workload {
+
+/// Upper bounds of a model's integer keys (YAML, validation rows): far beyond any model trained
+/// (widths ≤ 2^20, heads ≤ 2^14, head widths ≤ 2^14 so that heads x head_dim stays within 2^28,
+/// vocabularies ≤ 2^24, sequences and windows ≤ 2^27 tokens), so that products of them formed in int
+/// cannot wrap.
+inline constexpr double kMaxLayers = 65536, kMaxWidth = 1 << 20, kMaxHeads = 16384, kMaxHeadDim = 16384, kMaxVocab = 1 << 24, kMaxTokens = 1 << 27;
 
 enum class Activation { gelu, swiglu };
 
@@ -166,6 +173,14 @@ struct ParameterCount {
 };
 
 ParameterCount count_parameters(const ModelSpec& model);
+
+/// A model value past its upper bound (kMaxLayers, …), for models made other than from a model YAML
+/// (whose schema holds the bounds): the field's name, its value and the bound.
+struct ModelLimitProblem {
+  std::string field;
+  double value = 0, max = 0;
+};
+std::optional<ModelLimitProblem> model_limit_problem(const ModelSpec& model);
 /// A dense layer's parameters by module, in forward order: input norm, QKV, output projection,
 /// post-attention norm, MLP up (gate and up for SwiGLU), MLP down; biases with their matrices.
 /// They sum to the layer's parameters; what an engine that fetches a module at a time gathers.

@@ -1,7 +1,9 @@
 #include "workload/plan.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <fmt/format.h>
+#include <limits>
 #include <numeric>
 
 #include "workload/schedule.hpp"
@@ -174,11 +176,27 @@ std::optional<PlanProblem> find_moe_problem(const Plan& p, const ModelSpec& m) {
 
 std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, int gpus, int seq_len) {
   auto problem = [](std::string key, std::string message) { return PlanProblem{std::move(key), std::move(message)}; };
-  if (p.gpus() != gpus) {
+  // The products of degrees below are formed in int: the degrees' product must be the GPU count
+  // (checked in double, where it cannot wrap) before any of them is, and the chunks and the
+  // micro-batch product bounded likewise.
+  const double product = static_cast<double>(p.tp) * p.pp * p.dp * p.cp;
+  if (product != gpus) {
     if (p.cp > 1) {
-      return problem("dp", fmt::format("dp {} x tp {} x pp {} x cp {} = {} GPUs, but the cluster has {}", p.dp, p.tp, p.pp, p.cp, p.gpus(), gpus));
+      return problem("dp", fmt::format("dp {} x tp {} x pp {} x cp {} = {:.0f} GPUs, but the cluster has {}", p.dp, p.tp, p.pp, p.cp, product, gpus));
     }
-    return problem("dp", fmt::format("dp {} x tp {} x pp {} = {} GPUs, but the cluster has {}", p.dp, p.tp, p.pp, p.gpus(), gpus));
+    return problem("dp", fmt::format("dp {} x tp {} x pp {} = {:.0f} GPUs, but the cluster has {}", p.dp, p.tp, p.pp, product, gpus));
+  }
+  if (static_cast<double>(p.pp) * p.vpp > std::numeric_limits<int>::max()) {
+    return problem("vpp", fmt::format("pp {} x vpp {} chunks are more than any model has layers", p.pp, p.vpp));
+  }
+  if (static_cast<double>(p.micro_batch) * p.dp > p.global_batch) {
+    return problem("micro_batch", fmt::format("micro_batch {} x dp {} exceeds the global batch {}", p.micro_batch, p.dp, p.global_batch));
+  }
+  // The task graph holds every layer's passes of every micro-batch of a replica.
+  const double passes = std::ceil(static_cast<double>(p.global_batch) / (static_cast<double>(p.micro_batch) * p.dp)) * (m.layers + m.mtp_layers);
+  if (passes > kMaxLayerPasses) {
+    return problem("global_batch", fmt::format("{:.0f} micro-batches a replica of {} layers are more than the {:.0f} layer passes parasim simulates",
+                                               passes / (m.layers + m.mtp_layers), m.layers + m.mtp_layers, kMaxLayerPasses));
   }
   if (m.heads % p.tp != 0) return problem("tp", fmt::format("tp {} does not divide the {} attention heads", p.tp, m.heads));
   if (m.kv_heads % p.tp != 0) {
@@ -272,6 +290,9 @@ Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus, int seq
   if (r.has("dp")) {
     p.dp = static_cast<int>(r.integer("dp"));
   } else {
+    if (static_cast<double>(p.tp) * p.pp * p.cp > gpus) {
+      r.fail("tp", fmt::format("tp {} x pp {} x cp {} = {:.0f} is more than the {} GPUs", p.tp, p.pp, p.cp, static_cast<double>(p.tp) * p.pp * p.cp, gpus));
+    }
     const int others = p.tp * p.pp * p.cp;
     if (gpus % others != 0) {
       if (p.cp > 1) r.fail("tp", fmt::format("tp {} x pp {} x cp {} = {} does not divide the {} GPUs", p.tp, p.pp, p.cp, others, gpus));

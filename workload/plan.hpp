@@ -87,7 +87,10 @@ struct Plan {
   /// data-parallel group): the data ranks outside the EP group, times the TP ranks etp leaves out.
   int expert_data_ranks() const { return tp / expert_tp() * data_ranks() / ep; }
   /// Micro-batches per iteration per data-parallel replica (the last one may be smaller for FSDP).
-  int micro_batches() const { return (global_batch + micro_batch * dp - 1) / (micro_batch * dp); }
+  int micro_batches() const {
+    const long long per_step = 1LL * micro_batch * dp;
+    return static_cast<int>((global_batch + per_step - 1) / per_step);
+  }
   /// Samples in the last micro-batch of a replica.
   int last_micro_batch() const { return global_batch / dp - (micro_batches() - 1) * micro_batch; }
   int chunks() const { return pp * vpp; }
@@ -110,6 +113,9 @@ struct PlanProblem {
 /// micro-batches (FSDP plans may end with a smaller one), Ulysses' degree divides the heads of a TP
 /// rank, ring attention's causal load balancing splits the sequence into 2·cp chunks (checked when
 /// seq_len > 0), ... nullopt when the plan can run.
+/// The most layer passes (micro-batches of a replica x layers) a plan may ask the task graph for:
+/// 2^20, 70 times the largest bundled job's (DeepSeek-V3: 120 x 62).
+inline constexpr double kMaxLayerPasses = 1 << 20;
 std::optional<PlanProblem> find_plan_problem(const Plan& plan, const ModelSpec& model, int gpus, int seq_len = 0);
 
 /// The plan's order with every dimension in it: cp goes right after tp when the order leaves it out.

@@ -19,7 +19,7 @@ constexpr std::string_view kMoeDispatchers[] = {"alltoall", "deepep"};
 
 constexpr Field kTrainingFields[] = {
     {.name = "precision", .type = FieldType::choice, .description = "GEMM format; fp8 as Transformer Engine runs it (other ops in bf16)", .default_text = "bf16", .choices = kPrecisions},
-    {.name = "seq_len", .type = FieldType::integer, .description = "tokens per sample", .required = true, .min = 1},
+    {.name = "seq_len", .type = FieldType::integer, .description = "tokens per sample", .required = true, .min = 1, .max = 1 << 27},
     {.name = "attention", .type = FieldType::choice, .description = "attention kernel: flash (scores never stored) or eager (scores stored)", .default_text = "flash", .choices = kKernels},
     {.name = "flash_kernel", .type = FieldType::choice, .description = "flash attention generation: native (the GPU's own, FlashAttention-3/cuDNN on Hopper) or flash1 (flash-attn 1.x of 2022-23 PyTorch stacks: built for Ampere, so at half the tensor-core rate on Hopper, and taking only unpadded tokens, so q, k, v are gathered and the output scattered back around it)", .default_text = "native", .choices = kFlashKernels},
     {.name = "cross_entropy", .type = FieldType::choice, .description = "loss kernel: unfused (Megatron-LM's passes over fp32 logits) or fused (one kernel each way, flash-attn's or XLA's)", .default_text = "unfused", .choices = kCrossEntropy},

@@ -59,6 +59,11 @@ TEST_CASE("every kind of bad value fails with file, line, column and key path") 
   CHECK(error_of("name: n\n") == "t.yaml:1:1: error: missing required key 'gpus' (GPUs)");
   CHECK(error_of("name: n\ngpus: eight\n") == "t.yaml:2:7: error: gpus: 'eight' is not an integer");
   CHECK(error_of("name: n\ngpus: 0\n") == "t.yaml:2:7: error: gpus: 0 is out of range: must be >= 1");
+  // Integers are counts kept in 32 bits: past that they are out of range, never wrapped, even past
+  // 64 bits.
+  CHECK(error_of("name: n\ngpus: 4294967297\n") == "t.yaml:2:7: error: gpus: 4294967297 is out of range: must be <= 2147483647");
+  CHECK(error_of("name: n\ngpus: 99999999999999999999\n") == "t.yaml:2:7: error: gpus: 99999999999999999999 is out of range: must be <= 2147483647");
+  CHECK(error_of("name: n\ngpus: 2147483647\n") == "no error");
   CHECK(error_of("name: n\ngpus: 8\nkind: nvswich\n") ==
         "t.yaml:3:7: error: kind: 'nvswich' is not valid (did you mean 'nvswitch'?); valid values: nvswitch, pcie");
   CHECK(error_of("name: n\ngpus: 8\nlink:\n  bandwidth: -200 Gb/s\n") ==

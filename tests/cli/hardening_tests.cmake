@@ -1,0 +1,27 @@
+# Integers past what parasim keeps in 32 bits, products of legal values that would not fit, and numbers
+# past a double's range: each an exit-2 line with its location (the file's line and column, or the
+# --set argument), never a wrapped number, a crash or a hang. Expected lines: expected/hardening/.
+set(hardening ${CMAKE_CURRENT_SOURCE_DIR}/expected/hardening)
+set(lab scenarios/jobs/llama2-7b-lab.yaml)
+foreach(case IN ITEMS
+    "plan_tp_past_32_bits|simulate;${lab};--set;plan.tp=2147483648"
+    "plan_degrees_product|simulate;${lab};--set;plan.tp=2147483647"
+    "plan_vpp_product|simulate;${lab};--set;plan.vpp=2147483647"
+    "plan_micro_batch_product|simulate;${lab};--set;plan.micro_batch=2147483647"
+    "plan_global_batch_passes|simulate;${lab};--set;plan.global_batch=2147483520"
+    "plan_beyond_int64|simulate;${lab};--set;plan.global_batch=99999999999999999999"
+    "cluster_nodes_past_32_bits|topo;scenarios/clusters/lab-2node.yaml;--set;nodes=4294967297"
+    "cluster_gpus_bound|topo;scenarios/clusters/lab-2node.yaml;--set;nodes=2147483647"
+    "model_vocab_bound|simulate;${lab};--set;model.vocab=2147483647"
+    "training_seq_len_bound|simulate;${lab};--set;training.seq_len=2147483648"
+    "hf_vocab_bound|model;tests/data/hf/bad/vocab-2e31/config.json"
+    "hf_vocab_past_32_bits|model;tests/data/hf/bad/vocab-2e32/config.json"
+    "hf_number_overflow|model;tests/data/hf/bad/vocab-1e400/config.json")
+  string(REPLACE "|" ";" parts "${case}")
+  list(GET parts 0 name)
+  list(REMOVE_AT parts 0)
+  parasim_cli_test(NAME hardening_${name} ARGS ${parts} RC 2 STDERR ${hardening}/${name}.expected)
+endforeach()
+# A validation row past the model's bounds is an error for that row; the other row runs.
+parasim_cli_test(NAME hardening_validation_row_past_bounds ARGS validate tests/data/validation/huge_values.yaml RC 2
+                 STDERR ${hardening}/validation_row_past_32_bits.expected STDOUT_REGEX "small +1 s +[0-9.]+ ms")
