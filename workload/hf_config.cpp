@@ -633,6 +633,27 @@ void read_qwen3_moe(const Config& c, ModelSpec& m) {
 // ---------------------------------------------------------------------------------------------------
 // Gemma-2, Gemma-3.
 
+
+/// What a config's Transformers class defaults when a key is absent; 0: the key is required (for
+/// kv_heads: as many as the heads).
+struct HeadDefaults {
+  int hidden = 0, heads = 0, kv_heads = 0, head_dim = 0, layers = 0;
+};
+
+/// Width, heads (with an explicit head_dim), key/value heads and layers, as the newer configs
+/// (Gemma, gpt-oss, Llama-4) state them.
+void read_heads(const Config& c, ModelSpec& m, const HeadDefaults& d) {
+  auto get = [&](std::string_view key, int fallback) { return fallback > 0 ? c.count_or(key, fallback) : c.count(key); };
+  m.hidden = get("hidden_size", d.hidden);
+  m.heads = get("num_attention_heads", d.heads);
+  m.kv_heads = c.count_or("num_key_value_heads", d.kv_heads > 0 ? d.kv_heads : m.heads);
+  m.head_dim = c.count_or("head_dim", d.head_dim);
+  if (m.heads % m.kv_heads != 0) {
+    c.fail("num_key_value_heads", fmt::format("{} key/value heads do not divide {} attention heads", m.kv_heads, m.heads));
+  }
+  m.layers = get("num_hidden_layers", d.layers);
+}
+
 /// Gemma2ForCausalLM: GQA with head_dim (256 unless given), GeGLU MLP (gelu_pytorch_tanh gating: three
 /// matrices, Activation::swiglu's shape), RMSNorm, tied embeddings, and a sliding_window (default 4096)
 /// on every other layer: layers 0, 2, 4, ... local, 1, 3, 5, ... global (global_every 2), or as
@@ -642,14 +663,7 @@ void read_qwen3_moe(const Config& c, ModelSpec& m) {
 /// post-feed-forward) are counted as two: 2·h parameters per layer short (0.003% of Gemma-2 9B).
 /// query_pre_attn_scalar (the attention's scale) and the embedding's sqrt(h) scale change no cost.
 void read_gemma2(const Config& c, ModelSpec& m) {
-  m.hidden = c.count("hidden_size");
-  m.heads = c.count("num_attention_heads");
-  m.kv_heads = c.count_or("num_key_value_heads", m.heads);
-  m.head_dim = c.count_or("head_dim", 256);
-  if (m.heads % m.kv_heads != 0) {
-    c.fail("num_key_value_heads", fmt::format("{} key/value heads do not divide {} attention heads", m.kv_heads, m.heads));
-  }
-  m.layers = c.count("num_hidden_layers");
+  read_heads(c, m, {.head_dim = 256});
   m.ffn_hidden = c.count("intermediate_size");
   m.vocab = c.count("vocab_size");
   m.max_position = c.count_or("max_position_embeddings", 0);
@@ -674,14 +688,7 @@ void read_gemma2(const Config& c, ModelSpec& m) {
 /// the period of a layer_types list, which must end each period in "full_attention". Missing keys take
 /// Gemma3TextConfig's defaults (vocab_size 262208, hidden_size 2304, ...), as Transformers does.
 void read_gemma3_text(const Config& c, ModelSpec& m, std::optional<bool> tied) {
-  m.hidden = c.count_or("hidden_size", 2304);
-  m.heads = c.count_or("num_attention_heads", 8);
-  m.kv_heads = c.count_or("num_key_value_heads", 4);
-  m.head_dim = c.count_or("head_dim", 256);
-  if (m.heads % m.kv_heads != 0) {
-    c.fail("num_key_value_heads", fmt::format("{} key/value heads do not divide {} attention heads", m.kv_heads, m.heads));
-  }
-  m.layers = c.count_or("num_hidden_layers", 26);
+  read_heads(c, m, {.hidden = 2304, .heads = 8, .kv_heads = 4, .head_dim = 256, .layers = 26});
   m.ffn_hidden = c.count_or("intermediate_size", 9216);
   m.vocab = c.count_or("vocab_size", 262208);
   m.max_position = c.count_or("max_position_embeddings", 131072);
@@ -757,14 +764,7 @@ void read_olmo2(const Config& c, ModelSpec& m) {
 /// router's bias (num_local_experts per layer); both are under 0.001% of the parameters and cost no
 /// material FLOPs. swiglu_limit, the yarn rope_scaling and the router's auxiliary loss change no cost.
 void read_gpt_oss(const Config& c, ModelSpec& m) {
-  m.hidden = c.count("hidden_size");
-  m.heads = c.count("num_attention_heads");
-  m.kv_heads = c.count_or("num_key_value_heads", m.heads);
-  m.head_dim = c.count_or("head_dim", 64);
-  if (m.heads % m.kv_heads != 0) {
-    c.fail("num_key_value_heads", fmt::format("{} key/value heads do not divide {} attention heads", m.kv_heads, m.heads));
-  }
-  m.layers = c.count("num_hidden_layers");
+  read_heads(c, m, {.head_dim = 64});
   m.ffn_hidden = c.count("intermediate_size");
   m.vocab = c.count("vocab_size");
   m.max_position = c.count_or("max_position_embeddings", 0);
@@ -796,14 +796,7 @@ void read_gpt_oss(const Config& c, ModelSpec& m) {
 /// the NoPE layers' queries: no parameters, no material FLOPs. Missing keys take Llama4TextConfig's
 /// defaults (Scout's shapes), as Transformers does.
 void read_llama4_text(const Config& c, ModelSpec& m, std::optional<bool> tied) {
-  m.hidden = c.count_or("hidden_size", 5120);
-  m.heads = c.count_or("num_attention_heads", 40);
-  m.kv_heads = c.count_or("num_key_value_heads", 8);
-  m.head_dim = c.count_or("head_dim", 128);
-  if (m.heads % m.kv_heads != 0) {
-    c.fail("num_key_value_heads", fmt::format("{} key/value heads do not divide {} attention heads", m.kv_heads, m.heads));
-  }
-  m.layers = c.count_or("num_hidden_layers", 48);
+  read_heads(c, m, {.hidden = 5120, .heads = 40, .kv_heads = 8, .head_dim = 128, .layers = 48});
   m.vocab = c.count_or("vocab_size", 202048);
   m.max_position = c.count_or("max_position_embeddings", 131072);
   c.expect_one_of("hidden_act", "silu", kSiluNames);
