@@ -88,7 +88,8 @@ Action add_topo_command(CLI::App& app) {
   auto* json = cmd->add_flag("--json", opts->json, "print JSON instead of a table");
   cmd->add_flag("--dot", opts->dot, "print the graph in Graphviz DOT (small clusters)")->excludes(json);
   return [opts]() {
-    const auto scenario = sim::load_scenario(opts->scenario, opts->set);
+    // topo shows the cluster: a plan that does not fit it (after --set cluster.nodes=2) is not its concern.
+    const auto scenario = sim::load_scenario(opts->scenario, opts->set, sim::PlanCheck::drop_unsuitable);
     const topology::Cluster cluster(scenario.cluster);
     if (opts->dot) {
       if (boost::num_vertices(cluster.graph()) > topology::kMaxDotVertices) {
