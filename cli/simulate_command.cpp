@@ -103,6 +103,7 @@ Action add_simulate_command(CLI::App& app) {
     std::string plan;
     std::string megatron_args;
     bool ignore_unknown_flags = false;
+    bool fail_on_oom = false;
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("simulate", "Simulate one training iteration: time, throughput, MFU, where the time goes, memory");
@@ -110,7 +111,8 @@ Action add_simulate_command(CLI::App& app) {
       "Examples:\n"
       "  parasim simulate scenarios/default.yaml --trace default.json\n"
       "  parasim simulate scenarios/default.yaml --plan plan/best_plan.yaml --json\n"
-      "  parasim simulate scenarios/default.yaml --from-megatron-args plan/launch_megatron.sh");
+      "  parasim simulate scenarios/default.yaml --from-megatron-args plan/launch_megatron.sh\n"
+      "  parasim simulate scenarios/default.yaml --set plan.pp=1 --set plan.vpp=1 --set plan.dp=128 --fail-on-oom   # exit 3: OOM");
   cmd->add_option("scenario", o->scenario, "scenario YAML with cluster, model, training and plan")->required();
   cmd->add_option("--set", o->set, "override a scenario key: --set plan.tp=4, --set cluster.node.nics.bandwidth=800Gb/s (repeatable)");
   cmd->add_flag("--json", o->json, "print JSON instead of tables");
@@ -121,6 +123,7 @@ Action add_simulate_command(CLI::App& app) {
                   "simulate the plan of a Megatron-LM launch: launch_megatron.sh, an argument file, or the arguments quoted")
       ->excludes("--plan");
   cmd->add_flag("--ignore-unknown-flags", o->ignore_unknown_flags, "with --from-megatron-args: skip flags parasim does not know, listing them");
+  cmd->add_flag("--fail-on-oom", o->fail_on_oom, "exit with code 3 when the plan does not fit in GPU memory (the result is printed either way)");
   return [o]() {
     auto s = sim::load_scenario(o->scenario, o->set);
     if (!o->plan.empty() || !o->megatron_args.empty()) {
@@ -146,6 +149,10 @@ Action add_simulate_command(CLI::App& app) {
       sim::write_chrome_trace(out, graph, timeline, cluster);
     }
     std::cout << (o->json ? to_json(s, result).dump(2) + "\n" : to_text(s, result));
+    if (o->fail_on_oom && !result.memory.fits()) {
+      std::cerr << fmt::format("parasim: simulate: {}\n", *result.memory.problem());
+      return 3;
+    }
     return 0;
   };
 }

@@ -27,3 +27,7 @@ parasim_cli_test(NAME hardening_validation_row_past_bounds ARGS validate tests/d
                  STDERR ${hardening}/validation_row_past_32_bits.expected STDOUT_REGEX "small +1 s +[0-9.]+ ms")
 # topo shows the cluster and does not judge a plan it does not use: the README's two-node --dot works.
 parasim_cli_test(NAME topo_ignores_unfit_plan ARGS topo scenarios/default.yaml --set cluster.nodes=2 --dot STDOUT_REGEX "graph \"H100-1024\" \\{")
+# simulate --fail-on-oom: the result is printed, and the exit code says the plan does not fit (3) or does (0).
+parasim_cli_test(NAME simulate_fail_on_oom ARGS simulate scenarios/default.yaml --set plan.pp=1 --set plan.vpp=1 --set plan.dp=128 --set plan.zero=0
+                 --fail-on-oom RC 3 STDOUT_REGEX "Memory +OOM on stage 0")
+parasim_cli_test(NAME simulate_fail_on_oom_fits ARGS simulate scenarios/default.yaml --fail-on-oom STDOUT_REGEX "Memory +fits")
