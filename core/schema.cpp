@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <charconv>
+#include <filesystem>
 #include <functional>
 #include <optional>
 #include <cmath>
@@ -76,6 +77,28 @@ std::string show_value(FieldType t, double v) {
 bool in_range(const Field& f, double v) {
   if (f.min_exclusive ? !(v > f.min) : !(v >= f.min)) return false;
   return v <= f.max;
+}
+
+// A bare name (no folder, no extension) in a reference field with bundled files: the bundled file
+// of that name, or the only one whose name begins with it and a dash (`h200` -> h200-sxm-141gb.yaml;
+// `h20`, another GPU, matches nothing).
+std::optional<std::filesystem::path> bundled_file(const Field& f, const Node& v) {
+  const std::string name = v.raw().as<std::string>();
+  if (f.bundled.empty() || name.empty() || name.find_first_of("/.\\") != std::string::npos) return std::nullopt;
+  const std::filesystem::path dir = std::filesystem::path(PARASIM_SOURCE_DIR) / f.bundled;
+  std::vector<std::string> names, matches;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
+    if (e.path().extension() != ".yaml") continue;
+    names.push_back(e.path().stem().string());
+    if (names.back() == name) return e.path();
+    if (names.back().rfind(name + "-", 0) == 0) matches.push_back(names.back());
+  }
+  std::sort(names.begin(), names.end());
+  std::sort(matches.begin(), matches.end());
+  if (matches.size() == 1) return dir / (matches.front() + ".yaml");
+  if (matches.size() > 1) v.fail(fmt::format("'{}' names several bundled files: {}", name, join_names(matches)));
+  v.fail(fmt::format("'{}' is neither a file nor a bundled name{}; bundled: {}", name, did_you_mean(name, names), join_names(names)));
 }
 
 // Integer keys are counts the model keeps in 32 bits: a value past that is out of range, never wrapped.
@@ -256,7 +279,10 @@ Record::Value Record::read(const Field& f, const Node& v) const {
     case FieldType::node: return std::monostate{};
     case FieldType::section: return std::make_shared<const Record>(v, *f.schema);
     case FieldType::reference: {
-      if (raw.IsScalar()) return std::make_shared<const Record>(load_reference(v), *f.schema);
+      if (raw.IsScalar()) {
+        if (const auto file = bundled_file(f, v)) return std::make_shared<const Record>(load_file(*file, v.key_path(), v.overrides()), *f.schema);
+        return std::make_shared<const Record>(load_reference(v), *f.schema);
+      }
       return std::make_shared<const Record>(v, *f.schema);
     }
   }

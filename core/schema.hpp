@@ -51,6 +51,9 @@ struct Field {
   bool min_exclusive = false;  ///< "must be > min" rather than ">= min"
   std::span<const std::string_view> choices = {};
   const Schema* schema = nullptr;  ///< for section and reference fields
+  /// For reference fields: the folder of bundled files (in the project's source tree) where a bare
+  /// name, such as `h200`, is looked up: the file of that name, or the one it begins with a dash.
+  std::string_view bundled = {};
 };
 
 struct Schema {

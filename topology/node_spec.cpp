@@ -39,7 +39,7 @@ constexpr Schema kNicSchema{"nics", "Network adapters of a node.", kNicFields};
 constexpr Field kNodeFields[] = {
     {.name = "name", .type = FieldType::string, .description = "node name, e.g. DGX-H100", .required = true},
     {.name = "description", .type = FieldType::string, .description = "free text"},
-    {.name = "hardware", .type = FieldType::reference, .description = "the GPU: a file (relative path) or an inline section", .required = true, .schema = &kGpuSchema},
+    {.name = "hardware", .type = FieldType::reference, .description = "the GPU: a file (relative path), a bundled name (h200, a100-sxm4-40gb) or an inline section", .required = true, .schema = &kGpuSchema, .bundled = "scenarios/hardware"},
     {.name = "gpus", .type = FieldType::integer, .description = "GPUs per node", .required = true, .min = 1},
     {.name = "fabric", .type = FieldType::section, .description = "how the GPUs are joined", .required = true, .schema = &kFabricSchema},
     {.name = "pcie", .type = FieldType::section, .description = "the PCIe tree", .default_text = "{}", .schema = &kPcieTreeSchema},

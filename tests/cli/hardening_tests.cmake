@@ -31,3 +31,8 @@ parasim_cli_test(NAME topo_ignores_unfit_plan ARGS topo scenarios/default.yaml -
 parasim_cli_test(NAME simulate_fail_on_oom ARGS simulate scenarios/default.yaml --set plan.pp=1 --set plan.vpp=1 --set plan.dp=128 --set plan.zero=0
                  --fail-on-oom RC 3 STDOUT_REGEX "Memory +OOM on stage 0")
 parasim_cli_test(NAME simulate_fail_on_oom_fits ARGS simulate scenarios/default.yaml --fail-on-oom STDOUT_REGEX "Memory +fits")
+# Bundled hardware by its short name wherever a hardware file is expected; a name that is not one, or
+# that names several, is an error listing them.
+parasim_cli_test(NAME hardware_short_name ARGS topo scenarios/default.yaml --set cluster.node.hardware=h200 STDOUT_REGEX "1024 x H200-SXM-141GB")
+parasim_cli_test(NAME hardware_ambiguous ARGS topo scenarios/default.yaml --set cluster.node.hardware=h100 RC 2 STDERR ${hardening}/hardware_ambiguous.expected)
+parasim_cli_test(NAME hardware_unknown ARGS topo scenarios/default.yaml --set cluster.node.hardware=h20 RC 2 STDERR ${hardening}/hardware_unknown.expected)
