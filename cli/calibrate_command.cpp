@@ -285,26 +285,31 @@ Action add_calibrate_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("calibrate", "Calibration profiles: show one, compare two, build one from profiler traces");
+  cmd->footer(
+      "Examples:\n"
+      "  parasim calibrate show scenarios/profiles/h100-sxm5.yaml\n"
+      "  parasim calibrate diff a100-sxm4 my-profile.yaml --scenario scenarios/jobs/llama2-7b-lab.yaml\n"
+      "  parasim calibrate from-trace rank0.pt.trace.json.gz rank1.pt.trace.json.gz --out my-profile.yaml");
   cmd->require_subcommand(1);
 
   auto* show = cmd->add_subcommand("show", "Every figure of a profile with its source, and its measured points");
   show->add_option("profile", o->profile, "profile YAML, or the name of a bundled profile (a100, h100, h200, b200, rtx-4090)")->required();
-  show->add_option("--bundled", o->bundled, "directory of the bundled profiles")->capture_default_str();
+  show->add_option("--bundled", o->bundled, "directory of the bundled profiles (default: the project's scenarios/profiles)");
   show->add_flag("--json", o->json, "print JSON instead of tables");
 
   auto* diff = cmd->add_subcommand("diff", "What changed between two profiles, and how the predicted iteration time of a reference job moves");
   diff->add_option("a", o->a, "the first profile (file or bundled name)")->required();
   diff->add_option("b", o->b, "the second profile (file or bundled name)")->required();
   diff->add_option("--scenario", o->scenario, "reference job simulated with each profile")->capture_default_str();
-  diff->add_option("--bundled", o->bundled, "directory of the bundled profiles")->capture_default_str();
+  diff->add_option("--bundled", o->bundled, "directory of the bundled profiles (default: the project's scenarios/profiles)");
   diff->add_flag("--json", o->json, "print JSON instead of tables");
 
   auto* from_trace = cmd->add_subcommand("from-trace", "Build a profile from PyTorch profiler (Kineto) traces, one file per rank");
   from_trace->add_option("traces", o->trace.files, "Chrome trace JSON files (.json or .json.gz), one per rank")->required();
   from_trace->add_option("--out", o->trace.out, "write the profile YAML here");
   from_trace->add_option("--hardware", o->trace.hardware, "hardware YAML of the traced GPU, when its name matches no bundled file");
-  from_trace->add_option("--hardware-dir", o->trace.hardware_dir, "directory of the bundled hardware files")->capture_default_str();
-  from_trace->add_option("--bundled", o->bundled, "directory of the bundled profiles")->capture_default_str();
+  from_trace->add_option("--hardware-dir", o->trace.hardware_dir, "directory of the bundled hardware files (default: the project's scenarios/hardware)");
+  from_trace->add_option("--bundled", o->bundled, "directory of the bundled profiles (default: the project's scenarios/profiles)");
   from_trace->add_option("--network-bandwidth", o->trace.network_bandwidth, "per-GPU bandwidth across nodes, to fit network collectives (e.g. 200Gb/s)");
   from_trace->add_option("--gpus-per-node", o->trace.gpus_per_node, "GPUs per node: a job no larger stays on NVLink / PCIe")->capture_default_str()->check(CLI::PositiveNumber);
   from_trace->add_option("--name", o->trace.name, "name of the new profile (default: the --out file's stem)");

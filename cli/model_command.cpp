@@ -53,6 +53,10 @@ Action add_model_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("model", "Show a model as parasim understands it: shapes, parameters, FLOPs and activations per token");
+  cmd->footer(
+      "Examples:\n"
+      "  parasim model scenarios/models/deepseek-v3.yaml\n"
+      "  parasim model tests/data/hf/qwen3-30b-a3b/config.json --seq 4096 --json");
   cmd->add_option("model", o->file, "model YAML or Hugging Face config.json")->required();
   cmd->add_option("--seq", o->seq, "sequence length for FLOPs and activations (default: the model's context, or 2048)")->check(CLI::PositiveNumber);
   cmd->add_flag("--json", o->json, "print JSON instead of a table");

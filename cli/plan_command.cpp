@@ -372,7 +372,7 @@ Action add_plan_command(CLI::App& app) {
                   "plan every row of a measured-run file (../shared/validation/*.yaml) and compare with the published plan; exit 3 if one is faster "
                   "than the plan found");
   cmd->add_option("--rows", o->rows, "with --published: only these row ids (repeatable)");
-  cmd->add_option("--hardware", o->hardware, "with --published: directory of the bundled hardware files")->capture_default_str();
+  cmd->add_option("--hardware", o->hardware, "with --published: directory of the bundled hardware files (default: the project's scenarios/hardware)");
   return [o]() {
     if (o->list_space) return list_space(*o);
     if (!o->published.empty()) return check_published_file(*o);

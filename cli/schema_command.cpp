@@ -12,6 +12,10 @@ namespace parasim::cli {
 Action add_schema_command(CLI::App& app) {
   auto section = std::make_shared<std::string>("scenario");
   auto* cmd = app.add_subcommand("schema", "Print the reference of scenario keys (Markdown), from the schema tables");
+  cmd->footer(
+      "Examples:\n"
+      "  parasim schema model\n"
+      "  parasim schema > keys.md");
   cmd->add_option("section", *section, "scenario | cluster | node | hardware | model | training | plan")->capture_default_str();
   return [section]() {
     const std::vector<std::pair<std::string, const yaml::Schema*>> known{

@@ -86,6 +86,10 @@ Action add_tasks_command(CLI::App& app) {
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("tasks", "Build one iteration's task graph: task counts, FLOPs, communication and memory per stage");
+  cmd->footer(
+      "Examples:\n"
+      "  parasim tasks scenarios/jobs/mixtral-8x7b-64-h100.yaml\n"
+      "  parasim tasks scenarios/jobs/deepseek-v3-2048-h800.yaml --json");
   cmd->add_option("scenario", o->scenario, "scenario YAML with cluster, model, training and plan")->required();
   cmd->add_option("--set", o->set, "override a scenario key: --set plan.tp=4 (repeatable)");
   auto* json = cmd->add_flag("--json", o->json, "print JSON instead of tables");

@@ -83,6 +83,11 @@ std::string to_text(const topology::TopologySummary& s) {
 Action add_topo_command(CLI::App& app) {
   auto opts = std::make_shared<TopoOptions>();
   auto* cmd = app.add_subcommand("topo", "Show the cluster graph: islands, links, NICs, GPU-to-GPU and bisection bandwidth");
+  cmd->footer(
+      "Examples:\n"
+      "  parasim topo scenarios/default.yaml\n"
+      "  parasim topo scenarios/clusters/dgx-a100-1024.yaml --json\n"
+      "  parasim topo scenarios/default.yaml --set cluster.nodes=2 --dot | dot -Tsvg > cluster.svg");
   cmd->add_option("scenario", opts->scenario, "scenario or cluster YAML file")->required();
   cmd->add_option("--set", opts->set, "override a scenario key: --set cluster.node.nics.bandwidth=800Gb/s (repeatable)");
   auto* json = cmd->add_flag("--json", opts->json, "print JSON instead of a table");

@@ -97,7 +97,7 @@ Action add_validate_command(CLI::App& app) {
   cmd->add_option("--max-mape", o->max_mape, "exit with code 3 when the overall MAPE (in %) is above this");
   cmd->add_option("--threads", o->threads, "rows simulated at once (default: the machine's cores)");
   cmd->add_option("--explain", o->explain, "print where one row's predicted time goes (its id; repeatable) instead of the table");
-  cmd->add_option("--hardware", o->hardware, "directory of the bundled hardware files")->capture_default_str();
+  cmd->add_option("--hardware", o->hardware, "directory of the bundled hardware files (default: the project's scenarios/hardware)");
   return [o]() {
     const auto loaded = load_rows(o->files);
     const auto& runs = loaded.runs;

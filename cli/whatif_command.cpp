@@ -208,6 +208,11 @@ int run_sensitivity(const Options& o, const planner::WhatifOptions& base_options
 Action add_whatif_command(CLI::App& app) {
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("whatif", "What-if studies: vary scenario keys (re-planning each variant), or rank hardware parameters by sensitivity");
+  cmd->footer(
+      "Examples:\n"
+      "  parasim whatif scenarios/whatif/gpu-generations.yaml --out out/\n"
+      "  parasim whatif scenarios/default.yaml --vary cluster.node.nics.bandwidth=200Gb/s,400Gb/s,800Gb/s\n"
+      "  parasim whatif scenarios/jobs/llama2-7b-lab.yaml --sensitivity --by 25%");
   cmd->add_option("scenario", o->scenario, "scenario YAML, or a study YAML (scenarios/whatif/) naming a scenario and the keys to vary");
   cmd->add_option("--vary", o->vary,
                   "KEY=V1,V2,...: a scenario key (as --set names it) and its values (repeatable: every combination, the first key changing "

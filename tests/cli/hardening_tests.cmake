@@ -36,3 +36,7 @@ parasim_cli_test(NAME simulate_fail_on_oom_fits ARGS simulate scenarios/default.
 parasim_cli_test(NAME hardware_short_name ARGS topo scenarios/default.yaml --set cluster.node.hardware=h200 STDOUT_REGEX "1024 x H200-SXM-141GB")
 parasim_cli_test(NAME hardware_ambiguous ARGS topo scenarios/default.yaml --set cluster.node.hardware=h100 RC 2 STDERR ${hardening}/hardware_ambiguous.expected)
 parasim_cli_test(NAME hardware_unknown ARGS topo scenarios/default.yaml --set cluster.node.hardware=h20 RC 2 STDERR ${hardening}/hardware_unknown.expected)
+# Every command's --help ends with examples of itself.
+foreach(command IN ITEMS plan simulate validate tasks model topo whatif calibrate schema)
+  parasim_cli_test(NAME help_examples_${command} ARGS ${command} --help STDOUT_REGEX "Examples:\n  parasim ${command} ")
+endforeach()
