@@ -217,6 +217,7 @@ Record::Value Record::read(const Field& f, const Node& v) const {
       const std::string t = scalar_text();
       double x = 0;
       const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
+      if (ec == std::errc::result_out_of_range && end == t.data() + t.size()) v.fail(fmt::format("{} is out of range for a number", t));
       if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(x)) v.fail(fmt::format("'{}' is not a number", t));
       check_range(x);
       return x;

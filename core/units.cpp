@@ -5,6 +5,7 @@
 #include <charconv>
 #include <span>
 #include <cmath>
+#include <limits>
 #include <fmt/format.h>
 
 namespace parasim {
@@ -100,6 +101,7 @@ double parse_quantity(std::string_view text, Dimension d) {
   const std::string_view s = trim(text);
   double number = 0.0;
   const auto [end, ec] = std::from_chars(s.data(), s.data() + s.size(), number);
+  if (ec == std::errc::result_out_of_range) throw UnitError(fmt::format("'{}' is out of range for a number", text));
   if (ec != std::errc() || end == s.data()) {
     throw UnitError(fmt::format("'{}' is not a {} (write e.g. '{}')", text, dimension_name(d), example(d)));
   }
@@ -109,7 +111,10 @@ double parse_quantity(std::string_view text, Dimension d) {
     throw UnitError(fmt::format("'{}' has no unit (write e.g. '{}')", text, example(d)));
   }
   for (const auto& u : table(d)) {
-    if (u.symbol == unit) return number * u.factor;
+    if (u.symbol != unit) continue;
+    // 1e308 TB/s is a finite number of a unit whose product in base units is not.
+    if (!std::isfinite(number * u.factor)) throw UnitError(fmt::format("'{}' is out of range: more than {:g} {}", text, std::numeric_limits<double>::max() / u.factor, unit));
+    return number * u.factor;
   }
   throw UnitError(fmt::format("unknown unit '{}' for a {}; use one of: {}", unit, dimension_name(d), accepted_units(d)));
 }

@@ -16,7 +16,9 @@ foreach(case IN ITEMS
     "training_seq_len_bound|simulate;${lab};--set;training.seq_len=2147483648"
     "hf_vocab_bound|model;tests/data/hf/bad/vocab-2e31/config.json"
     "hf_vocab_past_32_bits|model;tests/data/hf/bad/vocab-2e32/config.json"
-    "hf_number_overflow|model;tests/data/hf/bad/vocab-1e400/config.json")
+    "hf_number_overflow|model;tests/data/hf/bad/vocab-1e400/config.json"
+    "number_overflow|simulate;${lab};--set;plan.bucket_params=1e400"
+    "unit_product_overflow|topo;scenarios/clusters/lab-2node.yaml;--set;node.nics.bandwidth=1e308 TB/s")
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 name)
   list(REMOVE_AT parts 0)
