@@ -81,6 +81,32 @@ TaskGraph single_collective(Collective kind, std::vector<std::vector<int>> twins
   return g;
 }
 
+// One 8-GPU node whose links are a million times faster than any GPU: transfers cost ~nothing.
+topology::ClusterSpec free_links_node() {
+  auto spec = test::dgx_cluster(1);
+  spec.node.gpu.nvlink->bidirectional = BytesPerSecond(1e18);
+  spec.node.fabric_latency = Seconds(0);
+  spec.node.pcie.latency = Seconds(0);
+  spec.node.pcie.generation = 6;
+  return spec;
+}
+
+// 16 equal layers whose embedding and head are negligible, no optimizer state: the pipeline tests'
+// model, whose stage times add up by hand.
+Fixture uniform_pipeline_fixture() {
+  Fixture f;
+  f.model = test::small_gpt(16);
+  f.model.hidden = 2048;
+  f.model.heads = 16;
+  f.model.head_dim = 128;
+  f.model.ffn_hidden = 8192;
+  f.model.vocab = 128;
+  f.model.tied_embeddings = false;
+  f.training.optimizer_bytes_per_param = 0;
+  f.training.fp32_grad_accumulation = false;
+  return f;
+}
+
 topology::ClusterSpec single_gpu() {
   auto c = test::dgx_cluster(1);
   c.node.gpus = 1;
@@ -245,22 +271,9 @@ TEST_CASE("the overlap slowdown applies exactly while the overlap lasts") {
 
 TEST_CASE("pipeline bubble with free communication: (p-1)/(m+p-1) for 1F1B, (p-1)/(v·m+p-1) interleaved") {
   // 8 GPUs on one NVSwitch with links a million times faster than any GPU: transfers cost ~nothing.
-  auto spec = test::dgx_cluster(1);
-  spec.node.gpu.nvlink->bidirectional = BytesPerSecond(1e18);
-  spec.node.fabric_latency = Seconds(0);
-  spec.node.pcie.latency = Seconds(0);
-  spec.node.pcie.generation = 6;
+  auto spec = free_links_node();
   const topology::Cluster cluster(spec);
-  Fixture f;
-  f.model = test::small_gpt(16);
-  f.model.hidden = 2048;
-  f.model.heads = 16;
-  f.model.head_dim = 128;
-  f.model.ffn_hidden = 8192;
-  f.model.vocab = 128;  // embedding and head negligible against 4 layers per stage
-  f.model.tied_embeddings = false;
-  f.training.optimizer_bytes_per_param = 0;
-  f.training.fp32_grad_accumulation = false;
+  Fixture f = uniform_pipeline_fixture();  // embedding and head negligible against 4 layers per stage
   const auto profile = free_comm_profile();
   const calibrate::CostModel cost(spec.node.gpu, profile);
   for (int v : {1, 2}) {
@@ -293,22 +306,9 @@ TEST_CASE("pipeline bubble with free communication: (p-1)/(m+p-1) for 1F1B, (p-1
 TEST_CASE("a first chunk with the embedding alone and a last with the head alone (Megatron-Core's E| and |L) run as stages of their own") {
   // Free communication and a negligible embedding and head: layers {0, 8, 8, 0} over 4 stages is a
   // 2-stage 1F1B pipeline of the middle stages, (m + 1)(t_f + t_b), plus the ends' own small work.
-  auto spec = test::dgx_cluster(1);
-  spec.node.gpu.nvlink->bidirectional = BytesPerSecond(1e18);
-  spec.node.fabric_latency = Seconds(0);
-  spec.node.pcie.latency = Seconds(0);
-  spec.node.pcie.generation = 6;
+  auto spec = free_links_node();
   const topology::Cluster cluster(spec);
-  Fixture f;
-  f.model = test::small_gpt(16);
-  f.model.hidden = 2048;
-  f.model.heads = 16;
-  f.model.head_dim = 128;
-  f.model.ffn_hidden = 8192;
-  f.model.vocab = 128;
-  f.model.tied_embeddings = false;
-  f.training.optimizer_bytes_per_param = 0;
-  f.training.fp32_grad_accumulation = false;
+  Fixture f = uniform_pipeline_fixture();
   const auto profile = free_comm_profile();
   const calibrate::CostModel cost(spec.node.gpu, profile);
   const int m = 8;
@@ -463,22 +463,9 @@ TEST_CASE("context parallelism is reported as exposed CP: Ulysses' forward all-t
 TEST_CASE("ZB-H1 with free communication: bubble (p-1)(T_F + T_B - T_W), 2(p-1)·T_W less than 1F1B, same peak memory") {
   // The fixture of "pipeline bubble with free communication": 4 uniform stages of 4 layers, links a
   // million times faster than any GPU, embedding and head negligible.
-  auto spec = test::dgx_cluster(1);
-  spec.node.gpu.nvlink->bidirectional = BytesPerSecond(1e18);
-  spec.node.fabric_latency = Seconds(0);
-  spec.node.pcie.latency = Seconds(0);
-  spec.node.pcie.generation = 6;
+  auto spec = free_links_node();
   const topology::Cluster cluster(spec);
-  Fixture f;
-  f.model = test::small_gpt(16);
-  f.model.hidden = 2048;
-  f.model.heads = 16;
-  f.model.head_dim = 128;
-  f.model.ffn_hidden = 8192;
-  f.model.vocab = 128;
-  f.model.tied_embeddings = false;
-  f.training.optimizer_bytes_per_param = 0;
-  f.training.fp32_grad_accumulation = false;
+  Fixture f = uniform_pipeline_fixture();
   const auto profile = free_comm_profile();
   const calibrate::CostModel cost(spec.node.gpu, profile);
   const int p = 4, m = 8;
