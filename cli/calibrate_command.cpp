@@ -251,6 +251,9 @@ std::string import_text(const calibrate::ImportResult& r, const std::string& out
   const auto& p = r.fit.profile;
   text += fmt::format("\nProfile     {}: {} GEMM, {} collective and {} memory points{}\n", p.name, p.gemm_points.size(), p.collective_points.size(),
                       p.memory_points.size(), out.empty() ? " (not written: no --out)" : fmt::format(", written to {}", out));
+  if (!out.empty()) {
+    text += fmt::format("Use it      `profile: {}` in a scenario (a path relative to it), or parasim simulate JOB --set profile={}\n", out, out);
+  }
   return text;
 }
 

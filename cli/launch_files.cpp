@@ -77,7 +77,9 @@ void write_launch_files(const std::string& dir, const LaunchChoice& c, const sim
     const auto path = std::filesystem::path(dir) / name;
     {
       std::ofstream f(path);
-      if (!f || !(f << text)) throw InputError({dir, 0, 0}, "--out", fmt::format("cannot write {}", name));
+      f << text;
+      f.close();  // a full disk shows when the buffer is written
+      if (!f) throw InputError({dir, 0, 0}, "--out", fmt::format("cannot write {}", name));
     }
     if (executable) std::filesystem::permissions(path, std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec | std::filesystem::perms::others_exec,
                                                  std::filesystem::perm_options::add, ec);

@@ -1,7 +1,8 @@
 // parasim: which hybrid parallel plan trains fastest on this cluster, and how fast.
 // main is the only place that prints errors and chooses exit codes:
 //   0 success, 2 bad input or usage (one line naming file, line and key), 1 internal error,
-//   3 a check the user asked for failed (validate --max-mape).
+//   3 a check the user asked for failed (validate --max-mape, simulate --fail-on-oom). Output that
+//   cannot be written (a full disk) is an error too.
 #include <CLI/CLI.hpp>
 #include <iostream>
 #include <map>
@@ -42,7 +43,16 @@ int main(int argc, char** argv) {
   }
 
   try {
-    for (const auto* sub : app.get_subcommands()) return actions.at(sub)();
+    for (const auto* sub : app.get_subcommands()) {
+      const int code = actions.at(sub)();
+      // What was printed must have reached its destination: a full disk is an error, not a success.
+      std::cout.flush();
+      if (!std::cout) {
+        std::cerr << "parasim: error: standard output: cannot write (disk full?)\n";
+        return 2;
+      }
+      return code;
+    }
   } catch (const parasim::InputError& e) {
     std::cerr << e.what() << "\n";
     return 2;

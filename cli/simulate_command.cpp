@@ -147,6 +147,8 @@ Action add_simulate_command(CLI::App& app) {
       std::ofstream out(o->trace);
       if (!out) throw InputError({o->trace, 0, 0}, "--trace", "cannot write the trace file");
       sim::write_chrome_trace(out, graph, timeline, cluster);
+      out.close();  // a full disk shows when the buffer is written
+      if (!out) throw InputError({o->trace, 0, 0}, "--trace", "cannot write the trace file");
     }
     std::cout << (o->json ? to_json(s, result).dump(2) + "\n" : to_text(s, result));
     if (o->fail_on_oom && !result.memory.fits()) {

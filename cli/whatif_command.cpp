@@ -68,6 +68,7 @@ double parse_fraction(const std::string& text) {
 void write_file(const std::filesystem::path& path, const std::string& text) {
   std::ofstream f(path, std::ios::binary);
   f << text;
+  f.close();  // a full disk shows when the buffer is written
   if (!f) throw InputError({path.string(), 0, 0}, "--out", "cannot write this file");
 }
 

@@ -33,7 +33,8 @@ set(trace_profile ${CMAKE_CURRENT_BINARY_DIR}/dlrm-v100.yaml)
 parasim_cli_test(NAME calibrate_from_trace ARGS calibrate from-trace ${dlrm_ranks} --out ${trace_profile}
                  STDOUT_REGEX "Traces +8 files" "Tesla V100-SXM2-32GB: no bundled hardware" "gemm +224 " "nccl +64 "
                               "GEMM shapes for 224 of 224 GEMM kernels; sizes for 64 of 64 NCCL kernels"
-                              "8 collectives matched across the 8 ranks" "written to .*dlrm-v100.yaml")
+                              "8 collectives matched across the 8 ranks" "written to .*dlrm-v100.yaml"
+                              "Use it +`profile: .*dlrm-v100.yaml` in a scenario")
 # The report's figures through --json.
 parasim_cli_test(NAME calibrate_from_trace_json ARGS calibrate from-trace ${dlrm_ranks} --json --out ${trace_profile}
                  JSON files.0.rank=0 files.7.rank=7 files.0.gpu=Tesla\ V100-SXM2-32GB classes.gemm.count=224 classes.nccl.count=64

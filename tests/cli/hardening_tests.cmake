@@ -42,3 +42,5 @@ parasim_cli_test(NAME hardware_unknown ARGS topo scenarios/default.yaml --set cl
 foreach(command IN ITEMS plan simulate validate tasks model topo whatif calibrate schema)
   parasim_cli_test(NAME help_examples_${command} ARGS ${command} --help STDOUT_REGEX "Examples:\n  parasim ${command} ")
 endforeach()
+# A file that cannot be written (a full disk: /dev/full) is an error, not a success.
+parasim_cli_test(NAME trace_disk_full ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --trace /dev/full RC 2 STDERR ${hardening}/trace_disk_full.expected)
