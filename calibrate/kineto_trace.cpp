@@ -29,7 +29,7 @@ struct PaddedText {
   void reserve(std::size_t n) {
     if (n + simdjson::SIMDJSON_PADDING <= capacity) return;
     const std::size_t cap = n + simdjson::SIMDJSON_PADDING;
-    auto fresh = std::make_unique<char[]>(cap);
+    auto fresh = std::make_unique_for_overwrite<char[]>(cap);  // inflate writes it: no zeroing
     if (size) std::memcpy(fresh.get(), data.get(), size);
     data = std::move(fresh);
     capacity = cap;
@@ -78,6 +78,10 @@ void inflate_into(std::string_view in, PaddedText& out, const std::string& file)
   inflateEnd(&z);
 }
 
+/// The highest compression ratio the trailer's size is believed at; beyond it the buffer grows as
+/// inflate writes.
+constexpr std::size_t kPlausibleRatio = 64;
+
 bool is_gzip(std::string_view data) {
   return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f && static_cast<unsigned char>(data[1]) == 0x8b;
 }
@@ -85,12 +89,14 @@ bool is_gzip(std::string_view data) {
 PaddedText load_text(std::string_view raw, const std::string& file) {
   PaddedText text;
   if (is_gzip(raw)) {
-    // The gzip trailer holds the uncompressed size mod 2^32: a good first guess for the buffer.
+    // The gzip trailer holds the uncompressed size mod 2^32: a good first guess for the buffer, when
+    // it is one a trace compresses to (JSON traces deflate 5-30x). The last bytes of a truncated file
+    // are not a trailer: trusted, they would size the buffer up to 4 GiB before inflate fails.
     std::size_t guess = raw.size() * 4;
     if (raw.size() >= 18) {
       std::uint32_t isize = 0;
       std::memcpy(&isize, raw.data() + raw.size() - 4, 4);
-      if (isize > raw.size()) guess = isize;
+      if (isize > raw.size() && isize <= raw.size() * kPlausibleRatio) guess = isize;
     }
     text.reserve(guess);
     inflate_into(raw, text, file);
