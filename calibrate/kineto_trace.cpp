@@ -78,10 +78,6 @@ void inflate_into(std::string_view in, PaddedText& out, const std::string& file)
   inflateEnd(&z);
 }
 
-/// The highest compression ratio the trailer's size is believed at; beyond it the buffer grows as
-/// inflate writes.
-constexpr std::size_t kPlausibleRatio = 64;
-
 bool is_gzip(std::string_view data) {
   return data.size() >= 2 && static_cast<unsigned char>(data[0]) == 0x1f && static_cast<unsigned char>(data[1]) == 0x8b;
 }
@@ -89,16 +85,10 @@ bool is_gzip(std::string_view data) {
 PaddedText load_text(std::string_view raw, const std::string& file) {
   PaddedText text;
   if (is_gzip(raw)) {
-    // The gzip trailer holds the uncompressed size mod 2^32: a good first guess for the buffer, when
-    // it is one a trace compresses to (JSON traces deflate 5-30x). The last bytes of a truncated file
-    // are not a trailer: trusted, they would size the buffer up to 4 GiB before inflate fails.
-    std::size_t guess = raw.size() * 4;
-    if (raw.size() >= 18) {
-      std::uint32_t isize = 0;
-      std::memcpy(&isize, raw.data() + raw.size() - 4, 4);
-      if (isize > raw.size() && isize <= raw.size() * kPlausibleRatio) guess = isize;
-    }
-    text.reserve(guess);
+    // The buffer grows as inflate writes (JSON traces deflate 5-30x). The gzip trailer's size is not
+    // used: the last bytes of a truncated file are no trailer, and trusted they would size the buffer
+    // up to 4 GiB before inflate fails.
+    text.reserve(raw.size() * 8);
     inflate_into(raw, text, file);
   } else {
     text.reserve(raw.size());
