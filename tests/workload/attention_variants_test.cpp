@@ -198,3 +198,15 @@ TEST_CASE("Mistral 7B's config at 32K tokens: attention FLOPs at its 4096-token 
   CHECK(training_flops_per_token(m, 32768, 1) == doctest::Approx(6 * n + 32 * 6.0 * 4096 * 32 * 256).epsilon(1e-12));
   CHECK(training_flops_per_token(m, 32768, 1) < 0.55 * (6 * n + 12.0 * 32 * 32768 * 4096));
 }
+
+TEST_CASE("MLA stored activations by hand: the latents, the rotary key, Q, K and V of 192/192/128") {
+  const auto m = deepseek_v3();
+  const BlockShape shape{1, 4096, 1, false, Recompute::none};
+  const auto b = attention_block(m, test::training(4096), shape);
+  const double T = 4096, h = 7168, n = 128, e = 2;
+  // Norm input and the down projections' input (h each); the two latents' norm and up-projection
+  // inputs ((1536 + 512) twice); the shared rotary key (64); Q and K of 192 and V of 128 a head; the
+  // output projection's input (128 a head); fp32 softmax statistics per head.
+  const double kept = T * h * e + T * h * e + T * (1536 + 512) * 2 * e + T * 64 * e + T * e * n * (192 + 192 + 128) + T * e * n * 128;
+  CHECK(b.full_activation_bytes == doctest::Approx(kept + 4.0 * n * T).epsilon(1e-12));
+}
