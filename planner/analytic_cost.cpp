@@ -6,6 +6,7 @@
 #include <numeric>
 
 #include "topology/group_bandwidth.hpp"
+#include "workload/chunk_placement.hpp"
 #include "workload/layout.hpp"
 #include "workload/memory.hpp"
 #include "workload/moe_ops.hpp"
@@ -244,18 +245,22 @@ AnalyticCost::Stage AnalyticCost::stage_time(const Plan& p, int stage, const std
     s.cp += lc.cp;
     s.ep += lc.ep;
   };
-  for (int c = stage; c < p.chunks(); c += p.pp) {
+  for (const int c : workload::stage_chunks(p, stage)) {
     for (int l = first[static_cast<std::size_t>(c)]; l < first[static_cast<std::size_t>(c)] + sizes[static_cast<std::size_t>(c)]; ++l) {
       add(layer(p, l, recompute[static_cast<std::size_t>(l)]));
     }
   }
   s.backward += s.recompute;
-  if (stage == 0) s.forward += embedding_time(p);
-  if (stage == p.pp - 1) {
+  if (workload::holds_embedding(p, stage)) s.forward += embedding_time(p);
+  if (workload::holds_head(p, stage)) {
     s.forward += head_time(p) * (1 + model_->mtp_layers);
     // Each multi-token-prediction module: a layer like the last, without recompute (its entry
     // projection is left out: 2h² a token against the layer's).
     for (int k = 0; k < model_->mtp_layers; ++k) add(layer(p, model_->layers - 1, Recompute::none));
+  }
+  // DualPipe: a micro-batch passes one of the stage's two copies.
+  if (p.schedule == workload::Schedule::dualpipe) {
+    for (double* x : {&s.forward, &s.backward, &s.weight, &s.recompute, &s.tp, &s.cp, &s.ep}) *x /= 2;
   }
   if (p.pp > 1) {
     s.p2p = std::max(stage > 0 ? hops[static_cast<std::size_t>(stage - 1)] : 0.0, stage + 1 < p.pp ? hops[static_cast<std::size_t>(stage)] : 0.0);
@@ -289,13 +294,23 @@ Estimate AnalyticCost::estimate(const Plan& p) {
   double fill = 0;
   if (p.pp > 1) {
     const double chain = std::accumulate(hop_times.begin(), hop_times.end() - 1, 0.0);
-    fill = 2.0 * (p.vpp * chain + (p.vpp - 1) * hop_times.back());
+    // A V turns on the last stage; DualPipe's micro-batches pass the chain once.
+    const double back = workload::is_v_shaped(p.schedule) || p.schedule == workload::Schedule::dualpipe ? 0.0 : hop_times.back();
+    const int passes = p.schedule == workload::Schedule::dualpipe ? 1 : p.vpp;
+    fill = 2.0 * (passes * chain + (p.vpp - 1) * back);
   }
   for (int s = 0; s < p.pp; ++s) {
     const Stage& st = stages[static_cast<std::size_t>(s)];
     const Stage& slow = *std::max_element(stages.begin(), stages.end(), [](const Stage& a, const Stage& b) { return a.total() < b.total(); });
-    double bubble = 0;
-    if (p.pp > 1) {
+    double bubble = 0, pace_here = pace;
+    if (replayed_schedule(p) || (p.overlap.ep_comm && p.pp == 1)) {
+      // The schedule replayed with the slowest stage's passes, its communication spread over them.
+      const double compute = slow.forward + slow.backward + slow.weight, k = compute > 0 ? pace / compute : 0.0;
+      const auto idle = p.pp > 1 ? bubbles_.idle(p, slow.forward * k, slow.backward * k, slow.weight * k) : PipelineIdle{0, 1.0 - 1.0 / m};
+      bubble = idle.bubble;
+      // Paired steps hide each one's expert all-to-alls under the other's compute.
+      if (p.overlap.ep_comm) pace_here = pace - idle.paired * std::min(slow.ep, compute);
+    } else if (p.pp > 1) {
       const double chunk = pace / p.vpp;
       if (workload::defers_weights(p.schedule)) {
         const double f = slow.forward, b = slow.backward, w = slow.weight, all = slow.total();
@@ -304,7 +319,7 @@ Estimate AnalyticCost::estimate(const Plan& p) {
         bubble = (p.pp - 1) * chunk;
       }
     }
-    const double pipeline = m * pace + bubble + fill;
+    const double pipeline = m * pace_here + bubble + fill;
 
     // Data parallel.
     const double params = workload::stage_parameters(*model_, p, s);
@@ -371,7 +386,7 @@ Estimate AnalyticCost::estimate(const Plan& p) {
       // DeepSpeed gathers a fully recomputed layer twice in backward (its recompute releases it).
       const bool deepspeed = training_->zero3_engine == workload::Zero3Engine::deepspeed;
       int n = 0, regathered = 0;
-      for (int c = s; c < p.chunks(); c += p.pp) {
+      for (const int c : workload::stage_chunks(p, s)) {
         const auto chunk = static_cast<std::size_t>(c);
         n += sizes[chunk];
         for (int l = first[chunk]; deepspeed && l < first[chunk] + sizes[chunk]; ++l) regathered += recompute[static_cast<std::size_t>(l)] == Recompute::full;

@@ -25,6 +25,7 @@
 
 #include "calibrate/cost_model.hpp"
 #include "planner/cost_oracle.hpp"
+#include "planner/pipeline_bubble.hpp"
 #include "sim/collectives.hpp"
 #include "topology/cluster.hpp"
 #include "topology/routing.hpp"
@@ -87,6 +88,7 @@ class AnalyticCost final : public CostOracle {
   using ShapeKey = std::tuple<int, int, int, int, int, int, int, int, int, int>;
   std::map<ShapeKey, LayerCost> layers_;
   std::map<ShapeKey, double> ends_;
+  PipelineBubbles bubbles_;
   // Communicator sets by (group kind, tp, cp, dp, pp, ep, etp, zero_group, order): the lowering's cache key.
   std::map<std::vector<int>, std::pair<std::uint64_t, std::vector<std::vector<int>>>> groups_;
 };

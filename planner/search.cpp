@@ -20,6 +20,8 @@
 #include "sim/simulator.hpp"
 #include "topology/cluster.hpp"
 #include "workload/memory.hpp"
+#include "workload/chunk_placement.hpp"
+#include "workload/pass_times.hpp"
 #include "workload/schedule.hpp"
 #include "workload/task_graph.hpp"
 
@@ -150,16 +152,15 @@ struct Context {
 };
 
 // Micro-batch sets a stage holds, per local chunk, at its peak (uniform chunk sizes).
-std::vector<int> in_flight_by_chunk(const Plan& p, int stage) {
-  std::vector<int> alive(static_cast<std::size_t>(p.vpp), 0), peak(alive);
+std::vector<int> in_flight_by_chunk(const std::vector<workload::ScheduleStep>& steps, std::size_t local_chunks) {
+  std::vector<int> alive(local_chunks, 0), peak(alive);
   int total = 0, best = 0;
-  const auto frees = workload::defers_weights(p.schedule) ? workload::Pass::weight : workload::Pass::backward;
-  for (const auto& step : workload::stage_schedule(p.schedule, p.pp, p.vpp, stage, p.micro_batches())) {
+  for (const auto& step : steps) {
     auto& a = alive[static_cast<std::size_t>(step.chunk)];
     if (step.pass == workload::Pass::forward) {
       ++a;
       ++total;
-    } else if (step.pass == frees) {
+    } else if (step.pass == workload::Pass::weight || !step.defers_weight) {
       --a;
       --total;
     }
@@ -199,18 +200,20 @@ std::optional<std::string> fit_recompute(Context& c, Plan& p) {
   const auto sizes = workload::layers_per_chunk(p, c.model);
   const auto first = workload::first_layer_of_chunk(p, c.model);
   const int m = p.micro_batches();
+  const auto schedule = workload::pipeline_schedule(workload::planned_shape(c.model, c.training, p));
   std::vector<Recompute> choice(static_cast<std::size_t>(c.model.layers), Recompute::none);
   std::vector<double> shrink(static_cast<std::size_t>(p.pp), 0.0);
   for (int attempt = 0; attempt < 4; ++attempt) {
     for (int s = 0; s < p.pp; ++s) {
       const auto& st = none.stages[static_cast<std::size_t>(s)];
-      const auto flight = in_flight_by_chunk(p, s);
+      const auto chunks = workload::stage_chunks(p, s);
+      const auto flight = in_flight_by_chunk(schedule[static_cast<std::size_t>(s)], chunks.size());
       std::vector<std::vector<LayerOption>> options;
       std::vector<int> layers;
       double largest_working = 0, fixed_activations = 0;
-      for (int local = 0; local < p.vpp; ++local) {
-        const int chunk = local * p.pp + s;
-        const int k = flight[static_cast<std::size_t>(local)];
+      for (std::size_t local = 0; local < chunks.size(); ++local) {
+        const int chunk = chunks[local];
+        const int k = flight[local];
         for (int l = first[static_cast<std::size_t>(chunk)]; l < first[static_cast<std::size_t>(chunk)] + sizes[static_cast<std::size_t>(chunk)]; ++l) {
           const auto& n = c.cost.layer(p, l, Recompute::none);
           const auto& sel = c.cost.layer(p, l, Recompute::selective);

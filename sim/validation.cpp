@@ -12,6 +12,7 @@
 
 #include "calibrate/cost_model.hpp"
 #include "sim/simulator.hpp"
+#include "workload/chunk_placement.hpp"
 #include "workload/memory.hpp"
 
 namespace parasim::sim {
@@ -67,10 +68,11 @@ const char* const kFillPolicy =
     "           divide (Megatron-Core's account_for_embedding/loss_in_pipeline_split, NeMo's recipes), so the\n"
     "           first and last chunks hold one layer fewer (none when a chunk is one layer); other stacks as\n"
     "           evenly as possible, the first and last chunks (which also hold the embedding and the head) taking\n"
-    "           the smaller share, as Megatron-DeepSpeed's parameter-balanced partition does.\n"
-    "  skipped  rows that state what parasim does not model yet (a pipeline schedule other than 1f1b,\n"
-    "           interleaved-1f1b, gpipe, zb-h1) are skipped with that reason; rows with an unknown key or a bad value\n"
-    "           are errors, and the rest run. model.mla is multi-head latent attention in every layer,\n"
+    "           the smaller share, as Megatron-DeepSpeed's parameter-balanced partition does. zb-v and dualpipe-v\n"
+    "           rows hold two chunks a stage in a V (vpp 2, stage s's layers over chunks s and 2pp-1-s); dualpipe rows\n"
+    "           split the model in pp chunks, each stage holding two copies (a stated vpp 2 counts them).\n"
+    "  skipped  rows whose stated plan no valid plan completes are skipped with the reason; rows with an unknown key\n"
+    "           or a bad value are errors, and the rest run. model.mla is multi-head latent attention in every layer,\n"
     "           model.sliding_window a window on every layer, model.mtp_layers DeepSeek-V3's prediction modules.\n";
 
 namespace {
@@ -150,7 +152,7 @@ struct Candidate {
 };
 
 std::string plan_line(const Plan& p) {
-  const bool named = p.schedule == workload::Schedule::gpipe || p.schedule == workload::Schedule::zb_h1;
+  const bool named = p.schedule != workload::Schedule::one_f_one_b && p.schedule != workload::Schedule::interleaved_1f1b;
   return fmt::format("tp{} pp{}{}{} dp{}{}{} mb{} sp {} recompute {} zero {}", p.tp, p.pp, p.vpp > 1 ? fmt::format(" vpp{}", p.vpp) : "",
                      named ? fmt::format(" {}", workload::schedule_name(p.schedule)) : "", p.dp,
                      p.cp > 1 ? fmt::format(" cp{}", p.cp) : "", p.ep > 1 ? fmt::format(" ep{}", p.ep) : "", p.micro_batch, p.sp ? "on" : "off",
@@ -169,27 +171,24 @@ std::string folded(const std::vector<int>& v) {
   return fmt::format("{}", fmt::join(parts, ","));
 }
 
-// Mechanisms a row may state that the simulator does not model yet.
-std::optional<std::string> not_modelled(const MeasuredRun& r) {
-  if (r.pp > 1 && r.schedule && !workload::schedule_from_name(*r.schedule)) {
-    return fmt::format("pipeline schedule {} (plan.schedule) is not simulated yet; parasim simulates 1f1b, interleaved-1f1b, gpipe and zb-h1",
-                       *r.schedule);
-  }
-  return std::nullopt;
-}
-
 }  // namespace
 
-std::vector<int> row_chunk_layers(const MeasuredRun& r, SoftwareStack stack, int vpp) {
+std::vector<int> row_chunk_layers(const MeasuredRun& r, SoftwareStack stack, int vpp, workload::Schedule schedule) {
   const int pp = r.pp, chunks = pp * vpp, layers = r.layers;
   std::vector<int> out;
   if (!r.stage_layers.empty()) {
-    // Global chunk c·pp + s is stage s's chunk c; a stage's layers are shared out evenly, the first
-    // chunks taking the remainder.
+    // A stage's layers are shared out evenly over the chunks it holds (chunk c·pp + s interleaved,
+    // s and 2·pp − 1 − s in a V), the first chunks taking the remainder.
+    Plan placed;
+    placed.schedule = schedule;
+    placed.pp = pp;
+    placed.vpp = vpp;
     out.assign(static_cast<std::size_t>(chunks), 0);
     for (int st = 0; st < pp; ++st) {
       const int n = r.stage_layers[static_cast<std::size_t>(st)];
-      for (int c = 0; c < vpp; ++c) out[static_cast<std::size_t>(c * pp + st)] = n / vpp + (c < n % vpp ? 1 : 0);
+      const auto held = workload::stage_chunks(placed, st);
+      const int k = schedule == workload::Schedule::dualpipe ? 1 : static_cast<int>(held.size());
+      for (int c = 0; c < k; ++c) out[static_cast<std::size_t>(schedule == workload::Schedule::dualpipe ? st : held[static_cast<std::size_t>(c)])] = n / k + (c < n % k ? 1 : 0);
     }
     return out;
   }
@@ -222,7 +221,6 @@ bool fits_published(const workload::MemoryReport& m) {
 
 std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const std::filesystem::path& hardware_dir) {
   RowScenario s;
-  if (const auto why = not_modelled(r)) return *why;
   if (r.arch == "moe" && (!r.experts || !r.top_k)) return std::string("a mixture of experts needs experts and top_k");
   if (r.arch != "moe" && r.ep > 1) return fmt::format("ep {} needs a mixture-of-experts model (arch moe)", r.ep);
   const long degrees = static_cast<long>(r.tp) * r.pp * r.dp * r.cp;
@@ -297,11 +295,22 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   p.recompute = r.recompute ? (*r.recompute == "full" ? workload::Recompute::full
                                                       : *r.recompute == "selective" ? workload::Recompute::selective : workload::Recompute::none)
                             : workload::Recompute::none;
-  // The schedule the row names (not_modelled() let only the simulated ones through), else 1F1B or,
-  // with vpp > 1, interleaved 1F1B.
+  // The schedule the row names, else 1F1B or, with vpp > 1, interleaved 1F1B. The V-shaped
+  // schedules hold two chunks a stage; DualPipe's two are copies of one split into pp chunks.
   const auto named = r.pp > 1 && r.schedule ? workload::schedule_from_name(*r.schedule) : std::nullopt;
   const bool interleaved = named == workload::Schedule::interleaved_1f1b;
   p.vpp = r.vpp.value_or(1);
+  if (named && workload::is_v_shaped(*named)) {
+    if (!r.vpp) s.filled.push_back(fmt::format("vpp=2 ({}: two chunks a stage)", *r.schedule));
+    p.vpp = r.vpp.value_or(2);
+  }
+  if (named == workload::Schedule::dualpipe) p.vpp = 1;
+  // DualPipe exists to run one micro-batch's expert all-to-alls under another's compute (its F&B).
+  const bool dualpipe = named == workload::Schedule::dualpipe || named == workload::Schedule::dualpipe_v;
+  if (dualpipe && r.ep > 1) {
+    p.overlap.ep_comm = true;
+    s.filled.push_back(fmt::format("overlap ep_comm=on ({}: forward and backward overlapped)", *r.schedule));
+  }
   p.schedule = named.value_or(p.vpp > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b);
   p.zero = r.zero.value_or(0);
   // Unknown fields the stack's own default settles (it is printed among the filled fields), else
@@ -380,7 +389,7 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   // is known, candidates that do not fit are not simulated.
   bool have_fit = false;
   auto evaluate = [&](Plan p) {
-    p.chunk_layers = row_chunk_layers(r, s.stack, p.vpp);
+    p.chunk_layers = row_chunk_layers(r, s.stack, p.vpp, p.schedule);
     Candidate c;
     c.plan = p;
     if (workload::find_plan_problem(p, s.model, cluster.gpu_count(), s.training.seq_len)) return c;  // not a valid plan

@@ -95,7 +95,8 @@ bool fits_published(const workload::MemoryReport& memory);
 /// Layers per model chunk (pipeline order, pp x vpp entries) for a row at `vpp`, as the fill policy
 /// splits them: the row's stage_layers, else nothing (an even split) where the chunks divide the
 /// layers, else the split the row's stack uses. Empty: even.
-std::vector<int> row_chunk_layers(const MeasuredRun& run, SoftwareStack stack, int vpp);
+std::vector<int> row_chunk_layers(const MeasuredRun& run, SoftwareStack stack, int vpp,
+                                  workload::Schedule schedule = workload::Schedule::interleaved_1f1b);
 
 /// Builds a row's scenario, or the reason it cannot be simulated.
 std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& run, const std::filesystem::path& hardware_dir);

@@ -3,7 +3,9 @@
 #include <algorithm>
 #include <fmt/format.h>
 
+#include "workload/chunk_placement.hpp"
 #include "workload/moe_ops.hpp"
+#include "workload/pass_times.hpp"
 #include "workload/schedule.hpp"
 
 namespace parasim::workload {
@@ -49,9 +51,8 @@ double stage_expert_parameters(const ModelSpec& m, const Plan& plan, int stage) 
   const auto sizes = layers_per_chunk(plan, m);
   const auto first = first_layer_of_chunk(plan, m);
   double p = 0;
-  for (std::size_t c = 0; c < sizes.size(); ++c) {
-    if (static_cast<int>(c) % plan.pp != stage) continue;
-    for (int l = first[c]; l < first[c] + sizes[c]; ++l) p += layer_parameters(m, plan, l).expert;
+  for (const int c : stage_chunks(plan, stage)) {
+    for (int l = first[static_cast<std::size_t>(c)]; l < first[static_cast<std::size_t>(c)] + sizes[static_cast<std::size_t>(c)]; ++l) p += layer_parameters(m, plan, l).expert;
   }
   return p;
 }
@@ -60,25 +61,24 @@ double stage_parameters(const ModelSpec& m, const Plan& plan, int stage) {
   const auto sizes = layers_per_chunk(plan, m);
   const auto first = first_layer_of_chunk(plan, m);
   double p = 0;
-  for (std::size_t c = 0; c < sizes.size(); ++c) {
-    if (static_cast<int>(c) % plan.pp != stage) continue;
-    for (int l = first[c]; l < first[c] + sizes[c]; ++l) p += layer_parameters(m, plan, l).total();
+  for (const int c : stage_chunks(plan, stage)) {
+    for (int l = first[static_cast<std::size_t>(c)]; l < first[static_cast<std::size_t>(c)] + sizes[static_cast<std::size_t>(c)]; ++l) p += layer_parameters(m, plan, l).total();
   }
   const double h = m.hidden;
   const double vocab_shard = static_cast<double>(padded_vocab(m, plan.tp)) * h / plan.tp;
   const double norm = m.norm == Norm::layernorm ? 2 * h : h;
-  if (stage == 0) {
+  if (holds_embedding(plan, stage)) {
     p += vocab_shard;
     if (m.position == PositionEmbedding::learned) p += static_cast<double>(m.max_position) * h;
     p += static_cast<double>(m.token_types) * h + (m.post_norm ? norm : 0.0);
   }
-  if (stage == plan.pp - 1) {
+  if (holds_head(plan, stage)) {
     if (!m.post_norm) p += norm;
     // BERT's masked-LM head: a replicated dense layer and norm, a vocabulary-parallel bias.
     if (m.mlm_head) p += h * h + h + norm + static_cast<double>(padded_vocab(m, plan.tp)) / plan.tp;
     // An untied head has its own weights; a tied one needs a copy of the embedding on the last
     // stage when the pipeline separates them (Megatron-LM keeps both in sync).
-    if (!m.tied_embeddings || plan.pp > 1) p += vocab_shard;
+    if (!m.tied_embeddings || !holds_embedding(plan, stage)) p += vocab_shard;
     p += mtp_parameters(m, plan);
   }
   return p;
@@ -123,7 +123,7 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
   const auto sizes = layers_per_chunk(plan, m);
   const auto first = first_layer_of_chunk(plan, m);
   const auto recompute = layer_recompute(plan, m);
-  const int micro = plan.micro_batches();
+  const auto schedule = pipeline_schedule(planned_shape(m, tr, plan));
 
   // Activation bytes of one micro-batch of each kind of layer (dense, MoE), by recompute setting.
   BlockShape shape{plan.micro_batch, tr.seq_len, plan.tp, plan.sp, Recompute::none, plan.cp, plan.cp_kind, plan.ep, plan.expert_tp()};
@@ -162,10 +162,11 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
     s.optimizer = sharded(tr.optimizer_bytes_per_param, 1);
 
     // Bytes of one micro-batch of each local chunk; the peak over the schedule of the chunks alive.
-    std::vector<double> chunk_bytes(static_cast<std::size_t>(plan.vpp), 0.0);
+    const auto chunks = stage_chunks(plan, stage);
+    std::vector<double> chunk_bytes(chunks.size(), 0.0);
     double working = 0;
-    for (int local = 0; local < plan.vpp; ++local) {
-      const int c = local * plan.pp + stage;
+    for (std::size_t local = 0; local < chunks.size(); ++local) {
+      const int c = chunks[local];
       double bytes = 0;
       int full_in_chunk = 0;
       double full_working = 0;  // the largest layer recomputed in this chunk
@@ -189,19 +190,18 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
       }
       if (c == 0) bytes += embedding;
       if (c == plan.chunks() - 1) bytes += head;
-      chunk_bytes[static_cast<std::size_t>(local)] = bytes;
+      chunk_bytes[local] = bytes;
     }
     double alive = 0, peak = 0;
     int alive_sets = 0;
-    // A micro-batch's activations go with its backward, or with its weight gradients when the
-    // schedule runs those later (ZB-H1).
-    const Pass frees = defers_weights(plan.schedule) ? Pass::weight : Pass::backward;
-    for (const auto& step : stage_schedule(plan.schedule, plan.pp, plan.vpp, stage, micro)) {
+    // A micro-batch's activations go with its backward, or with its weight step when the backward
+    // defers the weight gradients (the zero-bubble schedules, DualPipe).
+    for (const auto& step : schedule[static_cast<std::size_t>(stage)]) {
       const double b = chunk_bytes[static_cast<std::size_t>(step.chunk)];
       if (step.pass == Pass::forward) {
         alive += b;
         ++alive_sets;
-      } else if (step.pass == frees) {
+      } else if (step.pass == Pass::weight || !step.defers_weight) {
         alive -= b;
         --alive_sets;
       }

@@ -6,6 +6,7 @@
 #include <limits>
 #include <numeric>
 
+#include "workload/chunk_placement.hpp"
 #include "workload/schedule.hpp"
 
 namespace parasim::workload {
@@ -14,7 +15,7 @@ namespace {
 using yaml::Field;
 using yaml::FieldType;
 
-constexpr std::string_view kSchedules[] = {"1f1b", "interleaved-1f1b", "gpipe", "zb-h1"};
+constexpr std::string_view kSchedules[] = {"1f1b", "interleaved-1f1b", "gpipe", "zb-h1", "zb-1p", "zb-2p", "zb-v", "dualpipe", "dualpipe-v"};
 constexpr std::string_view kRecompute[] = {"none", "selective", "full"};
 constexpr std::string_view kRecomputeMethods[] = {"uniform", "block"};
 constexpr std::string_view kCpKinds[] = {"ring", "ulysses"};
@@ -23,6 +24,7 @@ constexpr Field kOverlapFields[] = {
     {.name = "grad_reduce", .type = FieldType::boolean, .description = "DP gradient reduction overlapped with backward, bucket by bucket", .default_text = "false"},
     {.name = "param_gather", .type = FieldType::boolean, .description = "distributed-optimizer parameter all-gather overlapped with the next forward", .default_text = "false"},
     {.name = "tp_comm", .type = FieldType::boolean, .description = "TP collectives pipelined with their GEMMs (Transformer Engine userbuffers)", .default_text = "false"},
+    {.name = "ep_comm", .type = FieldType::boolean, .description = "MoE all-to-alls of one micro-batch under another's compute: forward and backward as one step (DualPipe's F&B, Megatron-LM's --overlap-moe-expert-parallel-comm)", .default_text = "false"},
 };
 constexpr yaml::Schema kOverlapSchema{"overlap", "Communication overlapped with computation.", kOverlapFields};
 
@@ -36,13 +38,13 @@ constexpr Field kPlanFields[] = {
     {.name = "tp", .type = FieldType::integer, .description = "tensor-parallel degree", .default_text = "1", .min = 1},
     {.name = "sp", .type = FieldType::boolean, .description = "sequence parallelism (Megatron-LM, with tp)", .default_text = "false"},
     {.name = "pp", .type = FieldType::integer, .description = "pipeline-parallel degree", .default_text = "1", .min = 1},
-    {.name = "vpp", .type = FieldType::integer, .description = "model chunks per pipeline stage (interleaved 1F1B)", .default_text = "1", .min = 1},
+    {.name = "vpp", .type = FieldType::integer, .description = "model chunks per pipeline stage (interleaved 1F1B; 2 for zb-v and dualpipe-v)", .default_text = "1", .min = 1},
     {.name = "dp", .type = FieldType::integer, .description = "data-parallel degree; default: GPUs / (tp x pp x cp)", .min = 1},
     {.name = "cp", .type = FieldType::integer, .description = "context-parallel degree: each rank holds seq_len / cp tokens of every sample", .default_text = "1", .min = 1},
     {.name = "ep", .type = FieldType::integer, .description = "expert-parallel degree (MoE): experts spread over ep of the dp x cp ranks", .default_text = "1", .min = 1},
     {.name = "etp", .type = FieldType::integer, .description = "expert tensor-parallel degree (MoE); default tp, as Megatron-LM", .min = 1},
     {.name = "cp_kind", .type = FieldType::choice, .description = "ring (KV chunks passed around the CP ring, Megatron-LM's default) or ulysses (all-to-all of heads)", .default_text = "ring", .choices = kCpKinds},
-    {.name = "schedule", .type = FieldType::choice, .description = "pipeline schedule; default 1f1b, or interleaved-1f1b with vpp > 1; zb-h1: zero bubble (Qi et al. 2023)", .choices = kSchedules},
+    {.name = "schedule", .type = FieldType::choice, .description = "pipeline schedule; default 1f1b, or interleaved-1f1b with vpp > 1; zb-h1, zb-1p, zb-2p, zb-v: zero bubble (Qi et al. 2024); dualpipe, dualpipe-v: DeepSeek-V3's", .choices = kSchedules},
     {.name = "zero", .type = FieldType::integer, .description = "0 replicated; 1 optimizer state sharded (distributed optimizer); 2 +gradients; 3 +weights (FSDP FULL_SHARD)", .default_text = "0", .min = 0, .max = 3},
     {.name = "zero_group", .type = FieldType::integer, .description = "ranks a ZeRO shard spans when smaller than dp (hybrid sharding, HSDP)", .min = 1},
     {.name = "distributed_optimizer", .type = FieldType::boolean, .description = "Megatron's distributed optimizer: the same as zero: 1", .default_text = "false"},
@@ -68,12 +70,17 @@ std::string_view schedule_name(Schedule s) {
     case Schedule::one_f_one_b: return "1f1b";
     case Schedule::interleaved_1f1b: return "interleaved-1f1b";
     case Schedule::zb_h1: return "zb-h1";
+    case Schedule::zb_1p: return "zb-1p";
+    case Schedule::zb_2p: return "zb-2p";
+    case Schedule::zb_v: return "zb-v";
+    case Schedule::dualpipe: return "dualpipe";
+    case Schedule::dualpipe_v: return "dualpipe-v";
   }
   return "";
 }
 
 std::optional<Schedule> schedule_from_name(std::string_view name) {
-  for (auto s : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved_1f1b, Schedule::zb_h1}) {
+  for (auto s : kAllSchedules) {
     if (schedule_name(s) == name) return s;
   }
   return std::nullopt;
@@ -172,6 +179,63 @@ std::optional<PlanProblem> find_moe_problem(const Plan& p, const ModelSpec& m) {
   return std::nullopt;
 }
 
+// How many chunks each schedule puts on a stage, and which it runs at all.
+std::optional<PlanProblem> find_schedule_problem(const Plan& p) {
+  auto problem = [](std::string key, std::string message) { return PlanProblem{std::move(key), std::move(message)}; };
+  const auto name = schedule_name(p.schedule);
+  if (p.vpp > 1 && p.pp == 1) return problem("vpp", "vpp > 1 needs pipeline parallelism (pp > 1)");
+  if (is_v_shaped(p.schedule)) {
+    if (p.pp == 1) return problem("schedule", fmt::format("{} needs pipeline parallelism (pp > 1)", name));
+    if (p.vpp != 2) return problem("vpp", fmt::format("{} places two chunks on each stage (a V): vpp 2, not {}", name, p.vpp));
+    return std::nullopt;
+  }
+  if (p.schedule == Schedule::dualpipe) {
+    if (p.pp < 2 || p.pp % 2 != 0) return problem("pp", fmt::format("dualpipe runs the pipeline from both ends: pp must be even, not {}", p.pp));
+    if (p.vpp != 1) return problem("vpp", fmt::format("dualpipe holds one chunk a direction on each stage: vpp 1, not {}", p.vpp));
+    return std::nullopt;
+  }
+  if (p.vpp > 1 && p.schedule != Schedule::interleaved_1f1b) {
+    return problem("schedule", fmt::format("vpp {} needs schedule interleaved-1f1b (or zb-v, dualpipe-v with vpp 2), not {}", p.vpp, name));
+  }
+  if (p.schedule == Schedule::interleaved_1f1b && p.vpp == 1) return problem("vpp", "interleaved-1f1b needs vpp > 1");
+  return std::nullopt;
+}
+
+// The expert all-to-all overlap pairs a forward with a backward, which the schedules that have such
+// pairs run: DualPipe's, and 1F1B's steady state interleaved (Megatron-LM asks for a virtual pipeline
+// once there is a pipeline) or without a pipeline.
+std::optional<PlanProblem> find_ep_overlap_problem(const Plan& p) {
+  if (!p.overlap.ep_comm) return std::nullopt;
+  if (p.ep == 1) return PlanProblem{"overlap", "ep_comm overlaps the expert all-to-alls: it needs expert parallelism (ep > 1)"};
+  const bool pairs = p.pp == 1 ? p.schedule == Schedule::one_f_one_b
+                               : p.schedule == Schedule::interleaved_1f1b || p.schedule == Schedule::dualpipe || p.schedule == Schedule::dualpipe_v;
+  if (pairs) return std::nullopt;
+  return PlanProblem{"overlap", fmt::format("ep_comm pairs forwards with backwards: with pp > 1 it needs interleaved-1f1b, dualpipe or dualpipe-v, not {}",
+                                            schedule_name(p.schedule))};
+}
+
+// The micro-batch counts the schedules' runtimes accept.
+std::optional<PlanProblem> find_schedule_batch_problem(const Plan& p) {
+  auto problem = [](std::string key, std::string message) { return PlanProblem{std::move(key), std::move(message)}; };
+  const int m = p.micro_batches();
+  if (p.schedule == Schedule::interleaved_1f1b && m % p.pp != 0) {
+    return problem("global_batch", fmt::format("interleaved-1f1b needs the {} micro-batches to be a multiple of pp {} (Megatron-LM)", m, p.pp));
+  }
+  // DualPipe sends half the micro-batches from each end; both it and DualPipe-V need at least two
+  // per rank and direction to fill their warm-up (DeepSeek's dualpipe asserts as much).
+  if (p.schedule == Schedule::dualpipe && (m % 2 != 0 || m < 2 * p.pp)) {
+    return problem("global_batch", fmt::format("dualpipe needs an even number of micro-batches, at least 2 x pp = {}; the plan has {}", 2 * p.pp, m));
+  }
+  // ZB-V's warm-up sends forwards down and back up the V before the first backward returns.
+  if (p.schedule == Schedule::zb_v && m < p.pp) {
+    return problem("global_batch", fmt::format("zb-v needs at least pp = {} micro-batches; the plan has {}", p.pp, m));
+  }
+  if (p.schedule == Schedule::dualpipe_v && m < 2 * p.pp) {
+    return problem("global_batch", fmt::format("dualpipe-v needs at least 2 x pp = {} micro-batches; the plan has {}", 2 * p.pp, m));
+  }
+  return std::nullopt;
+}
+
 }  // namespace
 
 std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, int gpus, int seq_len) {
@@ -214,16 +278,13 @@ std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, 
     }
   }
   if (auto moe = find_moe_problem(p, m)) return moe;
+  if (auto overlap = find_ep_overlap_problem(p)) return overlap;
   if (p.cp > 1 && p.cp_kind == CpKind::ring && seq_len > 0 && seq_len % (2 * p.cp) != 0) {
     // Causal load balancing gives each rank chunks i and 2·cp − 1 − i of the sequence.
     return problem("cp", fmt::format("ring cp {} needs the sequence ({}) to split into 2 x cp = {} equal chunks (causal load balancing)", p.cp,
                                      seq_len, 2 * p.cp));
   }
-  if (p.vpp > 1 && p.pp == 1) return problem("vpp", "vpp > 1 needs pipeline parallelism (pp > 1)");
-  if (p.vpp > 1 && p.schedule != Schedule::interleaved_1f1b) {
-    return problem("schedule", fmt::format("vpp {} needs schedule interleaved-1f1b, not {}", p.vpp, schedule_name(p.schedule)));
-  }
-  if (p.schedule == Schedule::interleaved_1f1b && p.vpp == 1) return problem("vpp", "interleaved-1f1b needs vpp > 1");
+  if (auto schedule = find_schedule_problem(p)) return schedule;
   if (p.chunk_layers.empty()) {
     if (m.layers % p.chunks() != 0) {
       return problem(p.vpp > 1 ? "vpp" : "pp",
@@ -261,9 +322,7 @@ std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, 
   if (p.micro_batch * p.dp > p.global_batch) {
     return problem("micro_batch", fmt::format("micro_batch {} x dp {} exceeds the global batch {}", p.micro_batch, p.dp, p.global_batch));
   }
-  if (p.schedule == Schedule::interleaved_1f1b && p.micro_batches() % p.pp != 0) {
-    return problem("global_batch", fmt::format("interleaved-1f1b needs the {} micro-batches to be a multiple of pp {} (Megatron-LM)", p.micro_batches(), p.pp));
-  }
+  if (auto batches = find_schedule_batch_problem(p)) return batches;
   if (p.zero_group > 0 && p.data_ranks() % p.zero_group != 0) {
     if (p.cp > 1) return problem("zero_group", fmt::format("zero_group {} does not divide dp {} x cp {}", p.zero_group, p.dp, p.cp));
     return problem("zero_group", fmt::format("zero_group {} does not divide dp {}", p.zero_group, p.dp));
@@ -302,6 +361,7 @@ Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus, int seq
   }
   if (r.has("schedule")) {
     p.schedule = schedule_from_name(r.string("schedule")).value_or(Schedule::one_f_one_b);
+    if (is_v_shaped(p.schedule) && !r.has("vpp")) p.vpp = 2;
   } else {
     p.schedule = p.vpp > 1 ? Schedule::interleaved_1f1b : Schedule::one_f_one_b;
   }
@@ -327,7 +387,7 @@ Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus, int seq
     }
   }
   const auto& ov = r.section("overlap");
-  p.overlap = {ov.boolean("grad_reduce"), ov.boolean("param_gather"), ov.boolean("tp_comm")};
+  p.overlap = {ov.boolean("grad_reduce"), ov.boolean("param_gather"), ov.boolean("tp_comm"), ov.boolean("ep_comm")};
   p.order.clear();
   for (const auto& name : r.strings("order")) {
     const auto dim = name == "tp"   ? ParallelDim::tp

@@ -11,7 +11,14 @@
 
 namespace parasim::workload {
 
-enum class Schedule { gpipe, one_f_one_b, interleaved_1f1b, zb_h1 };
+/// Pipeline schedules (workload/schedule.hpp says how each orders a stage's passes):
+///   gpipe, 1f1b, interleaved-1f1b: Megatron-LM's; zb-h1, zb-1p, zb-2p: Qi et al.'s zero-bubble
+///   family (ICLR 2024), weight gradients split from input gradients; zb-v: their V-shaped schedule,
+///   two chunks per stage; dualpipe, dualpipe-v: DeepSeek-V3's bidirectional pipeline and its
+///   V-shaped half.
+enum class Schedule { gpipe, one_f_one_b, interleaved_1f1b, zb_h1, zb_1p, zb_2p, zb_v, dualpipe, dualpipe_v };
+inline constexpr Schedule kAllSchedules[] = {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved_1f1b, Schedule::zb_h1, Schedule::zb_1p,
+                                             Schedule::zb_2p, Schedule::zb_v, Schedule::dualpipe, Schedule::dualpipe_v};
 enum class Recompute { none, selective, full };
 enum class RecomputeMethod {
   uniform,  ///< every layer recomputed; only the input of each group of `recompute_layers` kept
@@ -36,6 +43,10 @@ struct Overlap {
   bool grad_reduce = false;   ///< DP gradient reduction overlapped with backward (bucket by bucket)
   bool param_gather = false;  ///< distributed-optimizer parameter all-gather overlapped with forward
   bool tp_comm = false;       ///< TP collectives pipelined with their GEMMs (Transformer Engine userbuffers)
+  /// MoE dispatch and combine all-to-alls of one micro-batch overlapped with another's compute: a
+  /// forward and a backward run as one interleaved step (DualPipe's F&B, Megatron-LM's
+  /// --overlap-moe-expert-parallel-comm).
+  bool ep_comm = false;
   bool operator==(const Overlap&) const = default;
 };
 
@@ -51,7 +62,7 @@ struct Plan {
   int tp = 1;
   bool sp = false;  ///< Megatron sequence parallelism (with tp > 1)
   int pp = 1;
-  int vpp = 1;      ///< model chunks per pipeline stage (interleaved 1F1B)
+  int vpp = 1;      ///< model chunks per pipeline stage (interleaved 1F1B; 2 for zb-v and dualpipe-v)
   int dp = 1;
   int cp = 1;  ///< context-parallel degree: each rank holds seq_len / cp tokens of every sample
   CpKind cp_kind = CpKind::ring;
@@ -93,11 +104,14 @@ struct Plan {
   }
   /// Samples in the last micro-batch of a replica.
   int last_micro_batch() const { return global_batch / dp - (micro_batches() - 1) * micro_batch; }
+  /// Model chunks: pp·vpp. DualPipe holds two of them on each stage (chunk s and its mirror's), as
+  /// copies: see workload/chunk_placement.hpp.
   int chunks() const { return pp * vpp; }
   /// Whether each pipeline transfer blocks: under 1F1B and GPipe a send meets its receive and the
   /// sender's next kernel waits for it (Megatron-LM's p2p outside the interleaved schedule,
   /// DeepSpeed's pipeline engine). The interleaved schedule overlaps them with the chunks' compute
   /// (Megatron-LM's default since 2023), and ZB-H1's runtime issues them ahead of their use.
+  /// The zero-bubble and DualPipe runtimes post their transfers ahead of use too.
   bool blocks_on_p2p() const { return schedule == Schedule::one_f_one_b || schedule == Schedule::gpipe; }
   double gradient_bucket_params() const;
 };

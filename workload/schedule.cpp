@@ -1,24 +1,44 @@
 #include "workload/schedule.hpp"
 
 #include <algorithm>
+#include <map>
+#include <stdexcept>
+#include <utility>
+
+#include "workload/schedule_builders.hpp"
 
 namespace parasim::workload {
 
-int warmup_steps(Schedule schedule, int pp, int vpp, int stage, int m) {
+PipelineShape pipeline_shape(const Plan& plan, const PassTimes& times) {
+  PipelineShape s;
+  s.schedule = plan.schedule;
+  s.pp = plan.pp;
+  s.vpp = plan.vpp;
+  s.micro_batches = plan.micro_batches();
+  s.times = times;
+  s.pair_forward_backward = plan.overlap.ep_comm;
+  return s;
+}
+
+int warmup_steps(Schedule schedule, int pp, int vpp, int stage, int m, bool paired) {
+  const int extra = paired ? 1 : 0;
   switch (schedule) {
     case Schedule::gpipe: return m;
     case Schedule::one_f_one_b:
-    case Schedule::zb_h1: return std::min(pp - stage - 1, m);
+    case Schedule::zb_h1: return std::min(pp - stage - 1 + extra, m);
     case Schedule::interleaved_1f1b: {
       const int total = m * vpp;
       if (m == pp) return total;
-      return std::min((pp - stage - 1) * 2 + (vpp - 1) * pp, total);
+      return std::min((pp - stage - 1) * 2 + (vpp - 1) * pp + extra, total);
     }
+    default: break;
   }
-  return 0;
+  throw std::logic_error("warmup_steps: not a warm-up schedule");
 }
 
-bool defers_weights(Schedule schedule) { return schedule == Schedule::zb_h1; }
+bool defers_weights(Schedule schedule) {
+  return schedule != Schedule::gpipe && schedule != Schedule::one_f_one_b && schedule != Schedule::interleaved_1f1b;
+}
 
 namespace {
 
@@ -28,7 +48,7 @@ std::vector<ScheduleStep> zb_h1(int pp, int stage, int m) {
   std::vector<ScheduleStep> out;
   int f = 0, b = 0, w = 0;
   auto forward = [&]() { out.push_back({Pass::forward, f++, 0}); };
-  auto backward = [&]() { out.push_back({Pass::backward, b++, 0}); };
+  auto backward = [&]() { out.push_back({Pass::backward, b++, 0, true}); };
   auto weight = [&]() { out.push_back({Pass::weight, w++, 0}); };
   for (int i = 0; i < pp - stage - 1 && f < m; ++i) forward();
   for (int i = 0; i < stage && f < m; ++i) {
@@ -48,16 +68,17 @@ std::vector<ScheduleStep> zb_h1(int pp, int stage, int m) {
   return out;
 }
 
-}  // namespace
-
-std::vector<ScheduleStep> stage_schedule(Schedule schedule, int pp, int vpp, int stage, int m) {
-  if (schedule == Schedule::zb_h1) return zb_h1(pp, stage, m);
+std::vector<ScheduleStep> gpipe(int m) {
   std::vector<ScheduleStep> out;
-  if (schedule == Schedule::gpipe) {
-    for (int i = 0; i < m; ++i) out.push_back({Pass::forward, i, 0});
-    for (int i = 0; i < m; ++i) out.push_back({Pass::backward, i, 0});
-    return out;
-  }
+  for (int i = 0; i < m; ++i) out.push_back({Pass::forward, i, 0});
+  for (int i = 0; i < m; ++i) out.push_back({Pass::backward, i, 0});
+  return out;
+}
+
+// 1F1B and interleaved 1F1B (Megatron-LM's schedules.py); `paired` runs each steady-state forward
+// and backward as one step.
+std::vector<ScheduleStep> one_f_one_b(Schedule schedule, int pp, int vpp, int stage, int m, bool paired) {
+  std::vector<ScheduleStep> out;
   const int v = schedule == Schedule::interleaved_1f1b ? vpp : 1;
   const int total = m * v;
   const int group = pp * v;
@@ -69,25 +90,57 @@ std::vector<ScheduleStep> stage_schedule(Schedule schedule, int pp, int vpp, int
     // Without interleaving micro-batch k is simply k (pp divides nothing here).
     return ScheduleStep{pass, v == 1 ? k : micro, chunk};
   };
-  const int warmup = warmup_steps(schedule, pp, vpp, stage, m);
+  const int warmup = warmup_steps(schedule, pp, vpp, stage, m, paired);
   for (int k = 0; k < warmup; ++k) out.push_back(step(Pass::forward, k));
   for (int i = 0; i < total - warmup; ++i) {
     out.push_back(step(Pass::forward, warmup + i));
+    out.back().overlaps_next = paired;
     out.push_back(step(Pass::backward, i));
   }
   for (int i = total - warmup; i < total; ++i) out.push_back(step(Pass::backward, i));
   return out;
 }
 
-int chunks_in_flight(Schedule schedule, int pp, int vpp, int stage, int m) {
+}  // namespace
+
+std::vector<std::vector<ScheduleStep>> pipeline_schedule(const PipelineShape& shape) {
+  const int pp = shape.pp, m = shape.micro_batches;
+  switch (shape.schedule) {
+    case Schedule::zb_1p: return zero_bubble_schedule(pp, m, shape.times, pp);
+    case Schedule::zb_2p: return zero_bubble_schedule(pp, m, shape.times, 2 * pp);
+    case Schedule::zb_v: return zbv_schedule(pp, m, shape.times, 2 * pp);
+    case Schedule::dualpipe: return dualpipe_schedule(pp, m);
+    case Schedule::dualpipe_v: return dualpipe_v_schedule(pp, m);
+    default: break;
+  }
+  std::vector<std::vector<ScheduleStep>> out;
+  for (int stage = 0; stage < pp; ++stage) {
+    if (shape.schedule == Schedule::zb_h1) out.push_back(zb_h1(pp, stage, m));
+    else if (shape.schedule == Schedule::gpipe) out.push_back(gpipe(m));
+    else out.push_back(one_f_one_b(shape.schedule, pp, shape.vpp, stage, m, shape.pair_forward_backward));
+  }
+  return out;
+}
+
+std::vector<ScheduleStep> stage_schedule(Schedule schedule, int pp, int vpp, int stage, int m) {
+  PipelineShape shape;
+  shape.schedule = schedule;
+  shape.pp = pp;
+  shape.vpp = vpp;
+  shape.micro_batches = m;
+  return pipeline_schedule(shape)[static_cast<std::size_t>(stage)];
+}
+
+int chunks_in_flight(const std::vector<ScheduleStep>& steps) {
   int alive = 0, peak = 0;
-  const Pass frees = defers_weights(schedule) ? Pass::weight : Pass::backward;
-  for (const auto& s : stage_schedule(schedule, pp, vpp, stage, m)) {
+  for (const auto& s : steps) {
     if (s.pass == Pass::forward) ++alive;
-    if (s.pass == frees) --alive;
+    if ((s.pass == Pass::backward && !s.defers_weight) || s.pass == Pass::weight) --alive;
     peak = std::max(peak, alive);
   }
   return peak;
 }
+
+int chunks_in_flight(Schedule schedule, int pp, int vpp, int stage, int m) { return chunks_in_flight(stage_schedule(schedule, pp, vpp, stage, m)); }
 
 }  // namespace parasim::workload

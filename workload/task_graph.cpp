@@ -6,8 +6,10 @@
 #include <tuple>
 #include <unordered_map>
 
+#include "workload/chunk_placement.hpp"
 #include "workload/memory.hpp"
 #include "workload/moe_ops.hpp"
+#include "workload/pass_times.hpp"
 #include "workload/schedule.hpp"
 #include "workload/zero3.hpp"
 
@@ -96,14 +98,23 @@ class Builder {
     g_.tp = p.tp;
     g_.dp = p.dp;
     g_.cp = p.cp;
-    last_on_stream_.assign(static_cast<std::size_t>(p.pp) * kStreams, kNone);
-    tp_unwaited_.resize(static_cast<std::size_t>(p.pp));
+    last_on_stream_.assign(static_cast<std::size_t>(p.pp) * kStreams * kLanes, kNone);
+    stream_join_ = last_on_stream_;
+    tp_unwaited_.resize(static_cast<std::size_t>(p.pp) * kLanes);
     compute_order_.resize(static_cast<std::size_t>(p.pp));
     const int chunks = p.chunks();
     fwd_in_.assign(static_cast<std::size_t>(chunks * micro_), kNone);
     pending_weights_.resize(static_cast<std::size_t>(chunks * micro_));
     fwd_out_ = bwd_in_ = bwd_out_ = fwd_in_;
-    layer_first_forward_.assign(static_cast<std::size_t>(m.layers), kNone);
+    schedule_ = pipeline_schedule(planned_shape(m, tr, p));
+    for (int s = 0; s < p.pp; ++s) stage_chunks_.push_back(stage_chunks(p, s));
+    last_gradient_mb_.assign(static_cast<std::size_t>(p.pp * chunks), -1);
+    for (int s = 0; s < p.pp; ++s) {
+      for (const auto& step : schedule_[static_cast<std::size_t>(s)]) {
+        if (step.pass == Pass::forward || (step.pass == Pass::backward && step.defers_weight)) continue;
+        last_gradient_mb_[static_cast<std::size_t>(s * chunks + model_chunk(s, step))] = step.microbatch;
+      }
+    }
   }
 
   TaskGraph build() {
@@ -116,6 +127,8 @@ class Builder {
 
  private:
   // --- tasks and edges -------------------------------------------------------------------------
+  std::size_t stream_key(int stage, Stream stream, int lane) const { return static_cast<std::size_t>((stage * kStreams + static_cast<int>(stream)) * kLanes + lane); }
+
   std::uint32_t add(Task t, std::initializer_list<std::int64_t> deps, bool stream_order = true) {
     const auto id = static_cast<std::uint32_t>(g_.tasks.size());
     for (auto d : deps) {
@@ -126,13 +139,20 @@ class Builder {
         for (auto extra : it->second) edges_.emplace_back(id, static_cast<std::uint32_t>(extra));
       }
     }
-    auto& last = last_on_stream_[static_cast<std::size_t>(t.stage * kStreams + static_cast<int>(t.stream))];
+    const auto key = stream_key(t.stage, t.stream, lane_);
+    auto& last = last_on_stream_[key];
     if (stream_order) {
       if (last != kNone) edges_.emplace_back(id, static_cast<std::uint32_t>(last));
+      if (stream_join_[key] != kNone) edges_.emplace_back(id, static_cast<std::uint32_t>(stream_join_[key]));
       last = id;
+      stream_join_[key] = kNone;
     }
     synchronize_tp(t, id);
-    if (t.kind == TaskKind::compute && t.stream == Stream::compute) compute_order_[static_cast<std::size_t>(t.stage)].push_back(id);
+    if (t.kind == TaskKind::compute && t.stream == Stream::compute) {
+      compute_order_[static_cast<std::size_t>(t.stage)].push_back(id);
+      if (pairing_) note_segment(id);
+    }
+    if (pairing_ && t.kind == TaskKind::collective && t.stream == Stream::ep_comm) segment_break_[static_cast<std::size_t>(lane_)] = true;
     g_.tasks.push_back(t);
     return id;
   }
@@ -156,7 +176,7 @@ class Builder {
   // (waited_one_kernel_later): in the backward the input-gradient reduction runs under the
   // weight-gradient GEMM, and with SP the re-gather of the input under the input-gradient GEMM.
   void synchronize_tp(const Task& t, std::uint32_t id) {
-    auto& pending = tp_unwaited_[static_cast<std::size_t>(t.stage)];
+    auto& pending = tp_unwaited_[static_cast<std::size_t>(t.stage * kLanes + lane_)];
     if (t.kind == TaskKind::compute && t.stream == Stream::compute) {
       std::erase_if(pending, [&](std::pair<std::uint32_t, int>& p) {
         if (p.second-- > 0) return false;
@@ -169,7 +189,7 @@ class Builder {
   }
   /// A TP collective issued to run under the next compute kernel: the one after that waits for it.
   std::uint32_t waited_one_kernel_later(std::uint32_t id) {
-    for (auto& [collective, kernels] : tp_unwaited_[static_cast<std::size_t>(g_.tasks[id].stage)]) {
+    for (auto& [collective, kernels] : tp_unwaited_[static_cast<std::size_t>(g_.tasks[id].stage * kLanes + lane_)]) {
       if (collective == id) kernels = 1;
     }
     return id;
@@ -365,14 +385,14 @@ class Builder {
     // gradients: on the one TP stream the re-gather goes first. (A schedule that defers the weight
     // gradients gathers in its W step.)
     std::int64_t regathered = kNone;
-    if (gather_input && !defers_weights(p_.schedule)) regathered = waited_one_kernel_later(input_regather(stage, mb, chunk, layer, prev));
+    if (gather_input && !defer_weights_) regathered = waited_one_kernel_later(input_regather(stage, mb, chunk, layer, prev));
     std::int64_t out = prev;
     // The QKV weight gradient needs dQ, dK and dV back in the rank's sequence layout: after the
     // context-parallel exchange of the attention backward.
     std::int64_t cp_grads = kNone;
     // Without the asynchronous all-reduce (2021 stacks) autograd reaches the reduction after the
     // block's whole backward: it waits for the weight gradients, and the next kernel for it.
-    const bool reduce_after_weights = p_.tp > 1 && !p_.sp && !tr_.async_tp_allreduce && kind != BlockKind::head && !defers_weights(p_.schedule);
+    const bool reduce_after_weights = p_.tp > 1 && !p_.sp && !tr_.async_tp_allreduce && kind != BlockKind::head && !defer_weights_;
     std::int64_t input_grads = kNone;
     if (!g_.blocks[blk].backward_input.empty()) {
       const Task t = compute(stage, Phase::backward_input, blk, mb, chunk, layer);
@@ -382,7 +402,7 @@ class Builder {
         out = add(collective(stage, Phase::backward_input, p_.sp ? Collective::reduce_scatter : Collective::all_reduce, CommDim::tp,
                              Stream::tp_comm, activation_tensor(mb), tp_group_[stage], mb, chunk, layer),
                   {out});
-        if (!defers_weights(p_.schedule)) waited_one_kernel_later(static_cast<std::uint32_t>(out));
+        if (!defer_weights_) waited_one_kernel_later(static_cast<std::uint32_t>(out));
       }
     }
     const auto w = weight_or_defer({compute(stage, Phase::backward_weight, blk, mb, chunk, layer), prev, cp_grads, gather_input, regathered});
@@ -424,7 +444,7 @@ class Builder {
 
   // The W task's id, or kNone when the schedule defers it to its W step.
   std::int64_t weight_or_defer(const PendingWeight& w) {
-    if (!defers_weights(p_.schedule)) return emit_weight(w);
+    if (!defer_weights_) return emit_weight(w);
     auto& groups = pending_weights_[slot(w.task.chunk, w.task.microbatch)];
     if (groups.empty() || groups.back().layer != w.task.layer) groups.push_back({w.task.layer, {}});
     groups.back().weights.push_back(w);
@@ -438,19 +458,99 @@ class Builder {
     for (const auto& group : groups) {
       std::int64_t last = kNone;
       for (const auto& w : group.weights) last = std::max(last, emit_weight(w));
-      if (group.layer >= 0 && (p_.zero >= 2 || mb == micro_ - 1)) gradient_ready(stage, group.layer, mb, last);
+      if (group.layer >= 0 && (p_.zero >= 2 || last_gradients(stage, chunk, mb))) gradient_ready(stage, group.layer, mb, last);
     }
     groups.clear();
   }
 
   // --- a stage's compute in schedule order -----------------------------------------------------
+  int model_chunk(int stage, const ScheduleStep& step) const {
+    return stage_chunks_[static_cast<std::size_t>(stage)][static_cast<std::size_t>(step.chunk)];
+  }
+  /// Whether a micro-batch's backward (or weight step) is the stage's last of the chunk: replicated
+  /// and ZeRO-1 gradients are reduced once, after it.
+  bool last_gradients(int stage, int chunk, int mb) const {
+    return last_gradient_mb_[static_cast<std::size_t>(stage * p_.chunks() + chunk)] == mb;
+  }
+
   void build_stage(int stage) {
-    for (const auto& step : stage_schedule(p_.schedule, p_.pp, p_.vpp, stage, micro_)) {
-      const int chunk = step.chunk * p_.pp + stage;
-      if (step.pass == Pass::forward) forward_step(stage, chunk, step.microbatch);
-      else if (step.pass == Pass::backward) backward_step(stage, chunk, step.microbatch);
-      else weight_step(stage, chunk, step.microbatch);
+    const auto& steps = schedule_[static_cast<std::size_t>(stage)];
+    for (std::size_t i = 0; i < steps.size(); ++i) {
+      const auto& step = steps[i];
+      const int chunk = model_chunk(stage, step);
+      if (step.pass == Pass::forward && step.overlaps_next && p_.overlap.ep_comm && i + 1 < steps.size()) {
+        paired_step(stage, chunk, step.microbatch, steps[i + 1]);
+        ++i;
+      } else if (step.pass == Pass::forward) {
+        forward_step(stage, chunk, step.microbatch);
+      } else if (step.pass == Pass::backward) {
+        backward_step(stage, chunk, step.microbatch, step.defers_weight);
+      } else {
+        weight_step(stage, chunk, step.microbatch);
+      }
     }
+  }
+
+  // --- a forward and a backward as one step (F&B) ------------------------------------------------
+  // The forward is built on lane 0 and the backward on lane 1, each with streams of its own (so one's
+  // all-to-alls can run while the other computes), then their compute is interleaved on the one
+  // compute stream, segment by segment, a segment ending where its lane waits on an expert
+  // all-to-all: the forward's attention while the backward's combine-gradient travels, the
+  // backward's MLP gradients while the forward dispatches, and so on (Megatron-LM's combined 1F1B,
+  // DualPipe's overlapped_forward_backward).
+  void paired_step(int stage, int forward_chunk, int forward_mb, const ScheduleStep& b) {
+    for (int stream = 0; stream < kStreams; ++stream) {
+      const auto from = stream_key(stage, static_cast<Stream>(stream), 0), to = stream_key(stage, static_cast<Stream>(stream), 1);
+      last_on_stream_[to] = last_on_stream_[from];
+      stream_join_[to] = stream_join_[from];
+    }
+    segments_.assign(kLanes, {});
+    segment_break_.assign(kLanes, true);
+    pairing_ = true;
+    lane_ = 0;
+    forward_step(stage, forward_chunk, forward_mb);
+    lane_ = 1;
+    backward_step(stage, model_chunk(stage, b), b.microbatch, b.defers_weight);
+    lane_ = 0;
+    pairing_ = false;
+    interleave_segments(stage);
+  }
+
+  void note_segment(std::uint32_t id) {
+    auto& lane = segments_[static_cast<std::size_t>(lane_)];
+    if (segment_break_[static_cast<std::size_t>(lane_)] || lane.empty()) lane.emplace_back();
+    segment_break_[static_cast<std::size_t>(lane_)] = false;
+    lane.back().push_back(id);
+  }
+
+  // Orders the two lanes' compute segments forward, backward, forward, ... on the compute stream and
+  // joins the lanes' other streams, so the next step follows both.
+  void interleave_segments(int stage) {
+    std::vector<const std::vector<std::uint32_t>*> order;
+    const auto& f = segments_[0];
+    const auto& b = segments_[1];
+    for (std::size_t k = 0; k < std::max(f.size(), b.size()); ++k) {
+      if (k < f.size()) order.push_back(&f[k]);
+      if (k < b.size()) order.push_back(&b[k]);
+    }
+    for (std::size_t k = 1; k < order.size(); ++k) edges_.emplace_back(order[k]->front(), order[k - 1]->back());
+    for (int stream = 0; stream < kStreams; ++stream) {
+      const auto mine = stream_key(stage, static_cast<Stream>(stream), 0), other = stream_key(stage, static_cast<Stream>(stream), 1);
+      auto& last = last_on_stream_[mine];
+      const auto lane1 = last_on_stream_[other];
+      if (stream == static_cast<int>(Stream::compute)) {
+        if (!order.empty()) last = order.back()->back();
+      } else if (lane1 != kNone && lane1 != last) {
+        stream_join_[mine] = std::min(last, lane1);
+        last = std::max(last, lane1);
+      }
+      last_on_stream_[other] = kNone;
+      stream_join_[other] = kNone;
+    }
+    auto& pending = tp_unwaited_[static_cast<std::size_t>(stage * kLanes)];
+    auto& other = tp_unwaited_[static_cast<std::size_t>(stage * kLanes + 1)];
+    pending.insert(pending.end(), other.begin(), other.end());
+    other.clear();
   }
 
   // FSDP gathers a layer's parameters before its forward and again before its backward, every
@@ -562,7 +662,7 @@ class Builder {
       // The block's first task also waits for its gathered parameters.
       if (gathered != kNone) edges_.emplace_back(static_cast<std::uint32_t>(before), static_cast<std::uint32_t>(gathered));
       if (in == kNone) in = static_cast<std::int64_t>(before);
-      if (mb == 0 && layer_first_forward_[static_cast<std::size_t>(l)] == kNone) layer_first_forward_[static_cast<std::size_t>(l)] = static_cast<std::int64_t>(before);
+      layer_first_forward_.emplace(std::make_pair(stage, l), static_cast<std::int64_t>(before));
       prev = m_.moe_layer(l) ? moe_forward(stage, Phase::forward, r, mb, chunk, l, prev)
                              : block_forward(stage, Phase::forward, BlockKind::mlp, r, mb, chunk, l, prev);
     }
@@ -623,7 +723,8 @@ class Builder {
     return block_backward(stage, BlockKind::mtp_projection, none, mb, chunk, -1, prev, nullptr);
   }
 
-  void backward_step(int stage, int chunk, int mb) {
+  void backward_step(int stage, int chunk, int mb, bool defer_weights) {
+    defer_weights_ = defer_weights;
     const bool first_chunk = chunk == 0, last_chunk = chunk == p_.chunks() - 1;
     // Backward starts after this micro-batch's forward of the chunk.
     std::int64_t prev = fwd_out_[slot(chunk, mb)];
@@ -680,7 +781,7 @@ class Builder {
         const std::int64_t issued_after = tr_.zero3_backward_prefetch == Zero3Prefetch::pre ? static_cast<std::int64_t>(first_of_layer) : gradients;
         prefetched = zero3_gather(stage, Phase::backward_input, mb, chunk, l - 1, issued_after);
       }
-      if (!defers_weights(p_.schedule) && (p_.zero >= 2 || mb == micro_ - 1)) gradient_ready(stage, l, mb, gradients);
+      if (!defer_weights_ && (p_.zero >= 2 || last_gradients(stage, chunk, mb))) gradient_ready(stage, l, mb, gradients);
     }
     if (first_chunk) {
       // A first chunk that holds the embedding alone starts its backward with it.
@@ -714,12 +815,19 @@ class Builder {
   }
 
   // --- pipeline transfers ----------------------------------------------------------------------
+  // Each micro-batch's path: chunk after chunk, on the stages chunk_stage() places them. Where two
+  // consecutive chunks share a stage (the turn of a V) the output is handed over in place.
   void build_pipeline_transfers() {
     for (int chunk = 0; chunk + 1 < p_.chunks(); ++chunk) {
-      const int from = chunk % p_.pp, to = (chunk + 1) % p_.pp;
-      const auto grp = pair_group(from, to);
-      const auto back = pair_group(to, from);
       for (int mb = 0; mb < micro_; ++mb) {
+        const int from = chunk_stage(p_, chunk, mb), to = chunk_stage(p_, chunk + 1, mb);
+        if (from == to) {
+          edges_.emplace_back(static_cast<std::uint32_t>(fwd_in_[slot(chunk + 1, mb)]), static_cast<std::uint32_t>(fwd_out_[slot(chunk, mb)]));
+          edges_.emplace_back(static_cast<std::uint32_t>(bwd_in_[slot(chunk, mb)]), static_cast<std::uint32_t>(bwd_out_[slot(chunk + 1, mb)]));
+          continue;
+        }
+        const auto grp = pair_group(from, to);
+        const auto back = pair_group(to, from);
         // Megatron-LM sends e·s·b·h/t per TP rank (split by SP, or by its scatter-gather otherwise).
         const double bytes = activation_tensor(mb) / p_.tp;
         const auto f = add(collective(to, Phase::forward, Collective::send_recv, CommDim::pp, Stream::pp_comm, bytes, grp, mb, chunk + 1, -1),
@@ -791,9 +899,9 @@ class Builder {
     const int zg = p_.sharding_group(), ezg = p_.expert_data_ranks();
     const bool sharded = p_.zero >= 1;
     std::vector<std::uint32_t> done;  // what the optimizer waits for
-    const std::int64_t stage_end = last_on_stream_[static_cast<std::size_t>(stage * kStreams)];
+    const std::int64_t stage_end = last_on_stream_[stream_key(stage, Stream::compute, 0)];
     double layers_dense = 0;  // the stage's layers' dense parameters; the rest is embedding, head, final norm
-    for (int c = stage; c < p_.chunks(); c += p_.pp) {
+    for (int c : stage_chunks_[static_cast<std::size_t>(stage)]) {
       for (int l = first_[static_cast<std::size_t>(c)]; l < first_[static_cast<std::size_t>(c)] + sizes_[static_cast<std::size_t>(c)]; ++l) {
         layers_dense += layer_params_[static_cast<std::size_t>(l)].dense;
       }
@@ -821,8 +929,21 @@ class Builder {
                                     dense_params / zg * tr_.gradient_bytes(), replica_group_[stage], -1, -1, -1),
                          {stage_end}));
     }
-    // Tied embeddings split across the pipeline: the first and last stages sum their copies' grads.
-    if (m_.tied_embeddings && p_.pp > 1 && (stage == 0 || stage == p_.pp - 1)) {
+    // DualPipe: each stage sums the gradients of its two chunks with its mirror's copies (what it
+    // holds after the data-parallel reduction: a shard under ZeRO).
+    if (const int mirror = mirror_stage(p_, stage); mirror >= 0) {
+      std::vector<std::uint32_t> before = done;
+      const double held_grads = p_.zero >= 1 ? dense_params / zg + expert_params / ezg : params;
+      const auto sum = add(collective(stage, Phase::backward_weight, Collective::all_reduce, CommDim::pp, Stream::dp_comm, held_grads * tr_.gradient_bytes(),
+                                      pair_group(std::min(stage, mirror), std::max(stage, mirror)), -1, -1, -1),
+                           {stage_end});
+      for (auto d : before) edges_.emplace_back(sum, d);
+      done.push_back(sum);
+    }
+    // Tied embeddings split across the pipeline: the first and last stages sum their copies' grads
+    // (not where one stage holds both: the V-shaped schedules' first, DualPipe's ends).
+    const bool tied_apart = m_.tied_embeddings && p_.pp > 1 && !(holds_embedding(p_, stage) && holds_head(p_, stage));
+    if (tied_apart && (stage == 0 || stage == p_.pp - 1)) {
       const double vocab_shard = static_cast<double>(padded_vocab(m_, p_.tp)) * m_.hidden / p_.tp;
       done.push_back(add(collective(stage, Phase::backward_weight, Collective::all_reduce, CommDim::pp, Stream::dp_comm,
                                     vocab_shard * tr_.gradient_bytes(), pair_group(0, p_.pp - 1), -1, -1,
@@ -868,21 +989,15 @@ class Builder {
         users.clear();
         filled = 0;
       };
-      for (int c = stage; c < p_.chunks(); c += p_.pp) {
+      for (int c : stage_chunks_[static_cast<std::size_t>(stage)]) {
         for (int l = first_[static_cast<std::size_t>(c)]; l < first_[static_cast<std::size_t>(c)] + sizes_[static_cast<std::size_t>(c)]; ++l) {
           filled += layer_params_[static_cast<std::size_t>(l)].dense;
-          users.push_back(layer_first_forward_[static_cast<std::size_t>(l)]);
+          users.push_back(layer_first_forward_.at({stage, l}));
           if (filled >= bucket) flush();
         }
       }
       flush();
     }
-  }
-
-  int layers_on_stage(int stage) const {
-    int n = 0;
-    for (int c = stage; c < p_.chunks(); c += p_.pp) n += sizes_[static_cast<std::size_t>(c)];
-    return n;
   }
 
   void finish_dependencies() {
@@ -963,7 +1078,18 @@ class Builder {
   std::vector<std::vector<std::uint32_t>> compute_order_;  ///< per stage: its compute tasks in issue order
   std::vector<double> zero3_shares_;  // of a dense layer's parameters, one per ZeRO-3 gather
   std::vector<std::int64_t> fwd_in_, fwd_out_, bwd_in_, bwd_out_;
-  std::vector<std::int64_t> layer_first_forward_;
+  std::map<std::pair<int, int>, std::int64_t> layer_first_forward_;  // (stage, layer): its first forward task
+  std::vector<std::vector<ScheduleStep>> schedule_;                   // per stage
+  std::vector<std::vector<int>> stage_chunks_;                        // per stage: its model chunks
+  std::vector<int> last_gradient_mb_;  // per (stage, chunk): the micro-batch whose backward ends its gradients
+  bool defer_weights_ = false;         // the backward being built defers its weight gradients
+  // F&B steps: the lane being built (0 the forward, 1 the backward), each lane's compute segments.
+  static constexpr int kLanes = 2;
+  int lane_ = 0;
+  bool pairing_ = false;
+  std::vector<std::vector<std::vector<std::uint32_t>>> segments_;
+  std::vector<bool> segment_break_;
+  std::vector<std::int64_t> stream_join_;  // per (stage, stream, lane): a task the next one also waits for
   std::vector<std::vector<WeightGroup>> pending_weights_;  // per (chunk, micro-batch): ZB-H1's deferred W's
   std::vector<std::uint32_t> tp_group_, dp_group_, sharding_group_, replica_group_, cp_ring_group_, cp_a2a_group_;
   std::vector<std::uint32_t> ep_group_, etp_group_, expert_dp_group_;

@@ -64,19 +64,19 @@ parasim_cli_test(NAME validate_published_other_stacks ARGS validate ${shared_val
                  STDOUT_REGEX "other_stacks.yaml +74/74 +MAPE +[0-9.]+% +median +[0-9.]+% +worst +([0-9]|[12][0-9])\\.[0-9]% .* plan order [678]/8" LABELS long)
 # One file with every kind of row (tests/data/validation/rows_readable.yaml): the row format's newer keys
 # run (head_dim, MLA, stage_layers, a named gpipe, an uneven NeMo split with the embedding and the loss
-# alone at the ends, the torchtitan H100), what is not modelled yet (ZB-V) is skipped with its reason, and
-# a typo is a one-line error for its row while every other row still runs (exit 2).
+# alone at the ends, the torchtitan H100, a V-shaped zero-bubble schedule with its two chunks a stage filled),
+# and a typo is a one-line error for its row while every other row still runs (exit 2).
 parasim_cli_test(NAME validate_rows_readable ARGS validate tests/data/validation/rows_readable.yaml RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_rows_readable.expected
                  STDOUT_REGEX "head-dim +[0-9.]+ ms" "nemo-uneven +[^\n]*tp1 pp4 vpp2 dp2"
                               "chunk layers 0,1\\*6,0 \\(Megatron-Core: embedding and loss count as layers\\)"
                               "torchtitan-gpu +[0-9.]+ ms" "stage-layers +[0-9.]+ ms" "gpipe +[^\n]*tp1 pp2 gpipe dp4"
-                              "mla +[0-9.]+ ms +[^\n]*ep8" "Not simulated \\(1 row\\)\n  zb-v: pipeline schedule zb-v \\(plan.schedule\\) is not simulated yet"
+                              "mla +[0-9.]+ ms +[^\n]*ep8" "zb-v +[0-9.]+ ms +[^\n]*tp1 pp2 vpp2 zb-v dp4" "vpp=2 \\(zb-v: two chunks a stage\\)"
                               "Errors \\(1 row not read\\)\n  typo: tests/data/validation/rows_readable.yaml:20:48: error: runs.1.plan.micro_bach: unknown key"
-                              "all rows +6/7 ")
+                              "all rows +7/7 ")
 parasim_cli_test(NAME validate_rows_readable_json ARGS validate tests/data/validation/rows_readable.yaml --json RC 2 REPEAT
-                 JSON rows.0.id=head-dim rows.1.id=mla rows.5.id=gpipe skipped.0.id=zb-v errors.0.id=typo errors.0.line=20
-                      errors.0.key=runs.1.plan.micro_bach summary.rows=7 summary.simulated=6 summary.skipped=1 summary.errors=1)
+                 JSON rows.0.id=head-dim rows.1.id=mla rows.4.id=zb-v rows.6.id=gpipe errors.0.id=typo errors.0.line=20
+                      errors.0.key=runs.1.plan.micro_bach summary.rows=7 summary.simulated=7 summary.skipped=0 summary.errors=1)
 # Every published row is answered (DeepSeek-V3's with its latent attention and dense first layers).
 parasim_cli_test(NAME validate_published_all ARGS validate ${shared_validation}/megatron.yaml ${shared_validation}/fsdp_a100.yaml
                  ${shared_validation}/other_stacks.yaml ${shared_validation}/more_stacks.yaml --max-mape 10

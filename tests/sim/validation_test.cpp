@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <variant>
 
 #include "calibrate/profile.hpp"
@@ -219,20 +220,28 @@ TEST_CASE("a row's latent attention, sliding window and multi-token prediction a
   CHECK(std::get<RowScenario>(row_scenario(r, "scenarios/hardware")).model.mtp_layers == 1);
 }
 
-TEST_CASE("rows stating what is not modelled yet are skipped, naming it") {
-  auto why = [](const MeasuredRun& r) {
+TEST_CASE("rows naming the schedules of today are simulated: the V-shaped ones with two chunks a stage") {
+  auto built = [](const MeasuredRun& r) {
     const auto s = row_scenario(r, "scenarios/hardware");
-    REQUIRE(std::holds_alternative<std::string>(s));
-    return std::get<std::string>(s);
+    REQUIRE(std::holds_alternative<RowScenario>(s));
+    return std::get<RowScenario>(s);
   };
   auto r = grok_row();
-  r.schedule = "zb-v";
   r.vpp.reset();
-  CHECK(why(r) == "pipeline schedule zb-v (plan.schedule) is not simulated yet; parasim simulates 1f1b, interleaved-1f1b, gpipe and zb-h1");
-  // Without a pipeline the schedule does not matter.
-  r.pp = 1;
-  r.dp = 32;
-  CHECK(std::holds_alternative<RowScenario>(row_scenario(r, "scenarios/hardware")));
+  for (const char* name : {"zb-1p", "zb-2p", "zb-v", "dualpipe", "dualpipe-v"}) {
+    CAPTURE(name);
+    r.schedule = name;
+    const auto s = built(r);
+    const bool v = std::string(name) == "zb-v" || std::string(name) == "dualpipe-v";
+    REQUIRE_FALSE(s.candidates.empty());
+    CHECK(s.candidates.front().schedule == *parasim::workload::schedule_from_name(name));
+    CHECK(s.candidates.front().vpp == (v ? 2 : 1));
+    CHECK((std::find(s.filled.begin(), s.filled.end(), fmt::format("vpp=2 ({}: two chunks a stage)", name)) != s.filled.end()) == v);
+  }
+  // DualPipe's two chunks a stage are copies: a row that counts them (vpp 2) splits the model in pp.
+  r.schedule = "dualpipe";
+  r.vpp = 2;
+  CHECK(built(r).candidates.front().vpp == 1);
 }
 
 TEST_CASE("uneven pipeline splits: the row's stage_layers, else the split its stack uses") {
