@@ -311,6 +311,12 @@ bool Record::has(std::string_view name) const {
   return entries_.find(name) != entries_.end();
 }
 
+bool Record::stated(std::string_view name) const {
+  (void)field(name);
+  const auto it = entries_.find(name);
+  return it != entries_.end() && !it->second.defaulted;
+}
+
 std::int64_t Record::integer(std::string_view n) const { return std::get<std::int64_t>(entry(n).value); }
 double Record::number(std::string_view n) const { return std::get<double>(entry(n).value); }
 bool Record::boolean(std::string_view n) const { return std::get<bool>(entry(n).value); }

@@ -78,6 +78,8 @@ class Record {
 
   /// True when the key was given (in the file or by --set) or has a default.
   bool has(std::string_view name) const;
+  /// Whether the input states the key (not its default).
+  bool stated(std::string_view name) const;
 
   std::int64_t integer(std::string_view name) const;
   double number(std::string_view name) const;

@@ -361,7 +361,7 @@ Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus, int seq
   }
   if (r.has("schedule")) {
     p.schedule = schedule_from_name(r.string("schedule")).value_or(Schedule::one_f_one_b);
-    if (is_v_shaped(p.schedule) && !r.has("vpp")) p.vpp = 2;
+    if (is_v_shaped(p.schedule) && !r.stated("vpp")) p.vpp = 2;
   } else {
     p.schedule = p.vpp > 1 ? Schedule::interleaved_1f1b : Schedule::one_f_one_b;
   }

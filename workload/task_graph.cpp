@@ -76,6 +76,11 @@ const std::vector<Op>& TaskGraph::ops(const Task& t) const {
   return b.forward;
 }
 
+bool TaskGraph::runs_up(int chunk, int microbatch) const {
+  if (schedule == Schedule::dualpipe) return microbatch >= micro_batches / 2;
+  return is_v_shaped(schedule) && chunk >= stages;
+}
+
 double TaskGraph::total_flops() const {
   double sum = 0;
   for (const auto& t : tasks) {
@@ -98,6 +103,7 @@ class Builder {
     g_.tp = p.tp;
     g_.dp = p.dp;
     g_.cp = p.cp;
+    g_.schedule = p.schedule;
     last_on_stream_.assign(static_cast<std::size_t>(p.pp) * kStreams * kLanes, kNone);
     stream_join_ = last_on_stream_;
     tp_unwaited_.resize(static_cast<std::size_t>(p.pp) * kLanes);
@@ -148,6 +154,7 @@ class Builder {
       stream_join_[key] = kNone;
     }
     synchronize_tp(t, id);
+    t.lane = static_cast<std::uint8_t>(pairing_ ? lane_ : 0);
     if (t.kind == TaskKind::compute && t.stream == Stream::compute) {
       compute_order_[static_cast<std::size_t>(t.stage)].push_back(id);
       if (pairing_) note_segment(id);
@@ -478,9 +485,16 @@ class Builder {
     for (std::size_t i = 0; i < steps.size(); ++i) {
       const auto& step = steps[i];
       const int chunk = model_chunk(stage, step);
-      if (step.pass == Pass::forward && step.overlaps_next && p_.overlap.ep_comm && i + 1 < steps.size()) {
-        paired_step(stage, chunk, step.microbatch, steps[i + 1]);
-        ++i;
+      if (step.pass == Pass::forward && step.overlaps_next && i + 1 < steps.size()) {
+        // The pair starts once both inputs are there (DualPipe's runtime receives both, then runs).
+        const auto& b = steps[i + 1];
+        paired_forward_.emplace(slot(model_chunk(stage, b), b.microbatch), slot(chunk, step.microbatch));
+        if (p_.overlap.ep_comm) {
+          paired_step(stage, chunk, step.microbatch, b);
+          ++i;
+        } else {
+          forward_step(stage, chunk, step.microbatch);
+        }
       } else if (step.pass == Pass::forward) {
         forward_step(stage, chunk, step.microbatch);
       } else if (step.pass == Pass::backward) {
@@ -823,7 +837,7 @@ class Builder {
         const int from = chunk_stage(p_, chunk, mb), to = chunk_stage(p_, chunk + 1, mb);
         if (from == to) {
           edges_.emplace_back(static_cast<std::uint32_t>(fwd_in_[slot(chunk + 1, mb)]), static_cast<std::uint32_t>(fwd_out_[slot(chunk, mb)]));
-          edges_.emplace_back(static_cast<std::uint32_t>(bwd_in_[slot(chunk, mb)]), static_cast<std::uint32_t>(bwd_out_[slot(chunk + 1, mb)]));
+          backward_input_arrives(chunk, mb, bwd_out_[slot(chunk + 1, mb)]);
           continue;
         }
         const auto grp = pair_group(from, to);
@@ -835,12 +849,21 @@ class Builder {
         edges_.emplace_back(static_cast<std::uint32_t>(fwd_in_[slot(chunk + 1, mb)]), f);
         const auto b = add(collective(from, Phase::backward_input, Collective::send_recv, CommDim::pp, Stream::pp_comm, bytes, back, mb, chunk, -1),
                            {bwd_out_[slot(chunk + 1, mb)]}, false);
-        edges_.emplace_back(static_cast<std::uint32_t>(bwd_in_[slot(chunk, mb)]), b);
+        backward_input_arrives(chunk, mb, b);
         if (p_.blocks_on_p2p()) {
           block_on_transfer(f, from, fwd_out_[slot(chunk, mb)], to, fwd_in_[slot(chunk + 1, mb)]);
           block_on_transfer(b, to, bwd_out_[slot(chunk + 1, mb)], from, bwd_in_[slot(chunk, mb)]);
         }
       }
+    }
+  }
+
+  // The backward of (chunk, mb) waits for its gradient, and so does the forward paired with it.
+  void backward_input_arrives(int chunk, int mb, std::int64_t gradient) {
+    const auto g = static_cast<std::uint32_t>(gradient);
+    edges_.emplace_back(static_cast<std::uint32_t>(bwd_in_[slot(chunk, mb)]), g);
+    if (const auto it = paired_forward_.find(slot(chunk, mb)); it != paired_forward_.end()) {
+      edges_.emplace_back(static_cast<std::uint32_t>(fwd_in_[it->second]), g);
     }
   }
 
@@ -1083,6 +1106,7 @@ class Builder {
   std::vector<std::vector<int>> stage_chunks_;                        // per stage: its model chunks
   std::vector<int> last_gradient_mb_;  // per (stage, chunk): the micro-batch whose backward ends its gradients
   bool defer_weights_ = false;         // the backward being built defers its weight gradients
+  std::unordered_map<std::size_t, std::size_t> paired_forward_;  // an F&B pair's backward slot -> its forward's
   // F&B steps: the lane being built (0 the forward, 1 the backward), each lane's compute segments.
   static constexpr int kLanes = 2;
   int lane_ = 0;

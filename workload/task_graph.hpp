@@ -58,6 +58,9 @@ struct Task {
   CommDim dim = CommDim::tp;
   /// TP collective pipelined with the GEMM that produces or consumes it (overlap.tp_comm).
   bool pipelined = false;
+  /// 1 for the backward of an F&B step, whose communication runs on streams of its own beside the
+  /// forward's; 0 otherwise.
+  std::uint8_t lane = 0;
   std::int32_t stage = 0;
   std::int32_t microbatch = -1;
   std::int32_t chunk = -1;
@@ -83,7 +86,10 @@ struct TaskGraph {
   int tp = 1;  ///< GPUs that run each stage's tasks together
   int dp = 1;  ///< replicas the graph stands for
   int cp = 1;  ///< context-parallel ranks of each replica, each running the same tasks on its tokens
-
+  Schedule schedule = Schedule::one_f_one_b;
+  /// Whether a micro-batch's chunk runs against the pipeline's main direction: DualPipe's second
+  /// half of the micro-batches (last stage to first), a V's second chunk (coming back).
+  bool runs_up(int chunk, int microbatch) const;
   std::span<const std::uint32_t> dependencies(std::uint32_t task) const {
     return {deps.data() + tasks[task].deps_begin, deps.data() + tasks[task].deps_end};
   }

@@ -10,6 +10,7 @@
 #   -DFILE=f                     a file the command writes (compared by REPEAT, checked by TRACE)
 #   -DTRACE=1                    FILE is a Chrome trace (checked by check_trace.py): traceEvents
 #                                with ph/ts/dur/pid/tid, EXPECT_PIDS processes (GPUs + links)
+#   -DTRACE_CHECKS="--a;--b"     further checks of check_trace.py
 if(NOT DEFINED EXPECT_RC)
   set(EXPECT_RC 0)
 endif()
@@ -36,7 +37,7 @@ if(REPEAT)
 endif()
 if(TRACE)
   find_program(PYTHON3 python3 REQUIRED)
-  execute_process(COMMAND ${PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/check_trace.py "${FILE}" ${EXPECT_PIDS}
+  execute_process(COMMAND ${PYTHON3} ${CMAKE_CURRENT_LIST_DIR}/check_trace.py "${FILE}" ${EXPECT_PIDS} ${TRACE_CHECKS}
                   RESULT_VARIABLE trace_rc OUTPUT_VARIABLE trace_out ERROR_VARIABLE trace_err)
   if(NOT trace_rc EQUAL 0)
     message(FATAL_ERROR "${FILE} is not a valid trace:\n${trace_out}${trace_err}")

@@ -11,6 +11,17 @@ parasim_cli_test(NAME simulate_json_deterministic ARGS simulate scenarios/jobs/l
 # two runs write the same bytes.
 parasim_cli_test(NAME simulate_trace ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.global_batch=8 --trace ${trace}
                  FILE ${trace} TRACE_PIDS 3 REPEAT)
+# DualPipe with the expert all-to-all overlap (Qwen3-30B-A3B over 4 stages): compute of both directions
+# (the first half of the micro-batches going down, the second coming up), each F&B backward's
+# all-to-alls on tracks of their own, running under the paired forward's compute.
+set(dualpipe_trace ${CMAKE_CURRENT_BINARY_DIR}/qwen3-dualpipe.trace.json)
+parasim_cli_test(NAME simulate_dualpipe_trace ARGS simulate scenarios/jobs/qwen3-30b-a3b-64-h100.yaml --set plan.pp=4 --set plan.schedule=dualpipe
+                 --set plan.overlap.ep_comm=true --set plan.global_batch=128 --trace ${dualpipe_trace}
+                 STDOUT_REGEX "dualpipe, micro-batch 1" FILE ${dualpipe_trace} TRACE_PIDS 5 TRACE_CHECKS --two-directions --fb-overlap)
+# The V-shaped zero-bubble schedule: stage 0 holds the first chunk and the last (the way back up).
+set(zbv_trace ${CMAKE_CURRENT_BINARY_DIR}/llama2-7b-zbv.trace.json)
+parasim_cli_test(NAME simulate_zbv_trace ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.schedule=zb-v --set plan.global_batch=8
+                 --trace ${zbv_trace} STDOUT_REGEX "pp 2 \\(vpp 2\\) x dp 4, zb-v" FILE ${zbv_trace} TRACE_PIDS 3 TRACE_CHECKS --two-directions)
 parasim_cli_test(NAME simulate_full_mode ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --full --json JSON gpus=16)
 parasim_cli_test(NAME simulate_needs_plan ARGS simulate scenarios/clusters/lab-2node.yaml RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/simulate_needs_model.expected)

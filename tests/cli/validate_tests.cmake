@@ -77,6 +77,12 @@ parasim_cli_test(NAME validate_rows_readable ARGS validate tests/data/validation
 parasim_cli_test(NAME validate_rows_readable_json ARGS validate tests/data/validation/rows_readable.yaml --json RC 2 REPEAT
                  JSON rows.0.id=head-dim rows.1.id=mla rows.4.id=zb-v rows.6.id=gpipe errors.0.id=typo errors.0.line=20
                       errors.0.key=runs.1.plan.micro_bach summary.rows=7 summary.simulated=7 summary.skipped=0 summary.errors=1)
+# Rows naming each schedule of today are simulated: ZB-1P, ZB-2P, ZB-V (its stage split over the V's two
+# chunks), DualPipe (a stated vpp 2 counting its copies) and DualPipe-V, with the F&B overlap filled.
+parasim_cli_test(NAME validate_schedules ARGS validate tests/data/validation/schedules.yaml
+                 STDOUT_REGEX "zb-1p +[0-9.]+ ms +[^\n]*tp1 pp4 zb-1p dp2" "zb-2p +[0-9.]+ ms +[^\n]*zb-2p" "zb-v +[0-9.]+ ms +[^\n]*pp4 vpp2 zb-v"
+                              "dualpipe +[0-9.]+ ms +[^\n]*pp4 dualpipe dp4 ep4" "dualpipe-v +[0-9.]+ ms +[^\n]*pp4 vpp2 dualpipe-v"
+                              "overlap ep_comm=on \\(dualpipe: forward and backward overlapped\\)" "all rows +5/5 ")
 # Every published row is answered (DeepSeek-V3's with its latent attention and dense first layers).
 parasim_cli_test(NAME validate_published_all ARGS validate ${shared_validation}/megatron.yaml ${shared_validation}/fsdp_a100.yaml
                  ${shared_validation}/other_stacks.yaml ${shared_validation}/more_stacks.yaml --max-mape 10

@@ -8,7 +8,11 @@
 #include "calibrate/cost_model.hpp"
 #include "sim/simulator.hpp"
 #include "sim/trace.hpp"
+#include "workload/chunk_placement.hpp"
+#include "workload/memory.hpp"
 #include "workload/moe_ops.hpp"
+#include "workload/pass_times.hpp"
+#include "workload/pipeline_replay.hpp"
 #include "tests/topology/fixtures.hpp"
 #include "tests/workload/fixtures.hpp"
 
@@ -592,4 +596,121 @@ TEST_CASE("FSDP backward prefetch by hand: none exposes each layer's reduce-scat
                pre = iteration(workload::Zero3Prefetch::pre);
   CHECK(none - post == doctest::Approx(reduces).epsilon(1e-6).scale(0));
   CHECK(post - pre == doctest::Approx(gathers).epsilon(1e-6).scale(0));
+}
+
+namespace {
+
+// Per-micro-batch times of the passes a micro-batch runs on stage 1 (T_F, T_B input gradients, T_W)
+// and the optimizer's, from the graph's own compute tasks.
+struct StagePasses {
+  double forward = 0, backward = 0, weight = 0, optimizer = 0;
+};
+StagePasses stage_passes(const TaskGraph& g, const calibrate::CostModel& cost, int stage) {
+  StagePasses s;
+  for (const auto& t : g.tasks) {
+    if (t.kind != TaskKind::compute || t.stage != stage) continue;
+    const double d = cost.ops_time(g.ops(t)).value();
+    if (t.phase == Phase::optimizer) s.optimizer = d;
+    else if (t.microbatch != 0) continue;
+    else if (t.phase == Phase::forward) s.forward += d;
+    else if (t.phase == Phase::backward_input || t.phase == Phase::recompute) s.backward += d;
+    else s.weight += d;
+  }
+  return s;
+}
+
+}  // namespace
+
+TEST_CASE("the schedules of today in the simulator, free communication: each one's bubble is its schedule's, replayed by hand") {
+  // The uniform pipeline fixture (4 stages, 16 equal layers, negligible embedding and head): the
+  // task graph runs the very steps pipeline_schedule() builds, so the simulated idle time must be
+  // the replay's with the graph's own pass times: (pp-1)(T_F+T_B-T_W) for ZB-1P,
+  // (PP/2-1)(F&B+B-3W) for DualPipe, and the others' replayed figures.
+  auto spec = free_links_node();
+  const topology::Cluster cluster(spec);
+  Fixture f = uniform_pipeline_fixture();
+  const auto profile = free_comm_profile();
+  const calibrate::CostModel cost(spec.node.gpu, profile);
+  const int p = 4, m = 8;
+  using workload::Schedule;
+  for (auto schedule : {Schedule::zb_1p, Schedule::zb_2p, Schedule::zb_v, Schedule::dualpipe, Schedule::dualpipe_v}) {
+    CAPTURE(workload::schedule_name(schedule));
+    f.plan = test::plan(1, p, 2, 1, 2 * m);
+    f.plan.schedule = schedule;
+    f.plan.vpp = workload::is_v_shaped(schedule) ? 2 : 1;
+    REQUIRE_FALSE(workload::find_plan_problem(f.plan, f.model, 8).has_value());
+    const auto g = workload::build_tasks(f.model, f.training, f.plan);
+    const auto st = stage_passes(g, cost, 1);
+    const auto r = run(cluster, f, g, profile);
+    const double bubble = r.iteration.value() - st.optimizer - m * (st.forward + st.backward + st.weight);
+    // A micro-batch passes two of a V's chunks on each stage, one of DualPipe's two copies.
+    const double chunks = f.plan.vpp;
+    auto shape = workload::planned_shape(f.model, f.training, f.plan);
+    shape.times = {st.forward / chunks, st.backward / chunks, st.weight / chunks, 0};
+    const auto replayed = workload::replay_pipeline(shape, workload::pipeline_schedule(workload::planned_shape(f.model, f.training, f.plan)));
+    const double expected = replayed.makespan - m * (st.forward + st.backward + st.weight);
+    // Within 10% of a stage's work per micro-batch: the ends' embedding and head are not in the
+    // times (ZB: 6%, DualPipe-V, whose first stage holds both: 8%).
+    CHECK(std::abs(bubble - expected) <= 0.1 * (st.forward + st.backward + st.weight));
+    if (schedule == Schedule::zb_1p) CHECK(bubble == doctest::Approx((p - 1) * (st.forward + st.backward - st.weight)).epsilon(0.05));
+    if (schedule == Schedule::dualpipe) {
+      const double b_full = st.backward + st.weight;
+      CHECK(bubble == doctest::Approx((p / 2 - 1) * ((st.forward + b_full) + b_full - 3 * st.weight)).epsilon(0.06));
+      // Two copies of the parameters on every stage, PP + 1 micro-batches' activations at the peak.
+      CHECK(r.memory.stages[1].parameters == doctest::Approx(2 * workload::layer_parameters(f.model, f.plan, 0).total() * 4));
+      int peak = 0;
+      for (const auto& s : r.memory.stages) peak = std::max(peak, s.chunks_in_flight);
+      CHECK(peak == p + 1);
+    }
+    if (schedule == Schedule::zb_2p || schedule == Schedule::zb_v) {
+      // Under 1F1B's idle (p-1)(T_F+T_B+T_W) by most of it.
+      CHECK(bubble < 0.5 * (p - 1) * (st.forward + st.backward + st.weight));
+    }
+  }
+}
+
+TEST_CASE("F&B steps: one micro-batch's expert all-to-alls run under another's compute, the same tasks in another order") {
+  // A small mixture of experts over 2 DGX nodes, EP 16 across them: the all-to-alls cross the
+  // network. Interleaved 1F1B over pp 2 with and without the overlap (Megatron-LM's
+  // --overlap-moe-expert-parallel-comm); then DualPipe with its F&B steps.
+  const topology::Cluster cluster(test::dgx_cluster(4));
+  Fixture f;
+  f.model = test::small_gpt(8);
+  f.model.experts = 16;
+  f.model.top_k = 4;
+  f.model.expert_ffn_hidden = 2048;
+  const auto profile = exact_profile();
+  auto iteration = [&](workload::Plan plan, double* exposed_ep = nullptr, Timeline* tl = nullptr) {
+    f.plan = plan;
+    REQUIRE_FALSE(workload::find_plan_problem(plan, f.model, 32).has_value());
+    const auto g = workload::build_tasks(f.model, f.training, plan);
+    const auto r = run(cluster, f, g, profile, {}, tl);
+    if (exposed_ep) *exposed_ep = r.stages[0].exposed[static_cast<std::size_t>(CommDim::ep)].value();
+    return std::pair{r.iteration.value(), g.tasks.size()};
+  };
+  auto plan = test::plan(1, 2, 16, 1, 256);
+  plan.ep = 16;
+  plan.vpp = 2;
+  plan.schedule = workload::Schedule::interleaved_1f1b;
+  double exposed_off = 0, exposed_on = 0;
+  const auto [off, tasks_off] = iteration(plan, &exposed_off);
+  plan.overlap.ep_comm = true;
+  Timeline tl;
+  const auto [on, tasks_on] = iteration(plan, &exposed_on, &tl);
+  CHECK(tasks_on == tasks_off);
+  CHECK(exposed_off > 0.2 * off);
+  // 27 of the 32 forwards a stage runs are paired (one more warm-up forward, then steady pairs): about
+  // half of the exposed all-to-all time goes under the other micro-batch's compute here.
+  CHECK(exposed_on < 0.6 * exposed_off);
+  CHECK(on < off - 0.5 * (exposed_off - exposed_on));
+  // DualPipe pairs its steps with the same effect.
+  plan.schedule = workload::Schedule::dualpipe;
+  plan.vpp = 1;
+  plan.overlap.ep_comm = false;
+  double dp_off_ep = 0, dp_on_ep = 0;
+  const auto dp_off = iteration(plan, &dp_off_ep).first;
+  plan.overlap.ep_comm = true;
+  const auto dp_on = iteration(plan, &dp_on_ep).first;
+  CHECK(dp_on_ep < 0.6 * dp_off_ep);
+  CHECK(dp_on < dp_off);
 }
