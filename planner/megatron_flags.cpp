@@ -102,6 +102,7 @@ constexpr auto kFlags = std::to_array<MegatronFlag>({
     {"--num-query-groups", true, FlagRole::model},
     {"--num-virtual-stages-per-pipeline-rank", true, FlagRole::plan},
     {"--overlap-grad-reduce", false, FlagRole::plan},
+    {"--overlap-moe-expert-parallel-comm", false, FlagRole::plan},
     {"--overlap-param-gather", false, FlagRole::plan},
     {"--pipeline-model-parallel-layout", true, FlagRole::plan},
     {"--pipeline-model-parallel-size", true, FlagRole::plan},

@@ -166,6 +166,7 @@ MegatronArgumentGroup parallel_arguments(const Plan& p, const workload::ModelSpe
   if (p.overlap.grad_reduce) g.add("--overlap-grad-reduce");
   if (p.overlap.param_gather && p.overlap.grad_reduce && p.zero >= 1) g.add("--overlap-param-gather");
   if (p.overlap.tp_comm) g.add("--tp-comm-overlap");
+  if (p.overlap.ep_comm) g.add("--overlap-moe-expert-parallel-comm");
   if (p.bucket_params > 0) g.add("--ddp-bucket-size", static_cast<long long>(p.bucket_params));
   return g.done();
 }

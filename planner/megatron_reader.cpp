@@ -184,6 +184,8 @@ void Reader::plan_flag(const std::string& f, const std::string& v) {
     plan.overlap.param_gather = true;
   } else if (f == "--tp-comm-overlap") {
     plan.overlap.tp_comm = true;
+  } else if (f == "--overlap-moe-expert-parallel-comm") {
+    plan.overlap.ep_comm = true;
   } else if (f == "--use-tp-pp-dp-mapping") {
     plan.order = {workload::ParallelDim::tp, workload::ParallelDim::cp, workload::ParallelDim::pp, workload::ParallelDim::dp};
   } else if (f == "--ddp-bucket-size") {

@@ -64,9 +64,32 @@ std::optional<std::string> megatron_order_problem(const workload::Plan& p) {
   return std::nullopt;
 }
 
+std::optional<std::string> megatron_schedule_problem(const workload::Plan& p) {
+  using workload::Schedule;
+  switch (p.schedule) {
+    case Schedule::one_f_one_b:
+    case Schedule::interleaved_1f1b: break;
+    case Schedule::gpipe: return std::string("Megatron-LM has no GPipe schedule");
+    case Schedule::zb_h1:
+    case Schedule::zb_1p:
+    case Schedule::zb_2p: return fmt::format("Megatron-LM has no zero-bubble schedule ({}: Qi et al.'s Megatron-LM fork runs it)", workload::schedule_name(p.schedule));
+    case Schedule::zb_v: return std::string("Megatron-LM has no zero-bubble schedule (zb-v: torchtitan's ZBVZeroBubble, Qi et al.'s fork)");
+    case Schedule::dualpipe: return std::string("Megatron-LM has no DualPipe schedule (dualpipe: DeepSeek's DualPipe runtime)");
+    case Schedule::dualpipe_v: return std::string("Megatron-LM has no DualPipe schedule (dualpipe-v: torchtitan's DualPipeV)");
+  }
+  // --overlap-moe-expert-parallel-comm (TransformerConfig's checks at the target commit): no full
+  // recompute and no recompute method; a virtual pipeline once there is a pipeline.
+  if (p.overlap.ep_comm) {
+    const bool full = p.recompute == workload::Recompute::full ||
+                      std::any_of(p.recompute_overrides.begin(), p.recompute_overrides.end(), [](const auto& o) { return o.recompute == workload::Recompute::full; });
+    if (full) return std::string("the expert all-to-all overlap (--overlap-moe-expert-parallel-comm) runs without full recompute");
+    if (p.pp > 1 && p.schedule != Schedule::interleaved_1f1b) return std::string("the expert all-to-all overlap needs virtual pipeline stages with pp > 1");
+  }
+  return std::nullopt;
+}
+
 std::optional<std::string> megatron_structure_problem(const workload::Plan& p) {
-  if (p.schedule == workload::Schedule::zb_h1) return std::string("Megatron-LM has no zero-bubble (ZB-H1) schedule");
-  if (p.schedule == workload::Schedule::gpipe) return std::string("Megatron-LM has no GPipe schedule");
+  if (auto problem = megatron_schedule_problem(p)) return problem;
   if (p.vpp > 1 && p.pp == 1) return std::string("virtual pipeline stages need pp > 1");
   if (auto problem = megatron_order_problem(p)) return problem;
   // Megatron-FSDP composes with TP, EP and CP, not with pipeline stages (Megatron-Core's guide; Bridge
@@ -86,6 +109,7 @@ std::optional<std::string> megatron_structure_problem(const workload::Plan& p) {
 std::optional<std::string> megatron_plan_problem(const workload::Plan& p, const workload::ModelSpec& m) {
   if (auto problem = megatron_model_problem(m)) return problem;
   if (auto problem = megatron_structure_problem(p)) return problem;
+  if (p.overlap.ep_comm && m.mtp_layers > 1) return std::string("the expert all-to-all overlap runs with at most one MTP layer");
   if (!megatron_recompute(p, m)) {
     return std::string("per-layer recompute mixes selective and full, or recomputes a different number of layers per chunk");
   }

@@ -33,6 +33,10 @@ std::optional<std::string> megatron_model_problem(const workload::ModelSpec& mod
 /// hybrid sharding is not expressed here. No zero-bubble or GPipe schedule; ranks ordered tp-cp-(ep)-dp-pp only.
 std::optional<std::string> megatron_plan_problem(const workload::Plan& plan, const workload::ModelSpec& model);
 
+/// Why Megatron-LM cannot run the plan's pipeline schedule (it runs 1F1B and interleaved 1F1B, the
+/// expert all-to-all overlap without full recompute), naming what does run it; nullopt when it can.
+std::optional<std::string> megatron_schedule_problem(const workload::Plan& plan);
+
 /// What of the plan alone (no model) Megatron-LM cannot run: its schedule, rank order, Megatron-FSDP
 /// with a pipeline or hybrid sharding, TP overlap without SP; nullopt when none. The framework filter
 /// of the search applies this before a candidate's recompute is chosen.

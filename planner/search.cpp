@@ -6,6 +6,7 @@
 #include <cmath>
 #include <exception>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <memory>
 #include <mutex>
 #include <stdexcept>
@@ -23,6 +24,7 @@
 #include "workload/chunk_placement.hpp"
 #include "workload/pass_times.hpp"
 #include "workload/schedule.hpp"
+#include "workload/schedule_cache.hpp"
 #include "workload/task_graph.hpp"
 
 namespace parasim::planner {
@@ -77,13 +79,18 @@ std::optional<std::string> Constraints::set(const std::string& assignment) {
   if (eq == std::string::npos) return fmt::format("'{}' is not key=value", assignment);
   const std::string key = assignment.substr(0, eq), value = assignment.substr(eq + 1);
   if (key == "schedule") {
-    for (auto s : {Schedule::gpipe, Schedule::one_f_one_b, Schedule::interleaved_1f1b, Schedule::zb_h1}) {
-      if (workload::schedule_name(s) == value) {
-        schedule = s;
-        return std::nullopt;
-      }
+    if (const auto s = workload::schedule_from_name(value)) {
+      schedule = *s;
+      return std::nullopt;
     }
-    return fmt::format("schedule: '{}' is not one of 1f1b, interleaved-1f1b, zb-h1, gpipe", value);
+    std::vector<std::string_view> names;
+    for (auto s : workload::kAllSchedules) names.push_back(workload::schedule_name(s));
+    return fmt::format("schedule: '{}' is not one of {}", value, fmt::join(names, ", "));
+  }
+  if (key == "ep_comm") {
+    if (value != "on" && value != "off") return fmt::format("ep_comm: '{}' is not on or off", value);
+    ep_comm = value == "on";
+    return std::nullopt;
   }
   if (key == "cp_kind") {
     for (auto k : {workload::CpKind::ring, workload::CpKind::ulysses}) {
@@ -97,7 +104,7 @@ std::optional<std::string> Constraints::set(const std::string& assignment) {
   const std::map<std::string, std::optional<int>*> numbers{{"tp", &tp}, {"pp", &pp}, {"dp", &dp}, {"cp", &cp}, {"ep", &ep},
                                                            {"vpp", &vpp}, {"mb", &micro_batch}, {"micro_batch", &micro_batch}, {"zero", &zero}};
   const auto it = numbers.find(key);
-  if (it == numbers.end()) return fmt::format("unknown key '{}' (tp, pp, dp, cp, ep, vpp, mb, zero, schedule, cp_kind)", key);
+  if (it == numbers.end()) return fmt::format("unknown key '{}' (tp, pp, dp, cp, ep, vpp, mb, zero, schedule, cp_kind, ep_comm)", key);
   std::size_t used = 0;
   int n = -1;
   try {
@@ -128,11 +135,50 @@ bool Constraints::allows(const Plan& p) const {
     return false;
   }
   return same(tp, p.tp) && same(pp, p.pp) && same(dp, p.dp) && same(cp, p.cp) && same(ep, p.ep) && same(vpp, p.vpp) &&
-         same(micro_batch, p.micro_batch) && same(zero, p.zero) && (!schedule || *schedule == p.schedule) &&
+         same(micro_batch, p.micro_batch) && same(zero, p.zero) && (!schedule || *schedule == p.schedule) && (!ep_comm || *ep_comm == p.overlap.ep_comm) &&
          (!cp_kind || p.cp == 1 || *cp_kind == p.cp_kind) && (max_pp == 0 || p.pp <= max_pp) && (max_tp == 0 || p.tp <= max_tp);
 }
 
 namespace {
+
+// A pipeline schedule a candidate may run: the schedule, its chunks a stage, the expert all-to-all
+// overlap.
+struct ScheduleChoice {
+  Schedule schedule;
+  int vpp;
+  bool ep_overlap;
+};
+
+// What a candidate of pp stages and `micro` micro-batches a replica may run: 1F1B; with a pipeline
+// Qi et al.'s ZB-1P and ZB-2P (ZB-1P is planned under ZB-H1's memory and never idles longer than its
+// hand-made order, so ZB-H1 is left to plans given), interleaved 1F1B at every chunk count that splits the
+// layers, the V-shaped ZB-V and DualPipe-V, and DualPipe (pp even); each schedule that pairs
+// forwards with backwards (1F1B without a pipeline, interleaved, the DualPipes) once more with the
+// expert all-to-all overlap when there is expert parallelism.
+std::vector<ScheduleChoice> schedule_choices(int pp, int micro, int ep, const workload::ModelSpec& model, std::optional<Schedule> pinned) {
+  const bool overlap = ep > 1;
+  std::vector<ScheduleChoice> out{{Schedule::one_f_one_b, 1, false}};
+  // What is searched only when asked for by name (--fix schedule=...).
+  if (pinned == Schedule::gpipe || (pinned == Schedule::zb_h1 && pp > 1)) out.push_back({*pinned, 1, false});
+  auto both = [&](Schedule s, int vpp) {
+    out.push_back({s, vpp, false});
+    if (overlap) out.push_back({s, vpp, true});
+  };
+  if (pp == 1) {
+    if (overlap) out.push_back({Schedule::one_f_one_b, 1, true});
+    return out;
+  }
+  for (auto s : {Schedule::zb_1p, Schedule::zb_2p}) out.push_back({s, 1, false});
+  // v chunks a stage split the layers evenly, or the stages are uneven anyway (layers % pp != 0).
+  auto splits = [&](int v) { return v * pp <= model.layers && (model.layers % (pp * v) == 0 || model.layers % pp != 0); };
+  for (int v = 2; v * pp <= model.layers && v <= 16; ++v) {
+    if (splits(v) && micro % pp == 0) both(Schedule::interleaved_1f1b, v);
+  }
+  if (splits(2) && micro >= pp) out.push_back({Schedule::zb_v, 2, false});
+  if (splits(2) && micro >= 2 * pp) both(Schedule::dualpipe_v, 2);
+  if (pp % 2 == 0 && micro % 2 == 0 && micro >= 2 * pp) both(Schedule::dualpipe, 1);
+  return out;
+}
 
 std::vector<int> divisors(int n) {
   std::vector<int> out;
@@ -149,6 +195,12 @@ struct Context {
   const topology::ClusterSpec& cluster;
   AnalyticCost& cost;
   Bytes budget;
+  workload::ScheduleCache& schedules;  // the thread's built schedules, by shape
+
+  const std::vector<std::vector<workload::ScheduleStep>>& schedule(const Plan& p) {
+    return schedules.get(workload::planned_shape(model, training, p));
+  }
+  workload::MemoryReport memory(const Plan& p) { return workload::memory_per_stage(model, training, p, budget, schedule(p)); }
 };
 
 // Micro-batch sets a stage holds, per local chunk, at its peak (uniform chunk sizes).
@@ -188,7 +240,7 @@ std::vector<workload::RecomputeOverride> to_overrides(const std::vector<Recomput
 
 // Memory first: the cheapest recompute that fits, or the reason nothing does.
 std::optional<std::string> fit_recompute(Context& c, Plan& p) {
-  auto report = [&](const Plan& q) { return workload::memory_per_stage(c.model, c.training, q, c.budget); };
+  auto report = [&](const Plan& q) { return c.memory(q); };
   p.recompute = Recompute::none;
   auto none = report(p);
   if (none.fits()) return std::nullopt;
@@ -200,7 +252,7 @@ std::optional<std::string> fit_recompute(Context& c, Plan& p) {
   const auto sizes = workload::layers_per_chunk(p, c.model);
   const auto first = workload::first_layer_of_chunk(p, c.model);
   const int m = p.micro_batches();
-  const auto schedule = workload::pipeline_schedule(workload::planned_shape(c.model, c.training, p));
+  const auto& schedule = c.schedule(p);
   std::vector<Recompute> choice(static_cast<std::size_t>(c.model.layers), Recompute::none);
   std::vector<double> shrink(static_cast<std::size_t>(p.pp), 0.0);
   for (int attempt = 0; attempt < 4; ++attempt) {
@@ -252,7 +304,7 @@ std::optional<std::string> fit_recompute(Context& c, Plan& p) {
 // Memory first, in the forms Megatron-LM's arguments take: no recompute, selective, the first k
 // layers of every chunk in full (method block, the smallest k that fits), every layer in full.
 std::optional<std::string> fit_megatron_recompute(Context& c, Plan& p) {
-  auto fits = [&]() { return workload::memory_per_stage(c.model, c.training, p, c.budget).fits(); };
+  auto fits = [&]() { return c.memory(p).fits(); };
   p.recompute_overrides.clear();
   p.recompute_method = workload::RecomputeMethod::uniform;
   p.recompute_layers = 1;
@@ -289,7 +341,7 @@ struct Outcome {
 };
 
 Scored make_scored(Context& c, const Plan& p, std::size_t order) {
-  const auto mem = workload::memory_per_stage(c.model, c.training, p, c.budget);
+  const auto mem = c.memory(p);
   return Scored{p, c.cost.estimate(p), mem.stages[static_cast<std::size_t>(mem.worst_stage)].total().value(), order};
 }
 
@@ -393,16 +445,8 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
               for (int mb : mbs) {
                 if (per_replica == 0 || per_replica % mb != 0) continue;
                 const int micro = per_replica / mb;
-                std::vector<std::pair<Schedule, int>> schedules{{Schedule::one_f_one_b, 1}};
-                if (pp > 1) {
-                  schedules.push_back({Schedule::zb_h1, 1});
-                  for (int v = 2; v * pp <= model.layers && v <= 16; ++v) {
-                    if (model.layers % (pp * v) != 0 && model.layers % pp == 0) continue;
-                    if (micro % pp != 0) continue;
-                    schedules.push_back({Schedule::interleaved_1f1b, v});
-                  }
-                }
-                for (const auto& [schedule, vpp] : schedules) {
+                const auto schedules = schedule_choices(pp, micro, ep, model, options.constraints.schedule);
+                for (const auto& [schedule, vpp, ep_overlap] : schedules) {
                   Plan p;
                   p.tp = tp;
                   p.sp = tp > 1;
@@ -418,6 +462,7 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
                   p.global_batch = global_batch;
                   p.overlap.grad_reduce = true;
                   p.overlap.param_gather = true;
+                  p.overlap.ep_comm = ep_overlap;
                   if (dp_inner) p.order = {workload::ParallelDim::dp, workload::ParallelDim::tp, workload::ParallelDim::cp, workload::ParallelDim::pp};
                   if (options.constraints.allows(p)) global.push_back(std::move(p));
                 }
@@ -450,7 +495,8 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
   std::mutex progress_mutex;
   const bool megatron_only = options.constraints.framework == Constraints::Framework::megatron;
   auto scan = [&](AnalyticCost& oracle) {
-    Context c{model, training, spec, oracle, report.budget};
+    workload::ScheduleCache schedules;
+    Context c{model, training, spec, oracle, report.budget, schedules};
     for (std::size_t k = next_visit++; k < global.size(); k = next_visit++) {
       if (past(scan_deadline)) {
         cut = true;

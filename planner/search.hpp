@@ -36,6 +36,7 @@ struct Constraints {
   std::optional<int> tp, pp, dp, cp, ep, vpp, micro_batch, zero;
   std::optional<workload::Schedule> schedule;
   std::optional<workload::CpKind> cp_kind;
+  std::optional<bool> ep_comm;  ///< the expert all-to-all overlap, on or off
   int max_pp = 0, max_tp = 0;  ///< 0: no limit
   /// What the plan must launch on: any (the whole space), megatron (Megatron-LM/Megatron-Core as
   /// megatron_rules.hpp says: its schedules and rank orders, ZeRO-2/3 as Megatron-FSDP, recompute
@@ -45,7 +46,7 @@ struct Constraints {
 
   /// Reads "any", "megatron" or "deepspeed"; false for anything else.
   bool set_framework(const std::string& name);
-  /// Reads "key=value" (tp, pp, dp, cp, ep, vpp, mb, zero, schedule, cp_kind); nullopt when it can,
+  /// Reads "key=value" (tp, pp, dp, cp, ep, vpp, mb, zero, schedule, cp_kind, ep_comm on/off); nullopt when it can,
   /// else a message naming what is wrong.
   std::optional<std::string> set(const std::string& assignment);
   bool allows(const workload::Plan& p) const;

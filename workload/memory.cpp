@@ -116,6 +116,11 @@ std::optional<std::string> MemoryReport::problem() const {
 }
 
 MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const Plan& plan, Bytes capacity) {
+  return memory_per_stage(m, tr, plan, capacity, pipeline_schedule(planned_shape(m, tr, plan)));
+}
+
+MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const Plan& plan, Bytes capacity,
+                              const std::vector<std::vector<ScheduleStep>>& schedule) {
   MemoryReport report;
   report.capacity = capacity;
   const int zg = plan.sharding_group();
@@ -123,7 +128,6 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
   const auto sizes = layers_per_chunk(plan, m);
   const auto first = first_layer_of_chunk(plan, m);
   const auto recompute = layer_recompute(plan, m);
-  const auto schedule = pipeline_schedule(planned_shape(m, tr, plan));
 
   // Activation bytes of one micro-batch of each kind of layer (dense, MoE), by recompute setting.
   BlockShape shape{plan.micro_batch, tr.seq_len, plan.tp, plan.sp, Recompute::none, plan.cp, plan.cp_kind, plan.ep, plan.expert_tp()};

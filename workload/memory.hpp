@@ -7,6 +7,7 @@
 
 #include "core/units.hpp"
 #include "workload/ops.hpp"
+#include "workload/schedule.hpp"
 
 namespace parasim::workload {
 
@@ -63,5 +64,8 @@ struct MemoryReport {
 };
 
 MemoryReport memory_per_stage(const ModelSpec& model, const TrainingSpec& training, const Plan& plan, Bytes capacity);
+/// The same with the plan's schedule already built (pipeline_schedule(planned_shape(...))).
+MemoryReport memory_per_stage(const ModelSpec& model, const TrainingSpec& training, const Plan& plan, Bytes capacity,
+                              const std::vector<std::vector<ScheduleStep>>& schedule);
 
 }  // namespace parasim::workload

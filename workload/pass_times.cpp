@@ -1,5 +1,6 @@
 #include "workload/pass_times.hpp"
 
+#include <cmath>
 #include <map>
 #include <tuple>
 
@@ -41,7 +42,12 @@ PassTimes flop_pass_times(const ModelSpec& m, const TrainingSpec& tr, const Plan
 
 PipelineShape planned_shape(const ModelSpec& model, const TrainingSpec& training, const Plan& plan) {
   const bool timed = plan.schedule == Schedule::zb_1p || plan.schedule == Schedule::zb_2p || plan.schedule == Schedule::zb_v;
-  return pipeline_shape(plan, timed ? flop_pass_times(model, training, plan) : PassTimes{});
+  if (!timed) return pipeline_shape(plan);
+  // The schedule depends on the passes' ratios only; to 1/32 of a forward they settle it, and plans
+  // whose ratios agree that far share one.
+  const auto t = flop_pass_times(model, training, plan);
+  auto ratio = [&](double x) { return t.forward > 0 ? std::round(32 * x / t.forward) / 32 : 1.0; };
+  return pipeline_shape(plan, {1.0, ratio(t.backward), ratio(t.weight), 0.0});
 }
 
 }  // namespace parasim::workload

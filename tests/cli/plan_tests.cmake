@@ -69,10 +69,11 @@ parasim_cli_test(NAME plan_published_megatron ARGS plan --published ${PROJECT_SO
 parasim_cli_test(NAME plan_framework_deepspeed ARGS plan ${lab} --framework deepspeed --json --top 3
                  JSON plans.0.schedule=1f1b plans.0.vpp=1 plans.1.schedule=1f1b plans.2.vpp=1)
 parasim_cli_test(NAME plan_bad_framework ARGS plan ${lab} --framework torch RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_bad_framework.expected)
-# Megatron-LM cannot launch ZB-H1: when the nominal best needs it, what is launched is the fastest plan
-# Megatron-LM runs, and the nominal best is named with the gap and the reason.
+# Megatron-LM cannot launch the zero-bubble schedules: when the nominal best needs one (ZB-V for 7
+# micro-batches), what is launched is the fastest plan Megatron-LM runs, and the nominal best is named
+# with the gap and the reason.
 parasim_cli_test(NAME plan_megatron_launchable ARGS plan ${lab} --global-batch 7
-                 STDOUT_REGEX "Launch +tp[0-9]+ .*1f1b" "Nominal +tp[0-9]+ sp · pp[0-9]+ zb-h1 .* is [0-9.]+% faster .*Megatron-LM cannot run it: Megatron-LM has no zero-bubble"
+                 STDOUT_REGEX "Launch +tp[0-9]+ .*1f1b" "Nominal +tp[0-9]+ sp · pp[0-9]+ vpp2 zb-v .* is [0-9.]+% faster .*Megatron-LM cannot run it: Megatron-LM has no zero-bubble schedule \\(zb-v: torchtitan's ZBVZeroBubble"
                               "Megatron-LM arguments \\(Megatron-LM d98e8a6")
 # --from-megatron-args reads a launch line, script or file; a flag it does not know is exit 2 naming it,
 # or skipped and listed under --ignore-unknown-flags.
