@@ -139,6 +139,7 @@ nlohmann::json plan_json(const planner::RankedPlan& r, const planner::SearchRepo
           {"zero", r.plan.zero},
           {"micro_batch", r.plan.micro_batch},
           {"schedule", workload::schedule_name(r.plan.schedule)},
+          {"ep_overlap", r.plan.overlap.ep_comm},
           {"iteration_s", s.iteration.value()},
           {"analytical_iteration_s", r.estimate.iteration.value()},
           {"analytical",

@@ -63,7 +63,8 @@ std::string to_text(const sim::Scenario& s, const sim::Result& r) {
   out += fmt::format("Plan        tp {}{} x pp {}{} x dp {}{}{}, {}, micro-batch {}, global batch {}, recompute {}, zero {}\n", p.tp,
                      p.sp ? " (sp)" : "", p.pp, p.vpp > 1 ? fmt::format(" (vpp {})", p.vpp) : "", p.dp,
                      p.cp > 1 ? fmt::format(" x cp {} ({})", p.cp, workload::cp_kind_name(p.cp_kind)) : "",
-                     s.model->is_moe() ? fmt::format(", ep {} etp {}", p.ep, p.expert_tp()) : "", workload::schedule_name(p.schedule),
+                     s.model->is_moe() ? fmt::format(", ep {} etp {}{}", p.ep, p.expert_tp(), p.overlap.ep_comm ? " (all-to-all overlapped)" : "") : "",
+                     workload::schedule_name(p.schedule),
                      p.micro_batch, p.global_batch, workload::recompute_name(p.recompute), p.zero);
   out += fmt::format("Iteration   {}   {} tokens/s   {} samples/s\n", seconds(r.iteration), format_number(r.tokens_per_s, 6),
                      format_number(r.samples_per_s));

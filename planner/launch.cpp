@@ -32,7 +32,8 @@ std::string plan_yaml(const Plan& p, const std::string& comment) {
       out += fmt::format("  - {{layers: [{}, {}], recompute: {}}}\n", o.first_layer, o.last_layer, workload::recompute_name(o.recompute));
     }
   }
-  out += fmt::format("overlap: {{grad_reduce: {}, param_gather: {}, tp_comm: {}}}\n", p.overlap.grad_reduce, p.overlap.param_gather, p.overlap.tp_comm);
+  out += fmt::format("overlap: {{grad_reduce: {}, param_gather: {}, tp_comm: {}, ep_comm: {}}}\n", p.overlap.grad_reduce, p.overlap.param_gather,
+                     p.overlap.tp_comm, p.overlap.ep_comm);
   std::string order;
   for (auto d : workload::full_order(p.order)) order += fmt::format("{}{}", order.empty() ? "" : ", ", workload::dim_name(d));
   out += fmt::format("order: [{}]\n", order);

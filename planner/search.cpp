@@ -51,7 +51,7 @@ std::string plan_name(const Plan& p) {
     out += fmt::format(" [{}]", split);
   }
   out += fmt::format(" · dp{}", p.dp);
-  if (p.ep > 1) out += fmt::format(" ep{}", p.ep);
+  if (p.ep > 1) out += fmt::format(" ep{}{}", p.ep, p.overlap.ep_comm ? " a2a-overlap" : "");
   if (p.zero > 0) out += fmt::format(" zero{}", p.zero);
   if (p.zero_group > 0) out += fmt::format("/{}", p.zero_group);
   const auto order = workload::full_order(p.order);

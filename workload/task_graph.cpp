@@ -625,11 +625,20 @@ class Builder {
     const double bytes = dispatch_bytes(m_, tr_, shape_of(micro_size(mb), r));
     const int etp = p_.expert_tp();
     std::int64_t w = kNone;
-    if (m_.shared_experts > 0) {
+    // With the all-to-all overlap the combine's gradient leaves first and the shared experts'
+    // backward runs while it travels (Megatron-LM's combined 1F1B: combine backward, then the MLP
+    // backward of the routed and shared experts); otherwise autograd runs the shared experts' first.
+    std::int64_t shared_out = kNone;
+    if (m_.shared_experts > 0 && !p_.overlap.ep_comm) {
       prev = block_backward(stage, BlockKind::shared_experts, r, mb, chunk, layer, prev, &w);
       weights.push_back(w);
     }
+    const std::int64_t incoming = prev;
     prev = expert_exchange(stage, Phase::backward_input, Collective::all_to_all, bytes, mb, chunk, layer, prev);
+    if (m_.shared_experts > 0 && p_.overlap.ep_comm) {
+      shared_out = block_backward(stage, BlockKind::shared_experts, r, mb, chunk, layer, incoming, &w);
+      weights.push_back(w);
+    }
     if (etp > 1) {
       prev = add(collective(stage, Phase::backward_input, Collective::all_gather, CommDim::tp, Stream::tp_comm, etp * bytes, etp_group_[stage], mb, chunk,
                             layer),
@@ -647,7 +656,7 @@ class Builder {
     prev = expert_exchange(stage, Phase::backward_input, Collective::all_to_all, bytes, mb, chunk, layer, prev);
     const auto router = block(BlockKind::router, r, micro_size(mb));
     const auto into_router = prev;
-    prev = add(compute(stage, Phase::backward_input, router, mb, chunk, layer), {prev});
+    prev = add(compute(stage, Phase::backward_input, router, mb, chunk, layer), {prev, shared_out});
     weights.push_back(weight_or_defer({compute(stage, Phase::backward_weight, router, mb, chunk, layer), into_router}));
     return prev;
   }
