@@ -10,7 +10,7 @@ void ConstraintOptions::add_to(CLI::App* cmd, const std::string& scope) {
   cmd->add_option("--fix", fix,
                   fmt::format("pin a dimension in {}, e.g. --fix tp=8 --fix schedule=zb-h1 (tp, pp, dp, cp, ep, vpp, mb, zero, schedule, cp_kind, ep_comm)", scope));
   cmd->add_option("--framework", framework,
-                  fmt::format("what the plans of {} must launch on: any (the whole space), megatron (ZeRO <= 1, no ZB-H1), deepspeed (Megatron-DeepSpeed: 1F1B, "
+                  fmt::format("what the plans of {} must launch on: any (the whole space), megatron (1F1B and interleaved, no FSDP with a pipeline), deepspeed (Megatron-DeepSpeed: 1F1B, "
                               "ZeRO-1 with a pipeline, Ulysses for cp)",
                               scope))
       ->capture_default_str();
