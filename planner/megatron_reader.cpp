@@ -287,6 +287,13 @@ void Reader::finish(int gpus) {
   } else {
     plan.recompute_layers = 1;
   }
+  if (plan.overlap.ep_comm) {
+    // TransformerConfig's checks of the overlap at the target commit, in its own terms.
+    const auto flag = "--overlap-moe-expert-parallel-comm";
+    if (plan.ep == 1) fail(flag, "needs expert parallelism (--expert-model-parallel-size > 1)");
+    if (plan.pp > 1 && plan.vpp == 1) fail(flag, "needs virtual pipeline stages with pp > 1 (--num-virtual-stages-per-pipeline-rank or a layout)");
+    if (plan.recompute == Recompute::full) fail(flag, "runs without full recompute (--recompute-granularity full)");
+  }
   if (const auto problem = workload::find_plan_problem(plan, model, gpus, seq_len)) fail(problem->key, problem->message);
 }
 

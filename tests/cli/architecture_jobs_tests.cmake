@@ -35,3 +35,11 @@ parasim_cli_test(NAME plan_deepseek_v3 ARGS plan scenarios/jobs/deepseek-v3-2048
 parasim_cli_test(NAME model_mistral_window ARGS model tests/data/hf/mistral-7b/config.json --seq 32768
                  STDOUT_REGEX "Attention +sliding window of 4096 tokens on every layer")
 parasim_cli_test(NAME model_gemma2_window_json ARGS model tests/data/hf/gemma-2-9b/config.json --json JSON sliding_window=4096 global_every=2)
+# The all-to-all overlap read back from Megatron-LM's flag, simulated as F&B steps; and refused
+# where Megatron-LM refuses it (no virtual stages with a pipeline).
+parasim_cli_test(NAME simulate_megatron_ep_overlap ARGS simulate scenarios/jobs/qwen3-30b-a3b-64-h100.yaml --from-megatron-args
+                 "--tensor-model-parallel-size 1 --pipeline-model-parallel-size 2 --num-virtual-stages-per-pipeline-rank 2 --expert-model-parallel-size 8 --micro-batch-size 1 --global-batch-size 512 --overlap-moe-expert-parallel-comm"
+                 STDOUT_REGEX "ep 8 etp 1 \\(all-to-all overlapped\\), interleaved-1f1b")
+parasim_cli_test(NAME simulate_megatron_ep_overlap_no_vpp ARGS simulate scenarios/jobs/qwen3-30b-a3b-64-h100.yaml --from-megatron-args
+                 "--tensor-model-parallel-size 1 --pipeline-model-parallel-size 2 --expert-model-parallel-size 8 --micro-batch-size 1 --global-batch-size 512 --overlap-moe-expert-parallel-comm"
+                 RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/simulate_megatron_ep_overlap_no_vpp.expected)

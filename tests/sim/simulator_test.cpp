@@ -111,6 +111,35 @@ Fixture uniform_pipeline_fixture() {
   return f;
 }
 
+// Per-micro-batch times of the passes a micro-batch runs on stage 1 (T_F, T_B input gradients, T_W)
+// and the optimizer's, from the graph's own compute tasks.
+struct StagePasses {
+  double forward = 0, backward = 0, weight = 0, optimizer = 0;
+};
+StagePasses stage_passes(const TaskGraph& g, const calibrate::CostModel& cost, int stage) {
+  StagePasses s;
+  for (const auto& t : g.tasks) {
+    if (t.kind != TaskKind::compute || t.stage != stage) continue;
+    const double d = cost.ops_time(g.ops(t)).value();
+    if (t.phase == Phase::optimizer) s.optimizer = d;
+    else if (t.microbatch != 0) continue;
+    else if (t.phase == Phase::forward) s.forward += d;
+    else if (t.phase == Phase::backward_input || t.phase == Phase::recompute) s.backward += d;
+    else s.weight += d;
+  }
+  return s;
+}
+
+// The pipeline tests' setting: the uniform fixture on links a million times faster than any GPU,
+// with a profile that makes communication free.
+struct FreePipeline {
+  topology::ClusterSpec spec = free_links_node();
+  topology::Cluster cluster{spec};
+  Fixture f = uniform_pipeline_fixture();
+  calibrate::Profile profile = free_comm_profile();
+  calibrate::CostModel cost{spec.node.gpu, profile};
+};
+
 topology::ClusterSpec single_gpu() {
   auto c = test::dgx_cluster(1);
   c.node.gpus = 1;
@@ -467,11 +496,8 @@ TEST_CASE("context parallelism is reported as exposed CP: Ulysses' forward all-t
 TEST_CASE("ZB-H1 with free communication: bubble (p-1)(T_F + T_B - T_W), 2(p-1)Â·T_W less than 1F1B, same peak memory") {
   // The fixture of "pipeline bubble with free communication": 4 uniform stages of 4 layers, links a
   // million times faster than any GPU, embedding and head negligible.
-  auto spec = free_links_node();
-  const topology::Cluster cluster(spec);
-  Fixture f = uniform_pipeline_fixture();
-  const auto profile = free_comm_profile();
-  const calibrate::CostModel cost(spec.node.gpu, profile);
+  FreePipeline fp;
+  auto& f = fp.f;
   const int p = 4, m = 8;
   double bubble[2], stage0[2];
   int in_flight[2];
@@ -482,19 +508,10 @@ TEST_CASE("ZB-H1 with free communication: bubble (p-1)(T_F + T_B - T_W), 2(p-1)Â
     f.plan.schedule = schedule;
     const auto g = workload::build_tasks(f.model, f.training, f.plan);
     // Per micro-batch on a middle stage: forward T_F, input gradients T_B, weight gradients T_W.
-    double opt = 0;
-    tf = tb = tw = 0;
-    for (const auto& t : g.tasks) {
-      if (t.kind != TaskKind::compute || t.stage != 1) continue;
-      const double d = cost.ops_time(g.ops(t)).value();
-      if (t.phase == Phase::optimizer) opt = d;
-      else if (t.microbatch != 0) continue;
-      else if (t.phase == Phase::forward) tf += d;
-      else if (t.phase == Phase::backward_input) tb += d;
-      else tw += d;
-    }
-    const auto r = run(cluster, f, g, profile);
-    bubble[i] = r.iteration.value() - opt - m * (tf + tb + tw);
+    const auto st = stage_passes(g, fp.cost, 1);
+    tf = st.forward, tb = st.backward, tw = st.weight;
+    const auto r = run(fp.cluster, f, g, fp.profile);
+    bubble[i] = r.iteration.value() - st.optimizer - m * (tf + tb + tw);
     stage0[i] = r.memory.stages[0].activations.value();
     in_flight[i] = 0;
     for (const auto& s : r.memory.stages) in_flight[i] = std::max(in_flight[i], s.chunks_in_flight);
@@ -598,39 +615,16 @@ TEST_CASE("FSDP backward prefetch by hand: none exposes each layer's reduce-scat
   CHECK(post - pre == doctest::Approx(gathers).epsilon(1e-6).scale(0));
 }
 
-namespace {
-
-// Per-micro-batch times of the passes a micro-batch runs on stage 1 (T_F, T_B input gradients, T_W)
-// and the optimizer's, from the graph's own compute tasks.
-struct StagePasses {
-  double forward = 0, backward = 0, weight = 0, optimizer = 0;
-};
-StagePasses stage_passes(const TaskGraph& g, const calibrate::CostModel& cost, int stage) {
-  StagePasses s;
-  for (const auto& t : g.tasks) {
-    if (t.kind != TaskKind::compute || t.stage != stage) continue;
-    const double d = cost.ops_time(g.ops(t)).value();
-    if (t.phase == Phase::optimizer) s.optimizer = d;
-    else if (t.microbatch != 0) continue;
-    else if (t.phase == Phase::forward) s.forward += d;
-    else if (t.phase == Phase::backward_input || t.phase == Phase::recompute) s.backward += d;
-    else s.weight += d;
-  }
-  return s;
-}
-
-}  // namespace
-
 TEST_CASE("the schedules of today in the simulator, free communication: each one's bubble is its schedule's, replayed by hand") {
   // The uniform pipeline fixture (4 stages, 16 equal layers, negligible embedding and head): the
   // task graph runs the very steps pipeline_schedule() builds, so the simulated idle time must be
   // the replay's with the graph's own pass times: (pp-1)(T_F+T_B-T_W) for ZB-1P,
   // (PP/2-1)(F&B+B-3W) for DualPipe, and the others' replayed figures.
-  auto spec = free_links_node();
-  const topology::Cluster cluster(spec);
-  Fixture f = uniform_pipeline_fixture();
-  const auto profile = free_comm_profile();
-  const calibrate::CostModel cost(spec.node.gpu, profile);
+  FreePipeline fp;
+  auto& f = fp.f;
+  const auto& cluster = fp.cluster;
+  const auto& profile = fp.profile;
+  const auto& cost = fp.cost;
   const int p = 4, m = 8;
   using workload::Schedule;
   for (auto schedule : {Schedule::zb_1p, Schedule::zb_2p, Schedule::zb_v, Schedule::dualpipe, Schedule::dualpipe_v}) {

@@ -144,3 +144,51 @@ TEST_CASE("expert weights are sharded by ep and etp; their optimizer state over 
   CHECK(s.optimizer.value() == doctest::Approx(12 * (8 * 21'012'480.0 / 8 + 8 * 88'080'384.0)).scale(0));
   CHECK(s.weights.value() == doctest::Approx(2 * 8 * (21'012'480.0 + 88'080'384.0)).scale(0));
 }
+
+TEST_CASE("the schedules of today in memory: the zero-bubble ones under their limits, the V's ends on stage 0, DualPipe's two copies") {
+  const auto m = test::small_gpt(16);  // 16 layers of h 1024
+  const auto tr = test::training(1024);
+  const double per_layer = layer_activation_bytes(m, tr, {1, 1024, 1, false, Recompute::none});
+  auto p = test::plan(1, 4, 1, 1, 32);  // 32 micro-batches over 4 stages of 4 layers
+  auto report = [&](Schedule s, int vpp) {
+    p.schedule = s;
+    p.vpp = vpp;
+    REQUIRE_FALSE(find_plan_problem(p, m, 4).has_value());
+    return memory_per_stage(m, tr, p, Bytes(80e9));
+  };
+  // ZB-1P keeps 1F1B's pp micro-batches at most, ZB-2P up to twice that; a micro-batch's activations
+  // live until its weight step.
+  const auto one_f_one_b = report(Schedule::one_f_one_b, 1);
+  for (const auto& [schedule, limit] : {std::pair{Schedule::zb_1p, 4}, std::pair{Schedule::zb_2p, 8}}) {
+    const auto r = report(schedule, 1);
+    int peak = 0;
+    for (const auto& st : r.stages) {
+      CHECK(st.chunks_in_flight <= limit);
+      peak = std::max(peak, st.chunks_in_flight);
+      // Stages 1 and 2 hold 4 layers and nothing else: each set is 4 layers' activations.
+      if (st.stage == 1 || st.stage == 2) CHECK(st.activations.value() == doctest::Approx(4 * per_layer * st.chunks_in_flight).scale(0));
+    }
+    CHECK(peak == limit);
+    CHECK(r.stages[1].parameters == doctest::Approx(one_f_one_b.stages[1].parameters));
+  }
+  // ZB-V: chunk s down and chunk 7 - s back up, 2 layers each. Stage 0 holds the embedding and the
+  // head (both ends of the V); its activations stay within 1F1B's 4 stage-sets = 8 half-size chunks.
+  const auto zbv = report(Schedule::zb_v, 2);
+  CHECK(zbv.stages[0].parameters > zbv.stages[1].parameters + layer_parameters(m, p, 0).total());
+  for (const auto& st : zbv.stages) CHECK(st.chunks_in_flight <= 8);
+  CHECK(zbv.stages[1].parameters == doctest::Approx(4 * layer_parameters(m, p, 0).total()));
+  // DualPipe: every stage holds two copies (its chunk and its mirror's): twice 1F1B's layers; both
+  // ends hold the embedding and the head; PP + 1 micro-batches' activations at the peak.
+  const auto dualpipe = report(Schedule::dualpipe, 1);
+  CHECK(dualpipe.stages[1].parameters == doctest::Approx(2 * one_f_one_b.stages[1].parameters));
+  CHECK(dualpipe.stages[0].parameters == doctest::Approx(dualpipe.stages[3].parameters));
+  int peak = 0;
+  for (const auto& st : dualpipe.stages) peak = std::max(peak, st.chunks_in_flight);
+  CHECK(peak == 4 + 1);
+  CHECK(dualpipe.stages[1].activations.value() == doctest::Approx(4 * per_layer * dualpipe.stages[1].chunks_in_flight).scale(0));
+  // DualPipe-V over the same 4 devices: 8 chunks of 2 layers, 2·4 + 1 of them at the peak.
+  const auto dualpipe_v = report(Schedule::dualpipe_v, 2);
+  peak = 0;
+  for (const auto& st : dualpipe_v.stages) peak = std::max(peak, st.chunks_in_flight);
+  CHECK(peak == 2 * 4 + 1);
+}
