@@ -17,7 +17,7 @@ parasim_cli_test(NAME simulate_trace ARGS simulate scenarios/jobs/llama2-7b-lab.
 set(dualpipe_trace ${CMAKE_CURRENT_BINARY_DIR}/qwen3-dualpipe.trace.json)
 parasim_cli_test(NAME simulate_dualpipe_trace ARGS simulate scenarios/jobs/qwen3-30b-a3b-64-h100.yaml --set plan.pp=4 --set plan.schedule=dualpipe
                  --set plan.overlap.ep_comm=true --set plan.global_batch=128 --trace ${dualpipe_trace}
-                 STDOUT_REGEX "dualpipe, micro-batch 1" FILE ${dualpipe_trace} TRACE_PIDS 5 TRACE_CHECKS --two-directions --fb-overlap)
+                 STDOUT_REGEX "dualpipe, micro-batch 1" FILE ${dualpipe_trace} TRACE_PIDS 5 TRACE_CHECKS --two-directions --fb-overlap REPEAT)
 # The V-shaped zero-bubble schedule: stage 0 holds the first chunk and the last (the way back up).
 set(zbv_trace ${CMAKE_CURRENT_BINARY_DIR}/llama2-7b-zbv.trace.json)
 parasim_cli_test(NAME simulate_zbv_trace ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.schedule=zb-v --set plan.global_batch=8
