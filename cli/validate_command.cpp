@@ -13,6 +13,7 @@
 #include "cli/progress_bar.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
+#include "sim/residuals.hpp"
 #include "sim/validation.hpp"
 
 namespace parasim::cli {
@@ -21,7 +22,8 @@ namespace {
 nlohmann::json summary_json(const sim::Summary& s) {
   return {{"rows", s.rows},           {"simulated", s.simulated},        {"coverage", s.rows ? double(s.simulated) / s.rows : 0.0},
           {"mape", s.mape},           {"median_error", s.median},        {"worst_error", s.worst},
-          {"spearman", s.spearman},   {"plan_order_pairs", s.pairs},     {"plan_order_right", s.ordered}};
+          {"spearman", s.spearman},   {"plan_order_pairs", s.pairs},     {"plan_order_right", s.ordered},
+          {"rule_of_thumb_mape", s.rule_of_thumb_mape}};
 }
 
 std::string summary_line(const std::string& name, const sim::Summary& s) {
@@ -72,6 +74,132 @@ int skipped_rows(const sim::ValidationReport& report) {
   return static_cast<int>(std::count_if(report.rows.begin(), report.rows.end(), [](const sim::RowResult& r) { return r.skipped.has_value(); }));
 }
 
+// --explain: the prediction against the measurement, the stack, and where the stage-0 time goes.
+void print_headline(const sim::MeasuredRun& run, const sim::RowExplanation& e) {
+  const auto& r = e.result;
+  std::cout << fmt::format("{}  measured {}  predicted {} ({:+.1f}%)  {}{}\n", run.id, format_duration(Seconds(run.measured_iteration_s)),
+                           format_duration(r.iteration), 100 * e.row.error, e.row.plan, e.row.fits ? "" : " (OOM)");
+  std::cout << fmt::format("  model {:.1f} TFLOP/s/GPU  MFU {:.1f}%  HFU {:.1f}%  (measured MFU {:.1f}%)\n", r.model_tflops_per_gpu, 100 * r.mfu,
+                           100 * r.hfu, 100 * r.mfu * r.iteration.value() / run.measured_iteration_s);
+  std::cout << fmt::format("  stack {} (from the source)  filled: {}\n", sim::software_stack_name(e.row.stack),
+                           e.row.filled.empty() ? "nothing" : fmt::format("{}", fmt::join(e.row.filled, ", ")));
+  std::cout << fmt::format("  stage 0 compute by kind: gemm {}  attention {}  memory-bound {}  launch {} ({} kernels)  GEMM {:.1f} TFLOP/s\n",
+                           format_duration(Seconds(e.gemm_s)), format_duration(Seconds(e.attention_s)), format_duration(Seconds(e.memory_s)),
+                           format_duration(Seconds(e.launch_s)), e.kernels, e.gemm_s > 0 ? e.gemm_flops / e.gemm_s / 1e12 : 0.0);
+}
+
+// --explain: memory against the source's peak, and every plan the fill search tried.
+void print_memory_and_search(const sim::MeasuredRun& run, const sim::RowExplanation& e) {
+  const auto& r = e.result;
+  if (const auto problem = r.memory.problem()) {
+    std::cout << "  memory: " << *problem << "\n";
+  } else {
+    std::cout << fmt::format("  memory: peak {} on stage {} of {} per GPU{}\n", format_bytes(r.memory.peak()), r.memory.worst_stage,
+                             format_bytes(r.memory.capacity),
+                             run.published_memory_bytes ? fmt::format(" (the source printed {})", format_bytes(Bytes(*run.published_memory_bytes))) : "");
+  }
+  if (e.row.search.size() <= 1) return;
+  std::cout << "  fill search (the fields the source did not print, one at a time; the fastest plan that fits is kept):\n";
+  for (const auto& step : e.row.search) {
+    std::cout << fmt::format("    {:<11} {:<58} {:>22}  {:>10}{}\n", step.field, step.plan,
+                             fmt::format("{} {}", step.fits ? "fits" : "OOM", format_bytes(Bytes(step.peak_bytes))),
+                             step.seconds ? format_duration(Seconds(*step.seconds)) : "not run", step.kept ? "  kept" : "");
+  }
+}
+
+// --explain: stage 0's largest ops and the first stages' breakdown.
+void print_stages(const sim::RowExplanation& e) {
+  const auto& r = e.result;
+  std::string ops;
+  for (std::size_t i = 0; i < std::min<std::size_t>(12, e.ops.size()); ++i) ops += fmt::format(" {} {}", e.ops[i].first, format_duration(Seconds(e.ops[i].second)));
+  std::cout << "  stage 0 largest ops:" << ops << "\n";
+  for (const auto& b : r.stages) {
+    std::cout << fmt::format("  stage {:>2}: fwd {} bwd {} recompute {} optimizer {} exposed tp {} dp {} pp {} cp {} ep {} bubble {}\n", b.stage,
+                             format_duration(b.forward), format_duration(b.backward), format_duration(b.recompute), format_duration(b.optimizer),
+                             format_duration(b.exposed[0]), format_duration(b.exposed[1]), format_duration(b.exposed[2]), format_duration(b.exposed[3]),
+                             format_duration(b.exposed[4]), format_duration(b.bubble));
+    if (b.stage >= 1 && r.stages.size() > 3) break;
+  }
+}
+
+// --explain ID: where each row's predicted time goes.
+void print_explanations(const std::vector<std::string>& ids, const LoadedRows& loaded, const std::vector<std::string>& files, const std::string& hardware) {
+  const auto& runs = loaded.runs;
+  for (const auto& id : ids) {
+    const auto it = std::find_if(runs.begin(), runs.end(), [&](const sim::MeasuredRun& r) { return r.id == id; });
+    if (it == runs.end()) throw InputError({"--explain", 0, 0}, "explain", fmt::format("no row '{}' in {}", id, fmt::join(files, ", ")));
+    const auto got = sim::explain_row(*it, hardware);
+    if (std::holds_alternative<std::string>(got)) {
+      std::cout << fmt::format("{}: not simulated: {}\n", id, std::get<std::string>(got));
+      continue;
+    }
+    const auto& e = std::get<sim::RowExplanation>(got);
+    print_headline(*it, e);
+    print_memory_and_search(*it, e);
+    print_stages(e);
+  }
+}
+
+// --by FIELD[,FIELD]: the residuals of each group of rows, beside the rule of thumb's.
+std::vector<std::string> residual_fields(const std::string& by) {
+  std::vector<std::string> fields;
+  if (by.empty()) return fields;
+  std::size_t start = 0;
+  while (true) {
+    const auto comma = by.find(',', start);
+    const auto field = by.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
+    if (!sim::is_residual_field(field)) {
+      throw InputError({"--by", 0, 0}, "by", fmt::format("'{}' is not a row property; use {}", field, fmt::join(sim::kResidualFields, ", ")));
+    }
+    fields.push_back(field);
+    if (comma == std::string::npos) break;
+    start = comma + 1;
+  }
+  return fields;
+}
+
+std::string residuals_text(const sim::ValidationReport& report, const std::vector<std::string>& fields) {
+  std::vector<std::string> header = fields;
+  for (const char* h : {"rows", "MAPE", "bias", "rule of thumb"}) header.emplace_back(h);
+  std::vector<Table::Align> align(fields.size(), Table::Align::left);
+  align.insert(align.end(), 4, Table::Align::right);
+  Table t(header, align);
+  for (const auto& g : sim::group_residuals(report, fields)) {
+    auto row = g.key;
+    row.push_back(fmt::format("{}", g.rows));
+    row.push_back(fmt::format("{:.1f}%", 100 * g.mape));
+    row.push_back(fmt::format("{:+.1f}%", 100 * g.bias));
+    row.push_back(fmt::format("{:.1f}%", 100 * g.rule_of_thumb_mape));
+    t.add(row);
+  }
+  return fmt::format("\nBy {} (bias: mean signed error, negative = predicted too fast)\n{}", fmt::join(fields, ", "), t.render());
+}
+
+nlohmann::json residuals_json(const sim::ValidationReport& report, const std::vector<std::string>& fields) {
+  nlohmann::json groups = nlohmann::json::array();
+  for (const auto& g : sim::group_residuals(report, fields)) {
+    nlohmann::json key = nlohmann::json::object();
+    for (std::size_t i = 0; i < fields.size(); ++i) key[fields[i]] = g.key[i];
+    groups.push_back({{"key", key}, {"rows", g.rows}, {"mape", g.mape}, {"bias", g.bias}, {"rule_of_thumb_mape", g.rule_of_thumb_mape}});
+  }
+  return {{"fields", fields}, {"groups", groups}};
+}
+
+// The rule of thumb beside parasim, overall, per file and per family.
+std::string rule_of_thumb_text(const sim::ValidationReport& report) {
+  std::string out = fmt::format(
+      "\nAgainst a rule of thumb: time = model FLOPs / (GPUs x dense peak x c), one c = {:.3f} fitted on these {} rows\n",
+      report.rule_of_thumb_mfu, report.overall.simulated);
+  Table t({"rows", "simulated", "parasim MAPE", "rule of thumb MAPE"}, {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right});
+  auto add = [&](const std::string& name, const sim::Summary& s) {
+    t.add({name, fmt::format("{}", s.simulated), fmt::format("{:.1f}%", 100 * s.mape), fmt::format("{:.1f}%", 100 * s.rule_of_thumb_mape)});
+  };
+  add("all rows", report.overall);
+  for (const auto& [k, v] : report.files) add(k, v);
+  for (const auto& [k, v] : report.families) add("  " + k, v);
+  return out + t.render();
+}
+
 }  // namespace
 
 Action add_validate_command(CLI::App& app) {
@@ -81,6 +209,7 @@ Action add_validate_command(CLI::App& app) {
     double max_mape = -1;
     int threads = 0;
     std::vector<std::string> explain;
+    std::string by;
     std::string hardware = std::string(PARASIM_SOURCE_DIR) + "/scenarios/hardware";
   };
   auto o = std::make_shared<Options>();
@@ -91,65 +220,25 @@ Action add_validate_command(CLI::App& app) {
       "Examples:\n"
       "  parasim validate ../shared/validation/*.yaml\n"
       "  parasim validate ../shared/validation/megatron.yaml --json > megatron.json\n"
-      "  parasim validate ../shared/validation/megatron.yaml --explain sc21-t1-01");
+      "  parasim validate ../shared/validation/megatron.yaml --explain sc21-t1-01\n"
+      "  parasim validate ../shared/validation/*.yaml --by gpu,precision");
   cmd->add_option("files", o->files, "measured-run YAML files (../shared/validation/*.yaml)")->required();
   cmd->add_flag("--json", o->json, "print JSON: one object per row with id and predicted_iteration_s, and the summary");
   cmd->add_option("--max-mape", o->max_mape, "exit with code 3 when the overall MAPE (in %) is above this");
   cmd->add_option("--threads", o->threads, "rows simulated at once (default: the machine's cores)");
+  cmd->add_option("--by", o->by, fmt::format("group the errors by row properties, comma-separated: {}", fmt::join(sim::kResidualFields, ", ")));
   cmd->add_option("--explain", o->explain, "print where one row's predicted time goes (its id; repeatable) instead of the table");
   cmd->add_option("--hardware", o->hardware, "directory of the bundled hardware files (default: the project's scenarios/hardware)");
   return [o]() {
     const auto loaded = load_rows(o->files);
     const auto& runs = loaded.runs;
     const auto& file_of = loaded.file_of;
+    residual_fields(o->by);  // a bad --by is an error before any row runs
     if (!o->explain.empty()) {
-      for (const auto& id : o->explain) {
-        const auto it = std::find_if(runs.begin(), runs.end(), [&](const sim::MeasuredRun& r) { return r.id == id; });
-        if (it == runs.end()) throw InputError({"--explain", 0, 0}, "explain", fmt::format("no row '{}' in {}", id, fmt::join(o->files, ", ")));
-        const auto got = sim::explain_row(*it, o->hardware);
-        if (std::holds_alternative<std::string>(got)) {
-          std::cout << fmt::format("{}: not simulated: {}\n", id, std::get<std::string>(got));
-          continue;
-        }
-        const auto& e = std::get<sim::RowExplanation>(got);
-        const auto& r = e.result;
-        std::cout << fmt::format("{}  measured {}  predicted {} ({:+.1f}%)  {}{}\n", id, format_duration(Seconds(it->measured_iteration_s)),
-                                 format_duration(r.iteration), 100 * e.row.error, e.row.plan, e.row.fits ? "" : " (OOM)");
-        std::cout << fmt::format("  model {:.1f} TFLOP/s/GPU  MFU {:.1f}%  HFU {:.1f}%  (measured MFU {:.1f}%)\n", r.model_tflops_per_gpu, 100 * r.mfu,
-                                 100 * r.hfu, 100 * r.mfu * r.iteration.value() / it->measured_iteration_s);
-        std::cout << fmt::format("  stack {} (from the source)  filled: {}\n", sim::software_stack_name(e.row.stack),
-                                 e.row.filled.empty() ? "nothing" : fmt::format("{}", fmt::join(e.row.filled, ", ")));
-        std::cout << fmt::format("  stage 0 compute by kind: gemm {}  attention {}  memory-bound {}  launch {} ({} kernels)  GEMM {:.1f} TFLOP/s\n",
-                                 format_duration(Seconds(e.gemm_s)), format_duration(Seconds(e.attention_s)), format_duration(Seconds(e.memory_s)),
-                                 format_duration(Seconds(e.launch_s)), e.kernels, e.gemm_s > 0 ? e.gemm_flops / e.gemm_s / 1e12 : 0.0);
-        if (const auto problem = r.memory.problem()) {
-          std::cout << "  memory: " << *problem << "\n";
-        } else {
-          std::cout << fmt::format("  memory: peak {} on stage {} of {} per GPU{}\n", format_bytes(r.memory.peak()), r.memory.worst_stage,
-                                   format_bytes(r.memory.capacity),
-                                   it->published_memory_bytes ? fmt::format(" (the source printed {})", format_bytes(Bytes(*it->published_memory_bytes))) : "");
-        }
-        if (e.row.search.size() > 1) {
-          std::cout << "  fill search (the fields the source did not print, one at a time; the fastest plan that fits is kept):\n";
-          for (const auto& step : e.row.search) {
-            std::cout << fmt::format("    {:<11} {:<58} {:>22}  {:>10}{}\n", step.field, step.plan,
-                                     fmt::format("{} {}", step.fits ? "fits" : "OOM", format_bytes(Bytes(step.peak_bytes))),
-                                     step.seconds ? format_duration(Seconds(*step.seconds)) : "not run", step.kept ? "  kept" : "");
-          }
-        }
-        std::string ops;
-        for (std::size_t i = 0; i < std::min<std::size_t>(12, e.ops.size()); ++i) ops += fmt::format(" {} {}", e.ops[i].first, format_duration(Seconds(e.ops[i].second)));
-        std::cout << "  stage 0 largest ops:" << ops << "\n";
-        for (const auto& b : r.stages) {
-          std::cout << fmt::format("  stage {:>2}: fwd {} bwd {} recompute {} optimizer {} exposed tp {} dp {} pp {} cp {} ep {} bubble {}\n", b.stage,
-                                   format_duration(b.forward), format_duration(b.backward), format_duration(b.recompute), format_duration(b.optimizer),
-                                   format_duration(b.exposed[0]), format_duration(b.exposed[1]), format_duration(b.exposed[2]), format_duration(b.exposed[3]),
-                                   format_duration(b.exposed[4]), format_duration(b.bubble));
-          if (b.stage >= 1 && r.stages.size() > 3) break;
-        }
-      }
+      print_explanations(o->explain, loaded, o->files, o->hardware);
       return 0;
     }
+    const auto fields = residual_fields(o->by);
     sim::ValidateOptions options;
     options.hardware_dir = o->hardware;
     options.threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
@@ -175,6 +264,8 @@ Action add_validate_command(CLI::App& app) {
                         {"measured_iteration_s", r.run->measured_iteration_s},
                         {"predicted_iteration_s", r.predicted_s},
                         {"error", r.error},
+                        {"rule_of_thumb_error", r.rule_of_thumb_error},
+                        {"exposed_comm_share", r.exposed_comm_share},
                         {"fits", r.fits},
                         {"plan", r.plan},
                         {"filled", r.filled},
@@ -188,10 +279,11 @@ Action add_validate_command(CLI::App& app) {
       auto summary = summary_json(report.overall);
       summary["skipped"] = skipped_rows(report);
       summary["errors"] = loaded.errors.size();
-      std::cout << nlohmann::json{{"policy", sim::kFillPolicy}, {"rows", rows},   {"skipped", skipped},       {"errors", errors_json(loaded)},
-                                  {"summary", summary},      {"files", files}, {"families", families}, {"memory", memory}}
-                       .dump(2)
-                << "\n";
+      nlohmann::json doc{{"policy", sim::kFillPolicy}, {"rows", rows},   {"skipped", skipped},       {"errors", errors_json(loaded)},
+                         {"summary", summary},      {"files", files}, {"families", families}, {"memory", memory},
+                         {"rule_of_thumb", {{"mfu", report.rule_of_thumb_mfu}, {"mape", report.overall.rule_of_thumb_mape}}}};
+      if (!fields.empty()) doc["by"] = residuals_json(report, fields);
+      std::cout << doc.dump(2) << "\n";
     } else {
       std::string out = std::string(sim::kFillPolicy) + "\n";
       Table t({"id", "measured", "predicted", "error", "plan simulated"},
@@ -216,6 +308,8 @@ Action add_validate_command(CLI::App& app) {
       out += "\n" + summary_line("all rows", report.overall);
       for (const auto& [k, v] : report.files) out += summary_line(k, v);
       for (const auto& [k, v] : report.families) out += summary_line("  " + k, v);
+      out += rule_of_thumb_text(report);
+      if (!fields.empty()) out += residuals_text(report, fields);
       if (report.memory.rows > 0) {
         out += fmt::format("\npeak memory against the sources' ({} rows): median error {:.1f}%, worst {:.1f}%\n", report.memory.rows,
                            100 * report.memory.median, 100 * report.memory.worst);

@@ -12,6 +12,7 @@
 
 #include "calibrate/cost_model.hpp"
 #include "sim/simulator.hpp"
+#include "sim/residuals.hpp"
 #include "workload/chunk_placement.hpp"
 #include "workload/memory.hpp"
 
@@ -148,8 +149,21 @@ struct Candidate {
   bool fits = false;
   double peak = 0;  // bytes on the most loaded stage
   double time = std::numeric_limits<double>::infinity();
+  double mfu = 0;         // the simulated model FLOP/s over the GPUs' dense peak
+  double comm_share = 0;  // the most exposed stage's communication over the iteration
   bool better_than(const Candidate& o) const { return fits != o.fits ? fits : time < o.time; }
 };
+
+// What of the iteration the most exposed stage spends waiting on communication.
+double exposed_comm_share(const Result& r) {
+  double most = 0;
+  for (const auto& st : r.stages) {
+    double exposed = 0;
+    for (const auto& e : st.exposed) exposed += e.value();
+    most = std::max(most, exposed);
+  }
+  return r.iteration.value() > 0 ? most / r.iteration.value() : 0.0;
+}
 
 std::string plan_line(const Plan& p) {
   const bool named = p.schedule != workload::Schedule::one_f_one_b && p.schedule != workload::Schedule::interleaved_1f1b;
@@ -399,7 +413,10 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
     if (!c.fits && have_fit) return c;
     const auto g = workload::build_tasks(s.model, s.training, p);
     const SimInput in{&cluster, &s.model, &s.training, &p, &g, &cost};
-    c.time = simulate(in).iteration.value();
+    const auto result = simulate(in);
+    c.time = result.iteration.value();
+    c.mfu = result.mfu;
+    c.comm_share = exposed_comm_share(result);
     have_fit = have_fit || c.fits;
     return c;
   };
@@ -457,6 +474,8 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
                                      megatron ? "Megatron-Core: embedding and loss count as layers" : "balanced, the ends lighter"));
   }
   out.predicted_s = best.time;
+  out.mfu = best.mfu;
+  out.exposed_comm_share = best.comm_share;
   out.fits = best.fits;
   out.predicted_memory_bytes = best.peak;
   out.error = (best.time - r.measured_iteration_s) / r.measured_iteration_s;
@@ -531,11 +550,13 @@ Summary summarize(const std::vector<const RowResult*>& rows) {
     if (r->skipped) continue;
     ++s.simulated;
     errors.push_back(std::fabs(r->error));
+    s.rule_of_thumb_mape += std::fabs(r->rule_of_thumb_error);
     const double tokens = static_cast<double>(r->run->global_batch) * r->run->seq_len / r->run->gpus;
     measured_tp.push_back(tokens / r->run->measured_iteration_s);
     predicted_tp.push_back(tokens / r->predicted_s);
   }
   if (!errors.empty()) {
+    s.rule_of_thumb_mape /= static_cast<double>(errors.size());
     s.mape = std::accumulate(errors.begin(), errors.end(), 0.0) / static_cast<double>(errors.size());
     s.worst = *std::max_element(errors.begin(), errors.end());
     s.median = median(errors);
@@ -591,6 +612,9 @@ ValidationReport validate(const std::vector<MeasuredRun>& runs, const std::vecto
   worker();
   for (auto& t : pool) t.join();
 
+  report.file_of = file_of;
+  report.rule_of_thumb_mfu = fit_rule_of_thumb(report.rows);
+  apply_rule_of_thumb(report.rows, report.rule_of_thumb_mfu);
   std::vector<const RowResult*> all;
   std::map<std::string, std::vector<const RowResult*>> by_family, by_file;
   for (std::size_t i = 0; i < report.rows.size(); ++i) {

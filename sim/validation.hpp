@@ -37,6 +37,10 @@ struct RowResult {
   std::optional<std::string> skipped;  ///< why the row could not be simulated
   double predicted_s = 0;
   double error = 0;  ///< (predicted − measured) / measured
+  double mfu = 0;    ///< the simulated model FLOP/s per GPU over its dense peak
+  double exposed_comm_share = 0;  ///< of the iteration, on the stage that waits longest for communication
+  /// The rule of thumb's (predicted − measured) / measured: one MFU for every row (sim/residuals.hpp).
+  double rule_of_thumb_error = 0;
   std::vector<std::string> filled;  ///< "micro_batch=2 (searched)", "vocab=51200 (params)", …
   SoftwareStack stack = SoftwareStack::unknown;  ///< the stack the row's source names
   bool fits = true;
@@ -55,11 +59,14 @@ struct MemoryCheck {
 struct Summary {
   int rows = 0, simulated = 0;
   double mape = 0, median = 0, worst = 0, spearman = 0;
+  double rule_of_thumb_mape = 0;  ///< of the same rows, under the report's one fitted MFU
   int pairs = 0, ordered = 0;  ///< plan-order pairs and how many are predicted in the right order
 };
 
 struct ValidationReport {
   std::vector<RowResult> rows;
+  std::vector<std::string> file_of;  ///< per row
+  double rule_of_thumb_mfu = 0;      ///< the one MFU fitted on the rows simulated
   Summary overall;
   std::map<std::string, Summary> families;
   std::map<std::string, Summary> files;

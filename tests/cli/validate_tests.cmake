@@ -88,3 +88,12 @@ parasim_cli_test(NAME validate_published_all ARGS validate ${shared_validation}/
                  ${shared_validation}/other_stacks.yaml ${shared_validation}/more_stacks.yaml --max-mape 10
                  STDOUT_REGEX "mbridge-16-DeepSeekV3-1024g-prec-unstated +[0-9.]+ s" "all rows +505/505 "
                  LABELS long)
+# Residuals by any row property beside the rule of thumb (one MFU fitted on the rows validated).
+parasim_cli_test(NAME validate_by ARGS validate tests/data/validation/schedules.yaml --by schedule,arch
+                 STDOUT_REGEX "Against a rule of thumb: time = model FLOPs / \\(GPUs x dense peak x c\\), one c = 0\\.[0-9]+ fitted on these 5 rows"
+                              "all rows +5 +[0-9.]+% +[0-9.]+%" "By schedule, arch \\(bias: mean signed error"
+                              "dualpipe +moe +1 +[0-9.]+% +[+-][0-9.]+% +[0-9.]+%" "zb-v +llama +1 ")
+parasim_cli_test(NAME validate_by_json ARGS validate tests/data/validation/schedules.yaml --by gpus,comm --json
+                 JSON by.fields.0=gpus by.fields.1=comm by.groups.0.key.gpus=<=64 summary.simulated=5 rows.0.id=zb-1p)
+parasim_cli_test(NAME validate_bad_by ARGS validate tests/data/validation/schedules.yaml --by colour RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_bad_by.expected)
