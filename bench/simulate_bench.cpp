@@ -3,13 +3,16 @@
 //   build/bench/parasim_bench                       # all
 //   build/bench/parasim_bench --benchmark_filter=Llama
 // Targets (simulator issue): GPT-3 175B on 1024 A100 <= 100 ms, Llama-3 405B on 16,384 H100 <= 1 s,
-// each under 1 GiB. Run each alone (a filter) for its own peak memory.
+// each under 1 GiB; its trace written compressed under 300 MB (traces issue). Run each alone (a
+// filter) for its own peak memory.
 #include <benchmark/benchmark.h>
 
 #include "bench/peak_rss.hpp"
 #include "calibrate/cost_model.hpp"
 #include "sim/scenario.hpp"
+#include "core/output_file.hpp"
 #include "sim/simulator.hpp"
+#include "sim/trace.hpp"
 
 namespace {
 
@@ -52,6 +55,29 @@ void BM_Llama3_405B_16K_H100(benchmark::State& state) {
   run(state, "scenarios/jobs/llama3-405b-16k-h100.yaml", {});
 }
 BENCHMARK(BM_Llama3_405B_16K_H100)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+// GPT-3 175B's iteration simulated with its timeline kept and written as a gzip-compressed trace.
+void BM_Gpt3_175B_Trace(benchmark::State& state) {
+  const auto s = sim::load_scenario(std::string(PARASIM_SOURCE_DIR) + "/scenarios/jobs/gpt3-175b-1024-a100.yaml", {});
+  const topology::Cluster cluster(s.cluster);
+  const auto& gpu = s.cluster.node.gpu;
+  const calibrate::CostModel cost(gpu, calibrate::default_profile(gpu.name));
+  double bytes = 0, events = 0;
+  for (auto _ : state) {
+    const auto graph = workload::build_tasks(*s.model, *s.training, *s.plan);
+    const sim::SimInput in{&cluster, &*s.model, &*s.training, &*s.plan, &graph, &cost};
+    sim::Timeline timeline;
+    sim::simulate(in, {false, true}, &timeline);
+    OutputFile file("/tmp/parasim_bench_trace.json.gz", "--trace", "the trace file");
+    events = static_cast<double>(sim::write_chrome_trace(file.stream(), graph, timeline, cluster).events);
+    file.close();
+    bytes = static_cast<double>(file.size());
+  }
+  state.counters["trace_MB"] = bytes / 1e6;
+  state.counters["events"] = events;
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+BENCHMARK(BM_Gpt3_175B_Trace)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 }  // namespace
 

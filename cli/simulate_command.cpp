@@ -8,6 +8,7 @@
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "cli/launch_files.hpp"
 #include "planner/search.hpp"
 #include "sim/scenario.hpp"
@@ -92,6 +93,19 @@ std::string to_text(const sim::Scenario& s, const sim::Result& r) {
   return out;
 }
 
+// The trace, and a line on stderr saying what was written (stdout may be the JSON result).
+void write_trace(const std::string& path, const std::string& links, const workload::TaskGraph& graph, const sim::Timeline& timeline,
+                 const topology::Cluster& cluster) {
+  OutputFile file(path, "--trace", "the trace file");
+  sim::TraceOptions options;
+  options.links = links == "none" ? sim::TraceLinks::none : links == "all" ? sim::TraceLinks::all : sim::TraceLinks::busiest;
+  const auto summary = sim::write_chrome_trace(file.stream(), graph, timeline, cluster, options);
+  file.close();  // a full disk shows when the buffers are written
+  std::cerr << fmt::format("trace: {} ({}{}, {} events; link counters: {} of the {} links that carried traffic)\n", path,
+                           format_bytes(Bytes(static_cast<double>(file.size()))), file.compressed() ? " gzip" : "", summary.events, summary.links,
+                           summary.links_busy);
+}
+
 }  // namespace
 
 Action add_simulate_command(CLI::App& app) {
@@ -101,6 +115,7 @@ Action add_simulate_command(CLI::App& app) {
     bool json = false;
     bool full = false;
     std::string trace;
+    std::string trace_links = "busiest";
     std::string plan;
     std::string megatron_args;
     bool ignore_unknown_flags = false;
@@ -110,7 +125,8 @@ Action add_simulate_command(CLI::App& app) {
   auto* cmd = app.add_subcommand("simulate", "Simulate one training iteration: time, throughput, MFU, where the time goes, memory");
   cmd->footer(
       "Examples:\n"
-      "  parasim simulate scenarios/default.yaml --trace default.json\n"
+      "  parasim simulate scenarios/default.yaml --trace default.json.gz\n"
+      "  parasim simulate scenarios/default.yaml --trace default.json --trace-links all\n"
       "  parasim simulate scenarios/default.yaml --plan plan/best_plan.yaml --json\n"
       "  parasim simulate scenarios/default.yaml --from-megatron-args plan/launch_megatron.sh\n"
       "  parasim simulate scenarios/default.yaml --set plan.pp=1 --set plan.vpp=1 --set plan.dp=128 --fail-on-oom   # exit 3: OOM");
@@ -118,7 +134,9 @@ Action add_simulate_command(CLI::App& app) {
   cmd->add_option("--set", o->set, "override a scenario key: --set plan.tp=4, --set cluster.node.nics.bandwidth=800Gb/s (repeatable)");
   cmd->add_flag("--json", o->json, "print JSON instead of tables");
   cmd->add_flag("--full", o->full, "simulate every replica's traffic separately instead of by symmetry");
-  cmd->add_option("--trace", o->trace, "write a Chrome trace (Perfetto, chrome://tracing) to this file");
+  cmd->add_option("--trace", o->trace, "write a Chrome trace (Perfetto, chrome://tracing) to this file; gzip-compressed when it ends in .gz");
+  cmd->add_option("--trace-links", o->trace_links, "link load counters in the trace: none, busiest (the 16 that carry the most, default) or all")
+      ->check(CLI::IsMember({"none", "busiest", "all"}));
   cmd->add_option("--plan", o->plan, "simulate this plan file (parasim plan --out writes best_plan.yaml) instead of the scenario's plan");
   cmd->add_option("--from-megatron-args", o->megatron_args,
                   "simulate the plan of a Megatron-LM launch: launch_megatron.sh, an argument file, or the arguments quoted")
@@ -144,13 +162,7 @@ Action add_simulate_command(CLI::App& app) {
     const sim::SimInput in{&cluster, &*s.model, &*s.training, &*s.plan, &graph, &cost};
     sim::Timeline timeline;
     const auto result = sim::simulate(in, {o->full, !o->trace.empty()}, o->trace.empty() ? nullptr : &timeline);
-    if (!o->trace.empty()) {
-      std::ofstream out(o->trace);
-      if (!out) throw InputError({o->trace, 0, 0}, "--trace", "cannot write the trace file");
-      sim::write_chrome_trace(out, graph, timeline, cluster);
-      out.close();  // a full disk shows when the buffer is written
-      if (!out) throw InputError({o->trace, 0, 0}, "--trace", "cannot write the trace file");
-    }
+    if (!o->trace.empty()) write_trace(o->trace, o->trace_links, graph, timeline, cluster);
     std::cout << (o->json ? to_json(s, result).dump(2) + "\n" : to_text(s, result));
     if (o->fail_on_oom && !result.memory.fits()) {
       std::cerr << fmt::format("parasim: simulate: {}\n", *result.memory.problem());

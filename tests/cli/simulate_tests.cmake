@@ -7,21 +7,38 @@ parasim_cli_test(NAME simulate_table ARGS simulate scenarios/jobs/llama2-7b-lab.
 # Same input, byte-identical --json; the JSON carries the iteration time, throughput and stages.
 parasim_cli_test(NAME simulate_json_deterministic ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --json REPEAT
                  JSON gpus=16 memory.fits=ON stages.1.stage=1)
-# The trace loads as JSON with the Chrome keys; a process per simulated GPU (2 stages) + links;
-# two runs write the same bytes.
+# The trace loads as JSON with the Chrome keys; a process per simulated GPU (2 stages) + links; it keeps
+# the Trace Event Format's rules (--strict: slices of a track nest, counters named after links, every
+# flow arrow with its end); two runs write the same bytes.
 parasim_cli_test(NAME simulate_trace ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.global_batch=8 --trace ${trace}
-                 FILE ${trace} TRACE_PIDS 3 REPEAT)
+                 FILE ${trace} TRACE_PIDS 3 TRACE_CHECKS --strict REPEAT)
+# The default job's trace, gzip-compressed, with the busiest links' counters: well under 20 MB, and
+# every link counter with the rest under --trace-links all.
+set(default_trace ${CMAKE_CURRENT_BINARY_DIR}/default.trace.json.gz)
+parasim_cli_test(NAME simulate_trace_gz ARGS simulate scenarios/default.yaml --trace ${default_trace} --trace-links busiest
+                 FILE ${default_trace} TRACE_PIDS 5 TRACE_CHECKS --strict --max-bytes=20000000)
+set(lab_all_links ${CMAKE_CURRENT_BINARY_DIR}/lab.all-links.trace.json)
+parasim_cli_test(NAME simulate_trace_all_links ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.global_batch=8 --trace ${lab_all_links}
+                 --trace-links all FILE ${lab_all_links} TRACE_PIDS 3 TRACE_CHECKS --strict)
+set(lab_no_links ${CMAKE_CURRENT_BINARY_DIR}/lab.no-links.trace.json)
+parasim_cli_test(NAME simulate_trace_no_links ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.global_batch=8 --trace ${lab_no_links}
+                 --trace-links none FILE ${lab_no_links} TRACE_PIDS 2 TRACE_CHECKS --strict)
+parasim_cli_test(NAME simulate_trace_links_bad ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --trace x.json --trace-links some RC 2)
+# GPT-3 175B on 1024 A100, the README's example, compressed (its peak memory: bench/simulate_bench.cpp).
+set(gpt3_trace ${CMAKE_CURRENT_BINARY_DIR}/gpt3.trace.json.gz)
+parasim_cli_test(NAME simulate_trace_gpt3 ARGS simulate scenarios/jobs/gpt3-175b-1024-a100.yaml --trace ${gpt3_trace}
+                 FILE ${gpt3_trace} TRACE_PIDS 9 TRACE_CHECKS --strict)
 # DualPipe with the expert all-to-all overlap (Qwen3-30B-A3B over 4 stages): compute of both directions
 # (the first half of the micro-batches going down, the second coming up), each F&B backward's
 # all-to-alls on tracks of their own, running under the paired forward's compute.
 set(dualpipe_trace ${CMAKE_CURRENT_BINARY_DIR}/qwen3-dualpipe.trace.json)
 parasim_cli_test(NAME simulate_dualpipe_trace ARGS simulate scenarios/jobs/qwen3-30b-a3b-64-h100.yaml --set plan.pp=4 --set plan.schedule=dualpipe
                  --set plan.overlap.ep_comm=true --set plan.global_batch=128 --trace ${dualpipe_trace}
-                 STDOUT_REGEX "dualpipe, micro-batch 1" FILE ${dualpipe_trace} TRACE_PIDS 5 TRACE_CHECKS --two-directions --fb-overlap REPEAT)
+                 STDOUT_REGEX "dualpipe, micro-batch 1" FILE ${dualpipe_trace} TRACE_PIDS 5 TRACE_CHECKS --strict --two-directions --fb-overlap REPEAT)
 # The V-shaped zero-bubble schedule: stage 0 holds the first chunk and the last (the way back up).
 set(zbv_trace ${CMAKE_CURRENT_BINARY_DIR}/llama2-7b-zbv.trace.json)
 parasim_cli_test(NAME simulate_zbv_trace ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.schedule=zb-v --set plan.global_batch=8
-                 --trace ${zbv_trace} STDOUT_REGEX "pp 2 \\(vpp 2\\) x dp 4, zb-v" FILE ${zbv_trace} TRACE_PIDS 3 TRACE_CHECKS --two-directions)
+                 --trace ${zbv_trace} STDOUT_REGEX "pp 2 \\(vpp 2\\) x dp 4, zb-v" FILE ${zbv_trace} TRACE_PIDS 3 TRACE_CHECKS --strict --two-directions)
 parasim_cli_test(NAME simulate_full_mode ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --full --json JSON gpus=16)
 parasim_cli_test(NAME simulate_needs_plan ARGS simulate scenarios/clusters/lab-2node.yaml RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/simulate_needs_model.expected)
