@@ -11,6 +11,7 @@ Further checks, by flag:
                     overlapping in part
 A TRACE ending in .gz is read through gzip.
   --max-bytes=N     the file is at most N bytes
+EXPECTED_PROCESSES may be "any".
 Usage: check_trace.py TRACE EXPECTED_PROCESSES [--strict] [--two-directions] [--fb-overlap] [--max-bytes=N]"""
 import gzip
 import json
@@ -18,7 +19,7 @@ import os
 import math
 import sys
 
-path, expected, flags = sys.argv[1], int(sys.argv[2]), set(a for a in sys.argv[3:] if not a.startswith("--max-bytes="))
+path, expected, flags = sys.argv[1], sys.argv[2], set(a for a in sys.argv[3:] if not a.startswith("--max-bytes="))
 for a in sys.argv[3:]:
     if a.startswith("--max-bytes="):
         size = os.path.getsize(path)
@@ -35,11 +36,12 @@ for e in events:
         assert key in e, f"event without {key}: {e}"
 for e in slices:
     assert "ts" in e and "dur" in e and e["dur"] >= 0, f"bad slice: {e}"
-assert len(processes) == expected, f"{len(processes)} processes, expected {expected}"
+if expected != "any":
+    assert len(processes) == int(expected), f"{len(processes)} processes, expected {expected}"
 assert len(slices) >= 10, f"only {len(slices)} slices"
 gpu_pids = {e["pid"] for e in slices if e.get("cat") == "compute"}
 has_links = any(e["ph"] == "M" and e["name"] == "process_name" and e["args"]["name"].startswith("links") for e in events)
-assert len(gpu_pids) == expected - has_links, f"compute on {len(gpu_pids)} processes"
+assert len(gpu_pids) == len(processes) - has_links, f"compute on {len(gpu_pids)} processes"
 compute = [e for e in slices if e.get("cat") == "compute"]
 
 def spans_by_track(slices):

@@ -24,10 +24,6 @@ set(lab_no_links ${CMAKE_CURRENT_BINARY_DIR}/lab.no-links.trace.json)
 parasim_cli_test(NAME simulate_trace_no_links ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.global_batch=8 --trace ${lab_no_links}
                  --trace-links none FILE ${lab_no_links} TRACE_PIDS 2 TRACE_CHECKS --strict)
 parasim_cli_test(NAME simulate_trace_links_bad ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --trace x.json --trace-links some RC 2)
-# GPT-3 175B on 1024 A100, the README's example, compressed (its peak memory: bench/simulate_bench.cpp).
-set(gpt3_trace ${CMAKE_CURRENT_BINARY_DIR}/gpt3.trace.json.gz)
-parasim_cli_test(NAME simulate_trace_gpt3 ARGS simulate scenarios/jobs/gpt3-175b-1024-a100.yaml --trace ${gpt3_trace}
-                 FILE ${gpt3_trace} TRACE_PIDS 9 TRACE_CHECKS --strict)
 # DualPipe with the expert all-to-all overlap (Qwen3-30B-A3B over 4 stages): compute of both directions
 # (the first half of the micro-batches going down, the second coming up), each F&B backward's
 # all-to-alls on tracks of their own, running under the paired forward's compute.
@@ -39,6 +35,14 @@ parasim_cli_test(NAME simulate_dualpipe_trace ARGS simulate scenarios/jobs/qwen3
 set(zbv_trace ${CMAKE_CURRENT_BINARY_DIR}/llama2-7b-zbv.trace.json)
 parasim_cli_test(NAME simulate_zbv_trace ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.schedule=zb-v --set plan.global_batch=8
                  --trace ${zbv_trace} STDOUT_REGEX "pp 2 \\(vpp 2\\) x dp 4, zb-v" FILE ${zbv_trace} TRACE_PIDS 3 TRACE_CHECKS --strict --two-directions)
+# Every bundled job's trace, compressed, keeps the format's rules (GPT-3 175B on 1024 A100, the README's
+# example: 3.2 MB; its peak memory in bench/simulate_bench.cpp; DeepSeek-V3's 2,048 GPUs: 3 s).
+file(GLOB bundled_jobs RELATIVE ${PROJECT_SOURCE_DIR} CONFIGURE_DEPENDS ${PROJECT_SOURCE_DIR}/scenarios/jobs/*.yaml)
+foreach(job IN LISTS bundled_jobs)
+  get_filename_component(name ${job} NAME_WE)
+  set(job_trace ${CMAKE_CURRENT_BINARY_DIR}/${name}.trace.json.gz)
+  parasim_cli_test(NAME simulate_trace_${name} ARGS simulate ${job} --trace ${job_trace} FILE ${job_trace} TRACE_PIDS any TRACE_CHECKS --strict)
+endforeach()
 parasim_cli_test(NAME simulate_full_mode ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --full --json JSON gpus=16)
 parasim_cli_test(NAME simulate_needs_plan ARGS simulate scenarios/clusters/lab-2node.yaml RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/simulate_needs_model.expected)
