@@ -706,4 +706,14 @@ TEST_CASE("F&B steps: one micro-batch's expert all-to-alls run under another's c
   const auto dp_on = iteration(plan, &dp_on_ep).first;
   CHECK(dp_on_ep < 0.6 * dp_off_ep);
   CHECK(dp_on < dp_off);
+  // Compute that runs beside the all-to-alls is slowed by them (the profile's overlap slowdown): the
+  // same kernels take longer on the stage with the overlap.
+  auto compute_time = [&](bool overlap) {
+    plan.overlap.ep_comm = overlap;
+    f.plan = plan;
+    const auto g = workload::build_tasks(f.model, f.training, plan);
+    const auto r = run(cluster, f, g, plain_profile());
+    return r.stages[1].forward.value() + r.stages[1].backward.value();
+  };
+  CHECK(compute_time(true) > compute_time(false) * 1.005);
 }
