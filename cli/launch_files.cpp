@@ -104,14 +104,14 @@ void write_launch_files(const std::string& dir, const LaunchChoice& c, const sim
 std::string launch_summary(const LaunchChoice& c) {
   std::string out;
   if (!c.launched) {
-    out += fmt::format("\nBest plan  {}\n           {}\n", planner::plan_name(c.nominal->plan), predicted(*c.nominal));
+    out += fmt::format("\nBest plan  {}\n           {}\n", planner::plan_name(c.nominal->plan, true), predicted(*c.nominal));
     out += "\nNo launch script: Megatron-LM cannot run it or any other plan simulated: " + c.why_none + "\n";
     return out;
   }
-  out += fmt::format("\nLaunch     {}\n           {}\n", planner::plan_name(c.plan), predicted(*c.launched));
+  out += fmt::format("\nLaunch     {}\n           {}\n", planner::plan_name(c.plan, true), predicted(*c.launched));
   if (c.launched != c.nominal) {
-    out += fmt::format("Nominal    {} is {:.1f}% faster ({}), but Megatron-LM cannot run it: {}\n", planner::plan_name(c.nominal->plan), 100 * gap(c),
-                       format_duration(c.nominal->simulated.iteration), c.why_not_nominal);
+    out += fmt::format("Nominal    {}\n           is {:.1f}% faster ({}), but Megatron-LM cannot run it:\n           {}\n", planner::plan_name(c.nominal->plan, true),
+                       100 * gap(c), format_duration(c.nominal->simulated.iteration), c.why_not_nominal);
   }
   const auto& launch = *c.megatron;
   out += fmt::format("\nMegatron-LM arguments (Megatron-LM {}; --out writes launch_megatron.sh)\n", planner::kMegatronCommit.substr(0, 7));

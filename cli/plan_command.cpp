@@ -31,6 +31,7 @@ struct Options {
   bool list_space = false;
   int gpus = 0;
   bool json = false;
+  bool wide = false;
   bool explain = false;
   int top = 10;
   int simulate_top = 32;
@@ -123,6 +124,33 @@ std::string explain(const planner::RankedPlan& winner, const planner::RankedPlan
     out += fmt::format("Peak memory: {} vs {}\n", format_bytes(Bytes(peak_memory(winner.simulated))), format_bytes(Bytes(peak_memory(other.simulated))));
   }
   return out;
+}
+
+// The top plans: their figures a row each, the plan under its row (runs of the layer split folded),
+// or with --wide the plan in its row with the whole split.
+std::string top_table(const planner::SearchReport& report, int top, bool wide) {
+  std::vector<std::string> header{"#", "iteration", "tokens/s", "TFLOP/s/GPU", "MFU", "peak memory", "headroom", "analytical", "origin"};
+  std::vector<Table::Align> align{Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right,
+                                  Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::left};
+  if (wide) {
+    header.insert(header.begin() + 1, "plan");
+    align.insert(align.begin() + 1, Table::Align::left);
+  }
+  Table t(header, align);
+  for (std::size_t i = 0; i < report.ranked.size() && static_cast<int>(i) < top; ++i) {
+    const auto& r = report.ranked[i];
+    const double peak = peak_memory(r.simulated);
+    std::vector<std::string> row{fmt::format("{}", i + 1), format_duration(r.simulated.iteration), format_number(r.simulated.tokens_per_s, 6),
+                                 format_number(r.simulated.model_tflops_per_gpu), fmt::format("{:.1f}%", 100 * r.simulated.mfu), format_bytes(Bytes(peak)),
+                                 r.fits ? format_bytes(Bytes(report.capacity.value() - peak)) : "OOM", format_duration(r.estimate.iteration),
+                                 r.included                 ? "given"
+                                 : r.analytical_rank >= 0 ? fmt::format("search #{}", r.analytical_rank + 1)
+                                                            : fmt::format("Megatron #{}", r.megatron_rank + 1)};
+    if (wide) row.insert(row.begin() + 1, planner::plan_name(r.plan));
+    t.add(row);
+    if (!wide) t.add_note(planner::plan_name(r.plan, true));
+  }
+  return t.render();
 }
 
 nlohmann::json plan_json(const planner::RankedPlan& r, const planner::SearchReport& rep, int rank) {
@@ -352,6 +380,7 @@ Action add_plan_command(CLI::App& app) {
   cmd->add_flag("--list-space", o->list_space, "list Galvatron's per-layer strategies for --gpus GPUs and exit");
   cmd->add_option("--gpus", o->gpus, "GPUs for --list-space");
   cmd->add_flag("--json", o->json, "print JSON instead of tables");
+  cmd->add_flag("--wide", o->wide, "one line a plan with its whole layer split (wider than 120 columns)");
   cmd->add_flag("--explain", o->explain, "say which costs make the runner-up (and every plan given) slower than the best");
   cmd->add_option("--top", o->top, "plans to show")->check(CLI::Range(1, 1000));
   cmd->add_option("--simulate-top", o->simulate_top, "best analytical candidates the simulator scores")->check(CLI::Range(1, 100000));
@@ -489,18 +518,7 @@ Action add_plan_command(CLI::App& app) {
     for (const auto& [why, n] : report.rejected) out += fmt::format("  rejected {:>6}  {}\n", n, why);
     for (const auto& [p, why] : report.unusable) out += fmt::format("  given plan not simulated: {} ({})\n", planner::plan_name(p), why);
     out += "\n";
-    Table t({"#", "plan", "iteration", "tokens/s", "TFLOP/s/GPU", "MFU", "peak memory", "headroom", "analytical", "origin"},
-            {Table::Align::right, Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right,
-             Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::left});
-    for (std::size_t i = 0; i < report.ranked.size() && static_cast<int>(i) < o->top; ++i) {
-      const auto& r = report.ranked[i];
-      const double peak = peak_memory(r.simulated);
-      t.add({fmt::format("{}", i + 1), planner::plan_name(r.plan), format_duration(r.simulated.iteration), format_number(r.simulated.tokens_per_s, 6),
-             format_number(r.simulated.model_tflops_per_gpu), fmt::format("{:.1f}%", 100 * r.simulated.mfu), format_bytes(Bytes(peak)),
-             r.fits ? format_bytes(Bytes(report.capacity.value() - peak)) : "OOM", format_duration(r.estimate.iteration),
-             r.included ? "given" : r.analytical_rank >= 0 ? fmt::format("search #{}", r.analytical_rank + 1) : fmt::format("Megatron #{}", r.megatron_rank + 1)});
-    }
-    out += t.render();
+    out += top_table(report, o->top, o->wide);
     // Given plans below the shown rows still get their line.
     for (std::size_t i = static_cast<std::size_t>(o->top); i < report.ranked.size(); ++i) {
       const auto& r = report.ranked[i];

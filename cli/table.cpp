@@ -10,13 +10,15 @@ std::size_t width(const std::string& s) {
   return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
-// `text` wrapped after ", " so that no line (indent included) passes `columns` unless one item does.
+// `text` wrapped after ", " or " · " so that no line (indent included) passes `columns` unless one
+// item does.
 std::string wrapped(const std::string& text, const std::string& indent, std::size_t columns) {
   std::string out, line = indent;
   std::size_t start = 0;
   while (start < text.size()) {
-    std::size_t end = text.find(", ", start);
-    end = end == std::string::npos ? text.size() : end + 2;
+    const std::size_t comma = text.find(", ", start), dot = text.find(" · ", start);
+    std::size_t end = std::min(comma, dot);
+    end = end == std::string::npos ? text.size() : end + (end == comma ? 2 : std::string(" · ").size());
     std::string item = text.substr(start, end - start);
     if (width(line) > width(indent) && width(line) + width(item) > columns + (end == text.size() ? 0 : 1)) {
       while (!line.empty() && line.back() == ' ') line.pop_back();

@@ -40,16 +40,24 @@ std::optional<Plan> scenario_candidate(Plan given, const workload::ModelSpec& mo
   return given;
 }
 
-std::string plan_name(const Plan& p) {
+std::string layer_split(const std::vector<int>& chunk_layers, bool folded) {
+  std::string out;
+  for (std::size_t i = 0; i < chunk_layers.size();) {
+    std::size_t j = i + 1;
+    while (folded && j < chunk_layers.size() && chunk_layers[j] == chunk_layers[i]) ++j;
+    out += fmt::format("{}{}", out.empty() ? "" : ",", chunk_layers[i]);
+    if (j - i > 1) out += fmt::format("*{}", j - i);
+    i = j;
+  }
+  return "[" + out + "]";
+}
+
+std::string plan_name(const Plan& p, bool fold_split) {
   std::string out = fmt::format("tp{}{}", p.tp, p.sp ? " sp" : "");
   if (p.cp > 1) out += fmt::format(" · cp{} {}", p.cp, workload::cp_kind_name(p.cp_kind));
   out += fmt::format(" · pp{}", p.pp);
   if (p.pp > 1) out += fmt::format("{} {}", p.vpp > 1 ? fmt::format(" vpp{}", p.vpp) : "", workload::schedule_name(p.schedule));
-  if (!p.chunk_layers.empty()) {
-    std::string split;
-    for (int n : p.chunk_layers) split += fmt::format("{}{}", split.empty() ? "" : ",", n);
-    out += fmt::format(" [{}]", split);
-  }
+  if (!p.chunk_layers.empty()) out += " " + layer_split(p.chunk_layers, fold_split);
   out += fmt::format(" · dp{}", p.dp);
   if (p.ep > 1) out += fmt::format(" ep{}{}", p.ep, p.overlap.ep_comm ? " a2a-overlap" : "");
   if (p.zero > 0) out += fmt::format(" zero{}", p.zero);

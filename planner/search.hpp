@@ -108,6 +108,8 @@ std::optional<workload::Plan> scenario_candidate(workload::Plan given, const wor
                                                  int gpus, int global_batch, const Constraints& constraints);
 
 /// The plan in a line: "tp8 sp · pp8 vpp3 interleaved-1f1b · dp16 zero1 · mb1 · recompute selective".
-std::string plan_name(const workload::Plan& plan);
+std::string plan_name(const workload::Plan& plan, bool fold_split = false);
+/// Layers per chunk as "[2,3,3,2]", or with runs folded ("[2,3*2,2]") for a line that must stay short.
+std::string layer_split(const std::vector<int>& chunk_layers, bool folded);
 
 }  // namespace parasim::planner

@@ -30,7 +30,7 @@ parasim_cli_test(NAME plan_qwen3_overlap_launched ARGS plan scenarios/jobs/qwen3
 parasim_cli_test(NAME plan_deepseek_v3 ARGS plan scenarios/jobs/deepseek-v3-2048-h800.yaml
                  STDOUT_REGEX "--multi-latent-attention" "--q-lora-rank 1536 --kv-lora-rank 512 --qk-head-dim 128 --qk-pos-emb-head-dim 64 --v-head-dim 128"
                               "--mtp-num-layers 1" "--pipeline-model-parallel-layout '[^']*mL'"
-                              "Nominal +tp[0-9][^\n]* dualpipe [^\n]*a2a-overlap[^\n]*Megatron-LM has no DualPipe schedule" LABELS long)
+                              "Nominal +tp[0-9][^\n]* dualpipe [^\n]*a2a-overlap[^\n]*\n[^\n]*\n +Megatron-LM has no DualPipe schedule" LABELS long)
 # Mistral's config: its 4096-token window, counted at 32K tokens.
 parasim_cli_test(NAME model_mistral_window ARGS model tests/data/hf/mistral-7b/config.json --seq 32768
                  STDOUT_REGEX "Attention +sliding window of 4096 tokens on every layer")

@@ -8,6 +8,7 @@
 #   -DSTDOUT_FILE=f              also save stdout here
 #   -DREPEAT=1                   run twice; stdout (and FILE, if given) must be byte-identical
 #   -DFILE=f                     a file the command writes (compared by REPEAT, checked by TRACE)
+#   -DMAX_COLUMNS=n              no line of stdout is wider than n columns
 #   -DTRACE=1                    FILE is a Chrome trace (checked by check_trace.py): traceEvents
 #                                with ph/ts/dur/pid/tid, EXPECT_PIDS processes (GPUs + links)
 #   -DTRACE_CHECKS="--a;--b"     further checks of check_trace.py
@@ -76,3 +77,18 @@ foreach(check IN LISTS EXPECT_JSON)
     message(FATAL_ERROR "`${shown}`: JSON ${path} = ${got}, expected ${want}")
   endif()
 endforeach()
+if(DEFINED MAX_COLUMNS)
+  # Columns as a terminal shows them: each multi-byte character the tables use counts as one.
+  set(shown_out "${out}")
+  foreach(wide_char "·" "×" "…" "↔" "—" "–" "µ" "≤" "≥")
+    string(REPLACE "${wide_char}" "." shown_out "${shown_out}")
+  endforeach()
+  string(REPLACE ";" "," shown_out "${shown_out}")
+  string(REPLACE "\n" ";" out_lines "${shown_out}")
+  foreach(out_line IN LISTS out_lines)
+    string(LENGTH "${out_line}" columns)
+    if(columns GREATER MAX_COLUMNS)
+      message(FATAL_ERROR "`${shown}` printed a line of ${columns} columns, more than ${MAX_COLUMNS}:\n${out_line}")
+    endif()
+  endforeach()
+endif()

@@ -22,7 +22,7 @@ set_tests_properties(cli_plan_best_simulates PROPERTIES FIXTURES_REQUIRED planne
 # Plans given as YAML or as Megatron-LM arguments are ranked with the rest; --explain compares.
 parasim_cli_test(NAME plan_given ARGS plan ${lab} --top 40 --explain
                  --from-megatron-args "--tensor-model-parallel-size 8 --sequence-parallel --pipeline-model-parallel-size 2 --micro-batch-size 1 --global-batch-size 32"
-                 STDOUT_REGEX "tp8 sp · pp2 1f1b · dp1 · mb1 .* given" "Why the best plan beats runner-up" "Why the best plan beats given plan" "Largest difference")
+                 STDOUT_REGEX "given\n +tp8 sp · pp2 1f1b · dp1 · mb1" "Why the best plan beats runner-up" "Why the best plan beats given plan" "Largest difference")
 parasim_cli_test(NAME plan_power_of_two ARGS plan ${lab} --power-of-two --micro-batch 1 --micro-batch 2 --json JSON gpus=16)
 
 parasim_cli_test(NAME plan_negative_headroom ARGS plan ${lab} --headroom=-3GiB RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_negative_headroom.expected)
@@ -73,7 +73,7 @@ parasim_cli_test(NAME plan_bad_framework ARGS plan ${lab} --framework torch RC 2
 # micro-batches), what is launched is the fastest plan Megatron-LM runs, and the nominal best is named
 # with the gap and the reason.
 parasim_cli_test(NAME plan_megatron_launchable ARGS plan ${lab} --global-batch 7
-                 STDOUT_REGEX "Launch +tp[0-9]+ .*1f1b" "Nominal +tp[0-9]+ sp · pp[0-9]+ vpp2 zb-v .* is [0-9.]+% faster .*Megatron-LM cannot run it: Megatron-LM has no zero-bubble schedule \\(zb-v: torchtitan's ZBVZeroBubble"
+                 STDOUT_REGEX "Launch +tp[0-9]+ .*1f1b" "Nominal +tp[0-9]+ sp · pp[0-9]+ vpp2 zb-v [^\n]*\n +is [0-9.]+% faster [^\n]*Megatron-LM cannot run it:\n +Megatron-LM has no zero-bubble schedule \\(zb-v: torchtitan's ZBVZeroBubble"
                               "Megatron-LM arguments \\(Megatron-LM d98e8a6")
 # --from-megatron-args reads a launch line, script or file; a flag it does not know is exit 2 naming it,
 # or skipped and listed under --ignore-unknown-flags.
@@ -86,3 +86,8 @@ parasim_cli_test(NAME simulate_megatron_ignore_unknown ARGS simulate ${lab} --ig
 parasim_cli_test(NAME plan_zero3_priced_as_fsdp ARGS plan ${lab} --fix zero=3 STDOUT_REGEX "DeepSpeed config" "priced as FSDP runs ZeRO-3")
 parasim_cli_test(NAME plan_zero3_priced_as_deepspeed ARGS plan ${lab} --fix zero=3 --set training.zero3_engine=deepspeed
                  STDOUT_REGEX "DeepSpeed config" "zero_optimization")
+# The default job's plan fits 120 columns: the figures a row, the plan under it with the runs of its
+# layer split folded ([2,3*2,2*33,...]); --wide puts the plan and its whole split in the row.
+parasim_cli_test(NAME plan_default_readable ARGS plan scenarios/default.yaml MAX_COLUMNS 120
+                 STDOUT_REGEX " #  iteration  tokens/s  TFLOP/s/GPU" "\n 1 +[0-9.]+ s +[0-9]+ [^\n]*\n    tp[0-9]+ sp · " "Launch +tp[0-9]+")
+parasim_cli_test(NAME plan_wide ARGS plan ${lab} --wide STDOUT_REGEX " #  plan +iteration" "\n 1  tp[0-9]+ [^\n]*· mb[0-9]+ +[0-9.]+ ms ")
