@@ -60,10 +60,10 @@ class Replay {
     const double before = forward_[slot(c - 1, mb)];
     return before < 0 ? kNotYet : before + hop(c, c - 1, mb);
   }
-  double backward_input(int c, int mb, bool own_forward_pending) const {
+  double backward_input(int c, int mb) const {
     const double own = forward_[slot(c, mb)];
-    if (own < 0 && !own_forward_pending) return kNotYet;
-    if (c == plan_.chunks() - 1) return std::max(own, 0.0);
+    if (own < 0) return kNotYet;
+    if (c == plan_.chunks() - 1) return own;
     const double after = backward_[slot(c + 1, mb)];
     return after < 0 ? kNotYet : std::max(own, after + hop(c, c + 1, mb));
   }
@@ -79,7 +79,7 @@ class Replay {
     if (step.pass == Pass::forward && step.overlaps_next && i + 1 < steps.size()) {
       const auto& b = steps[i + 1];
       const int bc = model_chunk(stage, b);
-      const double f_in = forward_input(c, step.microbatch), b_in = backward_input(bc, b.microbatch, false);
+      const double f_in = forward_input(c, step.microbatch), b_in = backward_input(bc, b.microbatch);
       if (f_in < 0 || b_in < 0) return false;
       const double start = std::max({end, f_in, b_in});
       note_start(stage, start);
@@ -90,7 +90,7 @@ class Replay {
     }
     switch (step.pass) {
       case Pass::forward: ready = forward_input(c, step.microbatch), cost = t.forward; break;
-      case Pass::backward: ready = backward_input(c, step.microbatch, false), cost = t.backward + (step.defers_weight ? 0 : t.weight); break;
+      case Pass::backward: ready = backward_input(c, step.microbatch), cost = t.backward + (step.defers_weight ? 0 : t.weight); break;
       case Pass::weight: ready = backward_[slot(c, step.microbatch)], cost = t.weight; break;
     }
     if (ready < 0) return false;

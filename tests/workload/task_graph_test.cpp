@@ -6,6 +6,7 @@
 #include <set>
 
 #include "tests/workload/fixtures.hpp"
+#include "workload/memory.hpp"
 #include "workload/moe_ops.hpp"
 #include "workload/task_graph.hpp"
 
@@ -582,4 +583,33 @@ TEST_CASE("FSDP backward prefetch: the next layer's gather queued behind this la
       CHECK(after_start == (prefetch != Zero3Prefetch::post));
     }
   }
+}
+
+TEST_CASE("DualPipe: each stage sums its two chunks' gradients with its mirror stage's copies, by hand") {
+  // 8 layers over pp 4, dp 2, ZeRO 0: stage s holds chunks s and 3 - s (2 layers each) and, on both
+  // ends, the embedding and the head. After the backward each stage all-reduces all of its gradients
+  // (stage_parameters x gradient bytes) with the stage that holds the same two chunks, and nothing
+  // else goes between pipeline stages (the tied embedding's copies are on one stage).
+  const auto m = test::small_gpt(8);
+  auto p = test::plan(1, 4, 2, 1, 16);
+  p.schedule = Schedule::dualpipe;
+  const auto tr = test::training(1024);
+  const auto g = build_tasks(m, tr, p);
+  CHECK(acyclic(g));
+  int sums = 0;
+  for (const auto& t : g.tasks) {
+    if (t.kind != TaskKind::collective || t.dim != CommDim::pp || t.collective != Collective::all_reduce) continue;
+    ++sums;
+    // Four layers; on the ends one tied embedding (the head uses it on the same stage), 2048 learned
+    // positions and the final LayerNorm (2h).
+    const double ends = static_cast<double>(padded_vocab(m, 1)) * m.hidden + 2048.0 * m.hidden + 2.0 * m.hidden;
+    const double params = 4 * layer_parameters(m, p, 0).total() + (t.stage == 0 || t.stage == 3 ? ends : 0.0);
+    CHECK(t.bytes == doctest::Approx(stage_parameters(m, p, t.stage) * tr.gradient_bytes()));
+    CHECK(stage_parameters(m, p, t.stage) == doctest::Approx(params));
+    const auto& ranks = g.groups[t.group];
+    REQUIRE(ranks.size() == 2u);
+    // Ranks are laid out tp, dp, pp: stage s starts at rank 2s.
+    CHECK(std::set<int>(ranks.begin(), ranks.end()) == std::set<int>{2 * std::min(t.stage, 3 - t.stage), 2 * std::max(t.stage, 3 - t.stage)});
+  }
+  CHECK(sums == 4);
 }
