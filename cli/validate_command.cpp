@@ -99,7 +99,7 @@ void print_memory_and_search(const sim::MeasuredRun& run, const sim::RowExplanat
                              run.published_memory_bytes ? fmt::format(" (the source printed {})", format_bytes(Bytes(*run.published_memory_bytes))) : "");
   }
   if (e.row.search.size() <= 1) return;
-  std::cout << "  fill search (the fields the source did not print, one at a time; the fastest plan that fits is kept):\n";
+  std::cout << "  fill search (the fields the source did not print, searched together over plans that fit; the fastest is kept):\n";
   for (const auto& step : e.row.search) {
     std::cout << fmt::format("    {:<11} {:<58} {:>22}  {:>10}{}\n", step.field, step.plan,
                              fmt::format("{} {}", step.fits ? "fits" : "OOM", format_bytes(Bytes(step.peak_bytes))),

@@ -11,6 +11,7 @@
 #include <tuple>
 
 #include "calibrate/cost_model.hpp"
+#include "sim/fill_search.hpp"
 #include "sim/simulator.hpp"
 #include "sim/residuals.hpp"
 #include "workload/chunk_placement.hpp"
@@ -54,14 +55,17 @@ const char* const kFillPolicy =
     "  plan     overlap flags absent: off (Megatron-LM's defaults); sp absent with eager attention: off (it came\n"
     "           with Megatron-LM's 2022 release), and eager attention without sp is the 2021 stacks' synchronous TP\n"
     "           all-reduce of the input gradients (after the weight gradients). Absent micro_batch {1,2,4,8}, sp\n"
-    "           {on,off} (tp > 1, flash), recompute {none,selective,full}, vpp (pp > 1, interleaved: every divisor\n"
-    "           of a stage's layers with flash attention, whose stacks overlap the interleaved transfers and run\n"
-    "           chunks down to one layer; {1,2,4} with eager attention, whose 2021-22 interleaved transfers block,\n"
-    "           which the model does not price), zero {0,1} are searched with the simulator unless the stack sets\n"
-    "           them, one field at a time from micro_batch 1, sp on, no recompute,\n"
-    "           vpp 1, zero 0: published runs were tuned and fit in memory, so the fastest plan that fits wins (the\n"
-    "           fastest at all if none fits); a plan fits when its tensors and the fixed allowance do (the\n"
-    "           allocator's fragmentation estimate left out: tuned runs keep it small). The\n"
+    "           {on,off} (tp > 1, flash), recompute {none,selective,full} ({none,full} with eager attention:\n"
+    "           selective came in 2022), vpp (pp > 1, interleaved: every divisor of a stage's layers with flash\n"
+    "           attention, whose stacks overlap the interleaved transfers and run chunks down to one layer; {1,2,4}\n"
+    "           with eager attention, whose 2021-22 interleaved transfers block, which the model does not price),\n"
+    "           zero {0,1} are searched together with the simulator unless the stack sets them: published runs\n"
+    "           were tuned and fit in memory. From micro_batch 1, sp on, no recompute, vpp 1, zero 0 if that fits,\n"
+    "           else from the least recompute that fits (then micro_batch 1, sp on, ...), each field in turn moves\n"
+    "           to its fastest value that fits, over all fields again after any move, until nothing moves; a\n"
+    "           value under which nothing fits is never kept (if no combination fits, the one needing the least\n"
+    "           memory is simulated and reported out of memory); a plan fits when its tensors and the fixed\n"
+    "           allowance do (the allocator's fragmentation estimate left out: tuned runs keep it small). The\n"
     "           schedule the row names (plan.schedule), else 1F1B, interleaved with vpp > 1; an interleaved row\n"
     "           without vpp searches vpp > 1. stage_layers splits each stage's layers evenly over its vpp chunks.\n"
     "           Without it, layers that do not divide into pp x vpp chunks are split as the row's stack splits\n"
@@ -384,7 +388,51 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
 
 namespace {
 
-// Simulates one row: the given plan, then a search over its unknown fields one at a time.
+// The fields the source did not print, each with the given plan's value first: recompute first,
+// so that the search's start, where the given plan does not fit, is the least recompute that fits.
+std::vector<FillField> fill_fields(const MeasuredRun& r, const RowScenario& s) {
+  std::vector<FillField> fields;
+  // Selective recompute came with Megatron-LM's 2022 release (Korthikanti et al.), with sequence
+  // parallelism: the eager-attention stacks before it recompute all or nothing.
+  const bool flash = s.training.attention == workload::AttentionKernel::flash;
+  if (!r.recompute) {
+    FillField f{"recompute", {[](Plan& p) { p.recompute = workload::Recompute::none; }}};
+    if (flash) f.values.push_back([](Plan& p) { p.recompute = workload::Recompute::selective; });
+    f.values.push_back([](Plan& p) { p.recompute = workload::Recompute::full; });
+    fields.push_back(std::move(f));
+  }
+  const int per_replica = r.global_batch / r.dp;
+  if (!r.micro_batch) {
+    FillField f{"micro_batch", {}};
+    for (int v : {1, 2, 4, 8}) {
+      if (per_replica % v == 0) f.values.push_back([v](Plan& p) { p.micro_batch = v; });
+    }
+    fields.push_back(std::move(f));
+  }
+  if (!r.sp && r.tp > 1 && flash) {
+    fields.push_back({"sp", {[](Plan& p) { p.sp = true; }, [](Plan& p) { p.sp = false; }}});
+  }
+  if (!s.vpp_choices.empty()) {
+    FillField f{"vpp", {}};
+    for (int v : s.vpp_choices) {
+      f.values.push_back([v](Plan& p) {
+        p.vpp = v;
+        if (p.schedule == workload::Schedule::one_f_one_b || p.schedule == workload::Schedule::interleaved_1f1b) {
+          p.schedule = v > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b;
+        }
+      });
+    }
+    fields.push_back(std::move(f));
+  }
+  if (!s.zero_choices.empty()) {
+    FillField f{"zero", {}};
+    for (int v : s.zero_choices) f.values.push_back([v](Plan& p) { p.zero = v; });
+    fields.push_back(std::move(f));
+  }
+  return fields;
+}
+
+// Simulates one row: the given plan's unknown fields filled by the joint search (sim/fill_search.hpp).
 RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_dir) {
   RowResult out;
   out.run = &r;
@@ -399,69 +447,35 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   const topology::Cluster cluster(s.cluster);
   const auto& gpu = s.cluster.node.gpu;
   const calibrate::CostModel cost(gpu, calibrate::default_profile(gpu.name));
-  // A plan that does not fit never beats one that does (Candidate::better_than): once a fitting plan
-  // is known, candidates that do not fit are not simulated.
-  bool have_fit = false;
-  auto evaluate = [&](Plan p) {
-    p.chunk_layers = row_chunk_layers(r, s.stack, p.vpp, p.schedule);
-    Candidate c;
-    c.plan = p;
-    if (workload::find_plan_problem(p, s.model, cluster.gpu_count(), s.training.seq_len)) return c;  // not a valid plan
+  FillEvaluator evaluator;
+  evaluator.complete = [&](Plan& p) { p.chunk_layers = row_chunk_layers(r, s.stack, p.vpp, p.schedule); };
+  evaluator.probe = [&](const Plan& p) {
+    FillProbe probe;
+    if (workload::find_plan_problem(p, s.model, cluster.gpu_count(), s.training.seq_len)) return probe;
     const auto memory = workload::memory_per_stage(s.model, s.training, p, gpu.hbm_capacity);
-    c.fits = fits_published(memory);
-    c.peak = memory.peak().value();
-    if (!c.fits && have_fit) return c;
+    probe.valid = true;
+    probe.fits = fits_published(memory);
+    probe.peak = memory.peak().value();
+    return probe;
+  };
+  evaluator.run = [&](const Plan& p) {
     const auto g = workload::build_tasks(s.model, s.training, p);
     const SimInput in{&cluster, &s.model, &s.training, &p, &g, &cost};
     const auto result = simulate(in);
-    c.time = result.iteration.value();
-    c.mfu = result.mfu;
-    c.comm_share = exposed_comm_share(result);
-    have_fit = have_fit || c.fits;
-    return c;
+    return FillRun{result.iteration.value(), result.mfu, exposed_comm_share(result)};
   };
-  auto record = [&](const std::string& field, const Candidate& c, bool kept) {
-    out.search.push_back({field, plan_line(c.plan), c.fits, c.peak,
-                          std::isfinite(c.time) ? std::optional<double>(c.time) : std::nullopt, kept});
-  };
-  Candidate best = evaluate(s.candidates.front());
-  record("given", best, true);
-  // Coordinate search over the fields the source did not print.
-  const int per_replica = r.global_batch / r.dp;
-  auto try_values = [&](const std::string& field, const auto& values, auto apply) {
-    for (const auto& v : values) {
-      Plan p = best.plan;
-      apply(p, v);
-      if (p == best.plan) continue;
-      const auto c = evaluate(p);
-      const bool kept = c.better_than(best);
-      if (kept) best = c;
-      record(field, c, kept);
-    }
-  };
-  if (!r.micro_batch) {
-    try_values("micro_batch", std::vector<int>{1, 2, 4, 8}, [&](Plan& p, int v) {
-      if (per_replica % v == 0) p.micro_batch = v;
-    });
+  const auto found = joint_fill_search(s.candidates.front(), fill_fields(r, s), evaluator);
+  for (const auto& step : found.steps) {
+    out.search.push_back({step.field, plan_line(step.plan), step.probe.fits, step.probe.peak,
+                          step.run ? std::optional<double>(step.run->time) : std::nullopt, step.kept});
   }
-  const bool flash = s.training.attention == workload::AttentionKernel::flash;
-  if (!r.sp && r.tp > 1 && flash) try_values("sp", std::vector<bool>{true, false}, [](Plan& p, bool v) { p.sp = v; });
-  if (!r.recompute) {
-    try_values("recompute", std::vector<workload::Recompute>{workload::Recompute::none, workload::Recompute::selective, workload::Recompute::full},
-               [](Plan& p, workload::Recompute v) { p.recompute = v; });
-  }
-  try_values("vpp", s.vpp_choices, [](Plan& p, int v) {
-    p.vpp = v;
-    if (p.schedule == workload::Schedule::one_f_one_b || p.schedule == workload::Schedule::interleaved_1f1b) {
-      p.schedule = v > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b;
-    }
-  });
-  try_values("zero", s.zero_choices, [](Plan& p, int v) { p.zero = v; });
+  Candidate best{found.plan, found.probe.fits, found.probe.peak, found.run.time, found.run.mfu, found.run.comm_share};
   if (!std::isfinite(best.time)) {
     out.skipped = fmt::format("no valid plan: {}", workload::find_plan_problem(best.plan, s.model, cluster.gpu_count(), s.training.seq_len)->message);
     return out;
   }
   const auto& p = best.plan;
+  const bool flash = s.training.attention == workload::AttentionKernel::flash;
   if (!r.micro_batch) out.filled.push_back(fmt::format("micro_batch={} (searched)", p.micro_batch));
   if (!r.sp && r.tp > 1) out.filled.push_back(fmt::format("sp={} ({})", p.sp ? "on" : "off", flash ? "searched" : "eager era"));
   if (!r.recompute) out.filled.push_back(fmt::format("recompute={} (searched)", workload::recompute_name(p.recompute)));

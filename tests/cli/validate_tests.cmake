@@ -33,13 +33,15 @@ parasim_cli_test(NAME validate_published_memory_table ARGS validate tests/data/v
 parasim_cli_test(NAME validate_published_memory_explain ARGS validate tests/data/validation/published_memory.yaml
                  --explain bloom-prequel-01-h14336-l72-tp8pp12dp4mb1 STDOUT_REGEX "memory: peak 27.03 GiB on stage 0 of 80 GiB per GPU \\(the source printed 27.01 GiB\\)")
 # --explain shows the fill search: every plan tried for the fields the row does not print (Megatron-LM's
-# 1.7B weak-scaling row: micro-batch, recompute, zero), whether it fits, its time, and which were kept.
+# 1.7B weak-scaling row: micro-batch, recompute, zero), whether it fits, its time, and which were kept;
+# the fields are searched together, so after zero moves to 1 recompute and micro-batch are tried again.
 parasim_cli_test(NAME validate_explain_fill_search ARGS validate tests/data/validation/megatron_two_rows.yaml --explain megatron-readme-h100-weak-01-1.7B
-                 STDOUT_REGEX "fill search \\(the fields the source did not print"
+                 STDOUT_REGEX "fill search \\(the fields the source did not print, searched together over plans that fit"
                               "given +tp1 pp1 dp48 mb1 sp off recompute none zero 0 +fits [0-9.]+ GiB +[0-9.]+ ms  kept"
                               "micro_batch +tp1 pp1 dp48 mb4 [^\n]+kept"
-                              "recompute +tp1 pp1 dp48 mb4 sp off recompute full zero 0 +fits [0-9.]+ GiB +[0-9.]+ ms\n"
-                              "zero +tp1 pp1 dp48 mb4 sp off recompute none zero 1 [^\n]+kept")
+                              "zero +tp1 pp1 dp48 mb4 sp off recompute none zero 1 [^\n]+kept\n"
+                              "    recompute +tp1 pp1 dp48 mb4 sp off recompute full zero 1 +fits [0-9.]+ GiB +[0-9.]+ ms\n"
+                              "    micro_batch +tp1 pp1 dp48 mb1 sp off recompute none zero 1 +fits")
 # The stack a row's source names fills what the row does not print, and the table says so: llm-foundry's
 # flash-attn 1.x, MaxText's gathers issued ahead, NeMo's distributed optimizer (zero 1, not searched) and bf16 gradients,
 # Megatron-DeepSpeed's pipeline without interleaving (vpp 1, not searched: the row was vpp 4 before)
