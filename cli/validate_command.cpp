@@ -27,7 +27,9 @@ nlohmann::json summary_json(const sim::Summary& s) {
 }
 
 std::string summary_line(const std::string& name, const sim::Summary& s) {
-  return fmt::format("{:<28} {:>4}/{:<4} MAPE {:>5.1f}%  median {:>5.1f}%  worst {:>5.1f}%  Spearman {:>5.2f}  plan order {}/{}\n", name,
+  // A long file path keeps its end (the file's name), so that the line stays within 120 columns.
+  const std::string shown = name.size() > 28 ? "..." + name.substr(name.size() - 25) : name;
+  return fmt::format("{:<28} {:>4}/{:<4} MAPE {:>5.1f}%  median {:>5.1f}%  worst {:>5.1f}%  Spearman {:>5.2f}  plan order {}/{}\n", shown,
                      s.simulated, s.rows, 100 * s.mape, 100 * s.median, 100 * s.worst, s.spearman, s.ordered, s.pairs);
 }
 
@@ -158,11 +160,34 @@ std::vector<std::string> residual_fields(const std::string& by) {
   return fields;
 }
 
+nlohmann::json memory_json(const sim::MemoryCheck& m) {
+  return {{"rows", m.rows}, {"median_error", m.median}, {"worst_error", m.worst}, {"bias", m.bias}};
+}
+
+// Peak memory against the sources' figures: overall (the line), per file and per family.
+std::string memory_text(const sim::ValidationReport& report) {
+  std::string out = fmt::format("\npeak memory against the sources' ({} rows): median error {:.1f}%, worst {:.1f}%, bias {:+.1f}%\n", report.memory.rows,
+                                100 * report.memory.median, 100 * report.memory.worst, 100 * report.memory.bias);
+  Table t({"rows printing a peak", "rows", "median error", "worst", "bias"},
+          {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right});
+  auto add = [&](const std::string& name, const sim::MemoryCheck& m) {
+    t.add({name, fmt::format("{}", m.rows), fmt::format("{:.1f}%", 100 * m.median), fmt::format("{:.1f}%", 100 * m.worst), fmt::format("{:+.1f}%", 100 * m.bias)});
+  };
+  for (const auto& [k, v] : report.memory_files) add(k, v);
+  for (const auto& [k, v] : report.memory_families) add("  " + k, v);
+  return out + t.render();
+}
+
 std::string residuals_text(const sim::ValidationReport& report, const std::vector<std::string>& fields) {
+  // Memory columns where some row prints a peak: how many of the group's do, their median error and bias.
+  const bool memory = report.memory.rows > 0;
   std::vector<std::string> header = fields;
   for (const char* h : {"rows", "MAPE", "bias", "rule of thumb"}) header.emplace_back(h);
+  if (memory) {
+    for (const char* h : {"memory rows", "memory median", "memory bias"}) header.emplace_back(h);
+  }
   std::vector<Table::Align> align(fields.size(), Table::Align::left);
-  align.insert(align.end(), 4, Table::Align::right);
+  align.insert(align.end(), memory ? 7 : 4, Table::Align::right);
   Table t(header, align);
   for (const auto& g : sim::group_residuals(report, fields)) {
     auto row = g.key;
@@ -170,9 +195,16 @@ std::string residuals_text(const sim::ValidationReport& report, const std::vecto
     row.push_back(fmt::format("{:.1f}%", 100 * g.mape));
     row.push_back(fmt::format("{:+.1f}%", 100 * g.bias));
     row.push_back(fmt::format("{:.1f}%", 100 * g.rule_of_thumb_mape));
+    if (memory) {
+      const bool any = g.memory.rows > 0;
+      row.push_back(fmt::format("{}", g.memory.rows));
+      row.push_back(any ? fmt::format("{:.1f}%", 100 * g.memory.median) : "-");
+      row.push_back(any ? fmt::format("{:+.1f}%", 100 * g.memory.bias) : "-");
+    }
     t.add(row);
   }
-  return fmt::format("\nBy {} (bias: mean signed error, negative = predicted too fast)\n{}", fmt::join(fields, ", "), t.render());
+  return fmt::format("\nBy {} (bias: mean signed error, negative = predicted too fast{})\n{}", fmt::join(fields, ", "),
+                     memory ? "; memory: against the printed peaks" : "", t.render());
 }
 
 nlohmann::json residuals_json(const sim::ValidationReport& report, const std::vector<std::string>& fields) {
@@ -181,6 +213,7 @@ nlohmann::json residuals_json(const sim::ValidationReport& report, const std::ve
     nlohmann::json key = nlohmann::json::object();
     for (std::size_t i = 0; i < fields.size(); ++i) key[fields[i]] = g.key[i];
     groups.push_back({{"key", key}, {"rows", g.rows}, {"mape", g.mape}, {"bias", g.bias}, {"rule_of_thumb_mape", g.rule_of_thumb_mape}});
+    if (g.memory.rows > 0) groups.back()["memory"] = memory_json(g.memory);
   }
   return {{"fields", fields}, {"groups", groups}};
 }
@@ -271,11 +304,16 @@ Action add_validate_command(CLI::App& app) {
                         {"filled", r.filled},
                         {"predicted_memory_bytes", r.predicted_memory_bytes}});
         if (r.run->published_memory_bytes) rows.back()["published_memory_bytes"] = *r.run->published_memory_bytes;
+        if (r.memory_error) rows.back()["memory_error"] = *r.memory_error;
       }
       nlohmann::json families = nlohmann::json::object(), files = nlohmann::json::object();
       for (const auto& [k, v] : report.families) families[k] = summary_json(v);
       for (const auto& [k, v] : report.files) files[k] = summary_json(v);
-      const nlohmann::json memory{{"rows", report.memory.rows}, {"median_error", report.memory.median}, {"worst_error", report.memory.worst}};
+      nlohmann::json memory = memory_json(report.memory);
+      memory["files"] = nlohmann::json::object();
+      memory["families"] = nlohmann::json::object();
+      for (const auto& [k, v] : report.memory_files) memory["files"][k] = memory_json(v);
+      for (const auto& [k, v] : report.memory_families) memory["families"][k] = memory_json(v);
       auto summary = summary_json(report.overall);
       summary["skipped"] = skipped_rows(report);
       summary["errors"] = loaded.errors.size();
@@ -292,7 +330,14 @@ Action add_validate_command(CLI::App& app) {
         if (r.skipped) continue;
         t.add({r.run->id, format_duration(Seconds(r.run->measured_iteration_s)), format_duration(Seconds(r.predicted_s)),
                fmt::format("{:+.1f}%", 100 * r.error), r.plan + (r.fits ? "" : " (OOM in the model)")});
-        if (!r.filled.empty()) t.add_note(fmt::format("filled: {}", fmt::join(r.filled, ", ")));
+        // One note a row: what the policy filled, then the memory against the source's peak.
+        std::vector<std::string> notes;
+        if (!r.filled.empty()) notes.push_back(fmt::format("filled: {}", fmt::join(r.filled, ", ")));
+        if (r.memory_error) {
+          notes.push_back(fmt::format("memory: {} modelled, the source printed {} ({:+.1f}%)", format_bytes(Bytes(r.predicted_memory_bytes)),
+                                      format_bytes(Bytes(*r.run->published_memory_bytes)), 100 * *r.memory_error));
+        }
+        if (!notes.empty()) t.add_note(fmt::format("{}", fmt::join(notes, " · ")));
       }
       out += t.render();
       if (const int skipped = skipped_rows(report); skipped > 0) {
@@ -310,10 +355,7 @@ Action add_validate_command(CLI::App& app) {
       for (const auto& [k, v] : report.families) out += summary_line("  " + k, v);
       out += rule_of_thumb_text(report);
       if (!fields.empty()) out += residuals_text(report, fields);
-      if (report.memory.rows > 0) {
-        out += fmt::format("\npeak memory against the sources' ({} rows): median error {:.1f}%, worst {:.1f}%\n", report.memory.rows,
-                           100 * report.memory.median, 100 * report.memory.worst);
-      }
+      if (report.memory.rows > 0) out += memory_text(report);
       std::cout << out;
     }
     // Each row that could not be read is one error line, and the exit code of bad input.

@@ -74,11 +74,13 @@ std::string row_property(const RowResult& r, const std::string& file, std::strin
 
 std::vector<ResidualGroup> group_residuals(const ValidationReport& report, const std::vector<std::string>& fields) {
   std::map<std::vector<std::string>, ResidualGroup> groups;
+  std::map<std::vector<std::string>, std::vector<const RowResult*>> members;
   for (std::size_t i = 0; i < report.rows.size(); ++i) {
     const auto& r = report.rows[i];
     if (r.skipped) continue;
     std::vector<std::string> key;
     for (const auto& f : fields) key.push_back(row_property(r, i < report.file_of.size() ? report.file_of[i] : "", f));
+    members[key].push_back(&r);
     auto& g = groups[key];
     g.key = key;
     ++g.rows;
@@ -91,6 +93,7 @@ std::vector<ResidualGroup> group_residuals(const ValidationReport& report, const
     g.mape /= g.rows;
     g.bias /= g.rows;
     g.rule_of_thumb_mape /= g.rows;
+    g.memory = check_memory(members[key]);
     out.push_back(std::move(g));
   }
   return out;

@@ -37,6 +37,7 @@ struct ResidualGroup {
   double mape = 0;
   double bias = 0;               ///< mean signed error: negative = predicted too fast
   double rule_of_thumb_mape = 0;
+  MemoryCheck memory;            ///< over the group's rows that print a peak
 };
 
 /// The simulated rows grouped by the fields' values, in the order of the keys.

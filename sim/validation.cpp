@@ -492,6 +492,7 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   out.exposed_comm_share = best.comm_share;
   out.fits = best.fits;
   out.predicted_memory_bytes = best.peak;
+  if (r.published_memory_bytes) out.memory_error = best.peak / *r.published_memory_bytes - 1;
   out.error = (best.time - r.measured_iteration_s) / r.measured_iteration_s;
   out.plan = plan_line(p);
   out.chosen = p;
@@ -599,6 +600,22 @@ Summary summarize(const std::vector<const RowResult*>& rows) {
   return s;
 }
 
+MemoryCheck check_memory(const std::vector<const RowResult*>& rows) {
+  MemoryCheck m;
+  std::vector<double> errors;
+  for (const auto* r : rows) {
+    if (r->skipped || !r->memory_error) continue;
+    errors.push_back(std::fabs(*r->memory_error));
+    m.bias += *r->memory_error;
+  }
+  if (errors.empty()) return m;
+  m.rows = static_cast<int>(errors.size());
+  m.median = median(errors);
+  m.worst = *std::max_element(errors.begin(), errors.end());
+  m.bias /= m.rows;
+  return m;
+}
+
 ValidationReport validate(const std::vector<MeasuredRun>& runs, const std::vector<std::string>& file_of, const ValidateOptions& options) {
   ValidationReport report;
   report.rows.resize(runs.size());
@@ -637,17 +654,15 @@ ValidationReport validate(const std::vector<MeasuredRun>& runs, const std::vecto
     by_file[file_of[i]].push_back(&report.rows[i]);
   }
   report.overall = summarize(all);
-  std::vector<double> memory_errors;
-  for (const auto* r : all) {
-    if (!r->skipped && r->run->published_memory_bytes) {
-      memory_errors.push_back(std::fabs(r->predicted_memory_bytes / *r->run->published_memory_bytes - 1));
-    }
-  }
-  if (!memory_errors.empty()) {
-    report.memory = {static_cast<int>(memory_errors.size()), median(memory_errors), *std::max_element(memory_errors.begin(), memory_errors.end())};
-  }
+  report.memory = check_memory(all);
   for (const auto& [k, v] : by_family) report.families[k] = summarize(v);
   for (const auto& [k, v] : by_file) report.files[k] = summarize(v);
+  for (const auto& [k, v] : by_family) {
+    if (const auto m = check_memory(v); m.rows > 0) report.memory_families[k] = m;
+  }
+  for (const auto& [k, v] : by_file) {
+    if (const auto m = check_memory(v); m.rows > 0) report.memory_files[k] = m;
+  }
   return report;
 }
 

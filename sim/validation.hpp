@@ -47,6 +47,8 @@ struct RowResult {
   std::string plan;  ///< the plan simulated, in a line
   workload::Plan chosen;  ///< the plan simulated
   double predicted_memory_bytes = 0;  ///< the chosen plan's most loaded stage, allowance included
+  /// (predicted − published) / published peak memory, where the source printed one.
+  std::optional<double> memory_error;
   std::vector<SearchStep> search;     ///< every plan the fill search evaluated, in order
 };
 
@@ -54,7 +56,10 @@ struct RowResult {
 struct MemoryCheck {
   int rows = 0;
   double median = 0, worst = 0;  ///< |predicted − published| / published
+  double bias = 0;               ///< mean signed error: negative = the model needs less than the source printed
 };
+/// The memory check over the rows among these that print a peak (RowResult::memory_error).
+MemoryCheck check_memory(const std::vector<const RowResult*>& rows);
 
 struct Summary {
   int rows = 0, simulated = 0;
@@ -71,6 +76,7 @@ struct ValidationReport {
   std::map<std::string, Summary> families;
   std::map<std::string, Summary> files;
   MemoryCheck memory;
+  std::map<std::string, MemoryCheck> memory_files, memory_families;  ///< where rows print a peak
 };
 
 struct ValidateOptions {

@@ -99,3 +99,12 @@ parasim_cli_test(NAME validate_by_json ARGS validate tests/data/validation/sched
                  JSON by.fields.0=gpus by.fields.1=comm by.groups.0.key.gpus=<=64 summary.simulated=5 rows.0.id=zb-1p)
 parasim_cli_test(NAME validate_bad_by ARGS validate tests/data/validation/schedules.yaml --by colour RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_bad_by.expected)
+# Peak memory against the sources' figures, per row (a note under it), per file and per family, and by
+# any row property (--by), in text and JSON (issue 25, item 2).
+parasim_cli_test(NAME validate_memory_by_family ARGS validate tests/data/validation/published_memory.yaml --by family MAX_COLUMNS 120
+                 STDOUT_REGEX " · memory: 27.03 GiB modelled,[ \n]+the source printed 27.01 GiB \\(\\+0.1%\\)\n"
+                              "family +rows +MAPE +bias +rule of thumb +memory rows +memory median +memory bias\n-+\nbloom +2 [^\n]+ +1 +0.1% +\\+0.1%\n"
+                              "peak memory against the sources' \\(1 rows\\): median error 0.1%, worst 0.1%, bias \\+0.1%\n"
+                              "\n  bloom +1 +0.1% +0.1% +\\+0.1%\n")
+parasim_cli_test(NAME validate_memory_by_family_json ARGS validate tests/data/validation/published_memory.yaml --by family --json
+                 JSON memory.rows=1 memory.families.bloom.rows=1 by.groups.0.memory.rows=1 by.groups.0.rows=2)

@@ -89,3 +89,20 @@ TEST_CASE("residuals grouped by row properties: count, MAPE, signed bias and the
   CHECK(is_residual_field("comm"));
   CHECK_FALSE(is_residual_field("colour"));
 }
+
+TEST_CASE("memory against the printed peaks: median and worst of the absolute errors, bias of the signed ones, rows without a peak left out") {
+  MeasuredRun run;
+  std::vector<RowResult> rows(4);
+  for (auto& r : rows) r.run = &run;
+  rows[0].memory_error = -0.30;
+  rows[1].memory_error = 0.10;
+  rows[2].memory_error = 0.05;  // rows[3] printed no peak
+  const auto m = check_memory({&rows[0], &rows[1], &rows[2], &rows[3]});
+  CHECK(m.rows == 3);
+  CHECK(m.median == doctest::Approx(0.10));
+  CHECK(m.worst == doctest::Approx(0.30));
+  CHECK(m.bias == doctest::Approx(-0.05));
+  rows[1].skipped = "no bundled hardware";
+  CHECK(check_memory({&rows[0], &rows[1]}).rows == 1);
+  CHECK(check_memory({&rows[3]}).rows == 0);
+}
