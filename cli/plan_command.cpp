@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/constraint_options.hpp"
 #include "cli/launch_files.hpp"
+#include "cli/prediction_interval.hpp"
 #include "cli/progress_bar.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
@@ -128,10 +129,10 @@ std::string explain(const planner::RankedPlan& winner, const planner::RankedPlan
 
 // The top plans: their figures a row each, the plan under its row (runs of the layer split folded),
 // or with --wide the plan in its row with the whole split.
-std::string top_table(const planner::SearchReport& report, int top, bool wide) {
-  std::vector<std::string> header{"#", "iteration", "tokens/s", "TFLOP/s/GPU", "MFU", "peak memory", "headroom", "analytical", "origin"};
+std::string top_table(const planner::SearchReport& report, int top, bool wide, const sim::ErrorModel& errors, Precision precision) {
+  std::vector<std::string> header{"#", "iteration", "80% interval", "tokens/s", "TFLOP/s/GPU", "MFU", "peak memory", "headroom", "analytical", "origin"};
   std::vector<Table::Align> align{Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right,
-                                  Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::left};
+                                  Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::left};
   if (wide) {
     header.insert(header.begin() + 1, "plan");
     align.insert(align.begin() + 1, Table::Align::left);
@@ -140,7 +141,8 @@ std::string top_table(const planner::SearchReport& report, int top, bool wide) {
   for (std::size_t i = 0; i < report.ranked.size() && static_cast<int>(i) < top; ++i) {
     const auto& r = report.ranked[i];
     const double peak = peak_memory(r.simulated);
-    std::vector<std::string> row{fmt::format("{}", i + 1), format_duration(r.simulated.iteration), format_number(r.simulated.tokens_per_s, 6),
+    std::vector<std::string> row{fmt::format("{}", i + 1), format_duration(r.simulated.iteration),
+                                 interval_text(interval_of(errors, r.simulated, precision)), format_number(r.simulated.tokens_per_s, 6),
                                  format_number(r.simulated.model_tflops_per_gpu), fmt::format("{:.1f}%", 100 * r.simulated.mfu), format_bytes(Bytes(peak)),
                                  r.fits ? format_bytes(Bytes(report.capacity.value() - peak)) : "OOM", format_duration(r.estimate.iteration),
                                  r.included                 ? "given"
@@ -153,9 +155,10 @@ std::string top_table(const planner::SearchReport& report, int top, bool wide) {
   return t.render();
 }
 
-nlohmann::json plan_json(const planner::RankedPlan& r, const planner::SearchReport& rep, int rank) {
+nlohmann::json plan_json(const planner::RankedPlan& r, const planner::SearchReport& rep, int rank, const sim::ErrorModel& errors, Precision precision) {
   const auto& s = r.simulated;
   return {{"rank", rank},
+          {"interval", interval_json(interval_of(errors, s, precision))},
           {"plan", planner::plan_name(r.plan)},
           {"tp", r.plan.tp},
           {"sp", r.plan.sp},
@@ -470,7 +473,10 @@ Action add_plan_command(CLI::App& app) {
     const auto& best = report.ranked.front();
     const auto choice = choose_launch(report, s);
     nlohmann::json plans = nlohmann::json::array();
-    for (std::size_t i = 0; i < report.ranked.size(); ++i) plans.push_back(plan_json(report.ranked[i], report, static_cast<int>(i) + 1));
+    const auto errors = bundled_error_model();
+    for (std::size_t i = 0; i < report.ranked.size(); ++i) {
+      plans.push_back(plan_json(report.ranked[i], report, static_cast<int>(i) + 1, errors, s.training->precision));
+    }
     nlohmann::json rejected = nlohmann::json::object();
     for (const auto& [why, n] : report.rejected) rejected[why] = n;
     nlohmann::json unusable = nlohmann::json::array();
@@ -518,7 +524,7 @@ Action add_plan_command(CLI::App& app) {
     for (const auto& [why, n] : report.rejected) out += fmt::format("  rejected {:>6}  {}\n", n, why);
     for (const auto& [p, why] : report.unusable) out += fmt::format("  given plan not simulated: {} ({})\n", planner::plan_name(p), why);
     out += "\n";
-    out += top_table(report, o->top, o->wide);
+    out += top_table(report, o->top, o->wide, errors, s.training->precision);
     // Given plans below the shown rows still get their line.
     for (std::size_t i = static_cast<std::size_t>(o->top); i < report.ranked.size(); ++i) {
       const auto& r = report.ranked[i];

@@ -6,6 +6,7 @@
 
 #include "calibrate/cost_model.hpp"
 #include "cli/commands.hpp"
+#include "cli/prediction_interval.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
@@ -43,6 +44,7 @@ nlohmann::json to_json(const sim::Scenario& s, const sim::Result& r) {
           {"plan", planner::plan_name(*s.plan)},
           {"gpus", r.gpus},
           {"iteration_s", r.iteration.value()},
+          {"interval", interval_json(interval_of(bundled_error_model(), r, s.training->precision))},
           {"tokens_per_s", r.tokens_per_s},
           {"samples_per_s", r.samples_per_s},
           {"model_tflops_per_gpu", r.model_tflops_per_gpu},
@@ -67,7 +69,8 @@ std::string to_text(const sim::Scenario& s, const sim::Result& r) {
                      s.model->is_moe() ? fmt::format(", ep {} etp {}{}", p.ep, p.expert_tp(), p.overlap.ep_comm ? " (all-to-all overlapped)" : "") : "",
                      workload::schedule_name(p.schedule),
                      p.micro_batch, p.global_batch, workload::recompute_name(p.recompute), p.zero);
-  out += fmt::format("Iteration   {}   {} tokens/s   {} samples/s\n", seconds(r.iteration), format_number(r.tokens_per_s, 6),
+  out += fmt::format("Iteration   {} (80% interval {})   {} tokens/s   {} samples/s\n", seconds(r.iteration),
+                     interval_text(interval_of(bundled_error_model(), r, s.training->precision)), format_number(r.tokens_per_s, 6),
                      format_number(r.samples_per_s));
   out += fmt::format("Per GPU     {} model TFLOP/s   MFU {}%   HFU {}%\n\n", format_number(r.model_tflops_per_gpu),
                      format_number(100 * r.mfu, 3), format_number(100 * r.hfu, 3));

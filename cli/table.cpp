@@ -44,7 +44,7 @@ void Table::add(std::vector<std::string> row) {
 }
 
 void Table::add_note(const std::string& note) {
-  if (!notes_.empty()) notes_.back() = note;
+  if (!notes_.empty() && !note.empty()) notes_.back().push_back(note);
 }
 
 std::string Table::render() const {
@@ -69,7 +69,7 @@ std::string Table::render() const {
   out += std::string(total + 2 * (w.size() - 1), '-') + "\n";
   for (std::size_t i = 0; i < rows_.size(); ++i) {
     out += line(rows_[i]);
-    if (!notes_[i].empty()) out += wrapped(notes_[i], "    ", kNoteWidth);
+    for (const auto& note : notes_[i]) out += wrapped(note, "    ", kNoteWidth);
   }
   return out;
 }

@@ -12,7 +12,7 @@ class Table {
   explicit Table(std::vector<std::string> header, std::vector<Align> align = {});
   void add(std::vector<std::string> row);
   /// Text under the last row added, indented and wrapped at commas to kNoteWidth columns: what
-  /// would make a column too wide to read.
+  /// would make a column too wide to read. Each note of a row starts a line of its own.
   void add_note(const std::string& note);
   std::string render() const;
 
@@ -22,7 +22,7 @@ class Table {
   std::vector<std::string> header_;
   std::vector<Align> align_;
   std::vector<std::vector<std::string>> rows_;
-  std::vector<std::string> notes_;  ///< one per row, empty for none
+  std::vector<std::vector<std::string>> notes_;  ///< per row, in order
 };
 
 }  // namespace parasim::cli

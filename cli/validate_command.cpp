@@ -10,9 +10,11 @@
 #include <unistd.h>
 
 #include "cli/commands.hpp"
+#include "cli/prediction_interval.hpp"
 #include "cli/progress_bar.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
+#include "core/output_file.hpp"
 #include "sim/residuals.hpp"
 #include "sim/validation.hpp"
 
@@ -23,12 +25,15 @@ nlohmann::json summary_json(const sim::Summary& s) {
   return {{"rows", s.rows},           {"simulated", s.simulated},        {"coverage", s.rows ? double(s.simulated) / s.rows : 0.0},
           {"mape", s.mape},           {"median_error", s.median},        {"worst_error", s.worst},
           {"spearman", s.spearman},   {"plan_order_pairs", s.pairs},     {"plan_order_right", s.ordered},
-          {"rule_of_thumb_mape", s.rule_of_thumb_mape}};
+          {"rule_of_thumb_mape", s.rule_of_thumb_mape}, {"intervals", s.intervals},
+          {"interval_coverage", s.intervals ? double(s.covered) / s.intervals : 0.0}};
 }
 
+// A long file path keeps its end (the file's name), so that lines stay within 120 columns.
+std::string short_name(const std::string& name) { return name.size() > 28 ? "..." + name.substr(name.size() - 25) : name; }
+
 std::string summary_line(const std::string& name, const sim::Summary& s) {
-  // A long file path keeps its end (the file's name), so that the line stays within 120 columns.
-  const std::string shown = name.size() > 28 ? "..." + name.substr(name.size() - 25) : name;
+  const std::string shown = short_name(name);
   return fmt::format("{:<28} {:>4}/{:<4} MAPE {:>5.1f}%  median {:>5.1f}%  worst {:>5.1f}%  Spearman {:>5.2f}  plan order {}/{}\n", shown,
                      s.simulated, s.rows, 100 * s.mape, 100 * s.median, 100 * s.worst, s.spearman, s.ordered, s.pairs);
 }
@@ -173,7 +178,7 @@ std::string memory_text(const sim::ValidationReport& report) {
   auto add = [&](const std::string& name, const sim::MemoryCheck& m) {
     t.add({name, fmt::format("{}", m.rows), fmt::format("{:.1f}%", 100 * m.median), fmt::format("{:.1f}%", 100 * m.worst), fmt::format("{:+.1f}%", 100 * m.bias)});
   };
-  for (const auto& [k, v] : report.memory_files) add(k, v);
+  for (const auto& [k, v] : report.memory_files) add(short_name(k), v);
   for (const auto& [k, v] : report.memory_families) add("  " + k, v);
   return out + t.render();
 }
@@ -182,12 +187,12 @@ std::string residuals_text(const sim::ValidationReport& report, const std::vecto
   // Memory columns where some row prints a peak: how many of the group's do, their median error and bias.
   const bool memory = report.memory.rows > 0;
   std::vector<std::string> header = fields;
-  for (const char* h : {"rows", "MAPE", "bias", "rule of thumb"}) header.emplace_back(h);
+  for (const char* h : {"rows", "MAPE", "bias", "rule of thumb", "80% covers"}) header.emplace_back(h);
   if (memory) {
     for (const char* h : {"memory rows", "memory median", "memory bias"}) header.emplace_back(h);
   }
   std::vector<Table::Align> align(fields.size(), Table::Align::left);
-  align.insert(align.end(), memory ? 7 : 4, Table::Align::right);
+  align.insert(align.end(), memory ? 8 : 5, Table::Align::right);
   Table t(header, align);
   for (const auto& g : sim::group_residuals(report, fields)) {
     auto row = g.key;
@@ -195,6 +200,7 @@ std::string residuals_text(const sim::ValidationReport& report, const std::vecto
     row.push_back(fmt::format("{:.1f}%", 100 * g.mape));
     row.push_back(fmt::format("{:+.1f}%", 100 * g.bias));
     row.push_back(fmt::format("{:.1f}%", 100 * g.rule_of_thumb_mape));
+    row.push_back(g.intervals ? fmt::format("{:.0f}%", 100.0 * g.covered / g.intervals) : "-");
     if (memory) {
       const bool any = g.memory.rows > 0;
       row.push_back(fmt::format("{}", g.memory.rows));
@@ -212,10 +218,23 @@ nlohmann::json residuals_json(const sim::ValidationReport& report, const std::ve
   for (const auto& g : sim::group_residuals(report, fields)) {
     nlohmann::json key = nlohmann::json::object();
     for (std::size_t i = 0; i < fields.size(); ++i) key[fields[i]] = g.key[i];
-    groups.push_back({{"key", key}, {"rows", g.rows}, {"mape", g.mape}, {"bias", g.bias}, {"rule_of_thumb_mape", g.rule_of_thumb_mape}});
+    groups.push_back({{"key", key}, {"rows", g.rows}, {"mape", g.mape}, {"bias", g.bias}, {"rule_of_thumb_mape", g.rule_of_thumb_mape},
+                      {"interval_coverage", g.intervals ? double(g.covered) / g.intervals : 0.0}});
     if (g.memory.rows > 0) groups.back()["memory"] = memory_json(g.memory);
   }
   return {{"fields", fields}, {"groups", groups}};
+}
+
+// --fit-error-model: the model fitted on every row, for simulate, plan and whatif to read.
+void write_error_model(const std::string& file, const sim::ErrorModel& model, int simulated) {
+  if (model.empty()) {
+    throw InputError({}, "--fit-error-model",
+                     fmt::format("too few rows simulated to fit an error model ({}; it needs {})", simulated, sim::kErrorFeatures + 2));
+  }
+  OutputFile out(file, "--fit-error-model", "the error model");
+  out.stream() << sim::error_model_yaml(model);
+  out.close();
+  std::cerr << fmt::format("error model: {} rows fitted, written to {}\n", model.rows, file);
 }
 
 // The rule of thumb beside parasim, overall, per file and per family.
@@ -223,12 +242,15 @@ std::string rule_of_thumb_text(const sim::ValidationReport& report) {
   std::string out = fmt::format(
       "\nAgainst a rule of thumb: time = model FLOPs / (GPUs x dense peak x c), one c = {:.3f} fitted on these {} rows\n",
       report.rule_of_thumb_mfu, report.overall.simulated);
-  Table t({"rows", "simulated", "parasim MAPE", "rule of thumb MAPE"}, {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right});
+  out += "80% interval: the error model (sim/error_model.hpp) fitted without the row's family; covers = share of rows inside it\n";
+  Table t({"rows", "simulated", "parasim MAPE", "rule of thumb MAPE", "80% interval covers"},
+          {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right});
   auto add = [&](const std::string& name, const sim::Summary& s) {
-    t.add({name, fmt::format("{}", s.simulated), fmt::format("{:.1f}%", 100 * s.mape), fmt::format("{:.1f}%", 100 * s.rule_of_thumb_mape)});
+    t.add({name, fmt::format("{}", s.simulated), fmt::format("{:.1f}%", 100 * s.mape), fmt::format("{:.1f}%", 100 * s.rule_of_thumb_mape),
+           s.intervals ? fmt::format("{:.0f}%", 100.0 * s.covered / s.intervals) : "-"});
   };
   add("all rows", report.overall);
-  for (const auto& [k, v] : report.files) add(k, v);
+  for (const auto& [k, v] : report.files) add(short_name(k), v);
   for (const auto& [k, v] : report.families) add("  " + k, v);
   return out + t.render();
 }
@@ -243,6 +265,7 @@ Action add_validate_command(CLI::App& app) {
     int threads = 0;
     std::vector<std::string> explain;
     std::string by;
+    std::string fit_error_model;
     std::string hardware = std::string(PARASIM_SOURCE_DIR) + "/scenarios/hardware";
   };
   auto o = std::make_shared<Options>();
@@ -260,6 +283,8 @@ Action add_validate_command(CLI::App& app) {
   cmd->add_option("--max-mape", o->max_mape, "exit with code 3 when the overall MAPE (in %) is above this");
   cmd->add_option("--threads", o->threads, "rows simulated at once (default: the machine's cores)");
   cmd->add_option("--by", o->by, fmt::format("group the errors by row properties, comma-separated: {}", fmt::join(sim::kResidualFields, ", ")));
+  cmd->add_option("--fit-error-model", o->fit_error_model,
+                  "write the prediction-error model fitted on every row simulated to this file (the bundled one: scenarios/error_model.yaml)");
   cmd->add_option("--explain", o->explain, "print where one row's predicted time goes (its id; repeatable) instead of the table");
   cmd->add_option("--hardware", o->hardware, "directory of the bundled hardware files (default: the project's scenarios/hardware)");
   return [o]() {
@@ -284,6 +309,7 @@ Action add_validate_command(CLI::App& app) {
     }
     const auto report = sim::validate(runs, file_of, options);
     bar.reset();
+    if (!o->fit_error_model.empty()) write_error_model(o->fit_error_model, report.error_model, report.overall.simulated);
 
     if (o->json) {
       nlohmann::json rows = nlohmann::json::array(), skipped = nlohmann::json::array();
@@ -305,6 +331,11 @@ Action add_validate_command(CLI::App& app) {
                         {"predicted_memory_bytes", r.predicted_memory_bytes}});
         if (r.run->published_memory_bytes) rows.back()["published_memory_bytes"] = *r.run->published_memory_bytes;
         if (r.memory_error) rows.back()["memory_error"] = *r.memory_error;
+        if (r.interval) rows.back()["interval"] = {{"lo", r.interval->lo.value()}, {"hi", r.interval->hi.value()}};
+        rows.back()["bubble_share"] = r.features.bubble_share;
+        rows.back()["gpus"] = r.features.gpus;
+        rows.back()["fp8"] = r.features.fp8;
+        rows.back()["stack"] = sim::software_stack_name(r.stack);
       }
       nlohmann::json families = nlohmann::json::object(), files = nlohmann::json::object();
       for (const auto& [k, v] : report.families) families[k] = summary_json(v);
@@ -324,20 +355,20 @@ Action add_validate_command(CLI::App& app) {
       std::cout << doc.dump(2) << "\n";
     } else {
       std::string out = std::string(sim::kFillPolicy) + "\n";
-      Table t({"id", "measured", "predicted", "error", "plan simulated"},
-              {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::left});
+      // A row's figures, then under it the plan simulated, what the policy filled, the memory against
+      // the source's peak: a line each, so that the table stays within 120 columns.
+      Table t({"id", "measured", "predicted", "error", "80% interval"},
+              {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right});
       for (const auto& r : report.rows) {
         if (r.skipped) continue;
         t.add({r.run->id, format_duration(Seconds(r.run->measured_iteration_s)), format_duration(Seconds(r.predicted_s)),
-               fmt::format("{:+.1f}%", 100 * r.error), r.plan + (r.fits ? "" : " (OOM in the model)")});
-        // One note a row: what the policy filled, then the memory against the source's peak.
-        std::vector<std::string> notes;
-        if (!r.filled.empty()) notes.push_back(fmt::format("filled: {}", fmt::join(r.filled, ", ")));
+               fmt::format("{:+.1f}%", 100 * r.error), r.interval ? interval_text(*r.interval) : "-"});
+        t.add_note(r.plan + (r.fits ? "" : " (OOM in the model)"));
+        if (!r.filled.empty()) t.add_note(fmt::format("filled: {}", fmt::join(r.filled, ", ")));
         if (r.memory_error) {
-          notes.push_back(fmt::format("memory: {} modelled, the source printed {} ({:+.1f}%)", format_bytes(Bytes(r.predicted_memory_bytes)),
-                                      format_bytes(Bytes(*r.run->published_memory_bytes)), 100 * *r.memory_error));
+          t.add_note(fmt::format("memory: {} modelled, the source printed {} ({:+.1f}%)", format_bytes(Bytes(r.predicted_memory_bytes)),
+                                 format_bytes(Bytes(*r.run->published_memory_bytes)), 100 * *r.memory_error));
         }
-        if (!notes.empty()) t.add_note(fmt::format("{}", fmt::join(notes, " · ")));
       }
       out += t.render();
       if (const int skipped = skipped_rows(report); skipped > 0) {

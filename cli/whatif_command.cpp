@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/constraint_options.hpp"
 #include "cli/gnuplot.hpp"
+#include "cli/prediction_interval.hpp"
 #include "cli/progress_bar.hpp"
 #include "cli/whatif_distributed.hpp"
 #include "cli/whatif_report.hpp"
@@ -25,6 +26,22 @@ namespace parasim::cli {
 namespace {
 
 // After the outputs are written: an internal error in any evaluation is one line and exit code 1.
+// Each evaluated variant's 80% prediction interval, from the bundled error model.
+void attach_intervals(std::vector<planner::Outcome>& outcomes) {
+  const auto model = bundled_error_model();
+  for (auto& o : outcomes) {
+    if (o.failure) continue;
+    sim::ErrorFeatures x;
+    x.comm_share = o.comm_share;
+    x.bubble_share = o.bubble_share;
+    x.gpus = o.gpus;
+    x.fp8 = o.fp8;
+    const auto i = sim::prediction_interval(model, x, Seconds(o.iteration_s));
+    o.interval_lo_s = i.lo.value();
+    o.interval_hi_s = i.hi.value();
+  }
+}
+
 int exit_status(const std::vector<planner::Outcome>& outcomes) {
   const auto bad = std::count_if(outcomes.begin(), outcomes.end(), [](const planner::Outcome& o) { return o.internal_error; });
   if (bad == 0) return 0;
@@ -164,6 +181,7 @@ int run_study(const Options& o, const planner::WhatifOptions& base_options) {
     seconds = bar.elapsed();
   }
   if (!is_root_process()) return 0;
+  attach_intervals(r.outcomes);
   std::cerr << fmt::format("evaluated {} variant{} ({}) in {:.1f} s\n", r.outcomes.size(), r.outcomes.size() == 1 ? "" : "s",
                            r.study.fixed_plan ? "fixed plan" : "re-planned", seconds);
   const auto json = study_json(r);

@@ -109,7 +109,9 @@ nlohmann::json outcome_json(const Outcome& o) {
                       {"model_tflops_per_gpu", o.model_tflops_per_gpu},
                       {"breakdown_s", {{"compute", o.compute_s}, {"exposed", exposed}, {"bubble", o.bubble_s}}},
                       {"peak_memory_bytes", o.peak_memory_bytes},
-                      {"capacity_bytes", o.capacity_bytes}};
+                      {"capacity_bytes", o.capacity_bytes},
+                      {"error_features", {{"comm_share", o.comm_share}, {"bubble_share", o.bubble_share}, {"fp8", o.fp8}}},
+                      {"interval", {{"lo", o.interval_lo_s}, {"hi", o.interval_hi_s}}}};
   j["failure"] = o.failure ? nlohmann::json(*o.failure) : nlohmann::json(nullptr);
   j["internal_error"] = o.internal_error;
   return j;
@@ -133,6 +135,12 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   for (std::size_t d = 0; d < workload::kCommDims; ++d) o.exposed_s[d] = b.at("exposed").at(dim_name(d)).get<double>();
   o.bubble_s = b.at("bubble").get<double>();
   o.peak_memory_bytes = j.at("peak_memory_bytes").get<double>();
+  const auto& f = j.at("error_features");
+  o.comm_share = f.at("comm_share").get<double>();
+  o.bubble_share = f.at("bubble_share").get<double>();
+  o.fp8 = f.at("fp8").get<bool>();
+  o.interval_lo_s = j.at("interval").at("lo").get<double>();
+  o.interval_hi_s = j.at("interval").at("hi").get<double>();
   o.capacity_bytes = j.at("capacity_bytes").get<double>();
   if (!j.at("failure").is_null()) o.failure = j.at("failure").get<std::string>();
   o.internal_error = j.at("internal_error").get<bool>();
@@ -146,7 +154,9 @@ std::string study_table(const StudyResult& r) {
   std::vector<std::string> header;
   for (const auto& a : r.study.axes) header.push_back(a.key);
   if (gpus_vary) header.push_back("GPUs");
-  for (const char* h : {r.study.fixed_plan ? "plan" : "best plan", "", "iteration", "tokens/s", "MFU", "speed-up", "compute"}) header.push_back(h);
+  for (const char* h : {r.study.fixed_plan ? "plan" : "best plan", "", "iteration", "80% interval", "tokens/s", "MFU", "speed-up", "compute"}) {
+    header.push_back(h);
+  }
   for (const auto d : dims) header.push_back("exposed " + dim_name(d));
   header.push_back("bubble");
   header.push_back("memory");
@@ -169,6 +179,7 @@ std::string study_table(const StudyResult& r) {
     row.push_back(o.plan + (!r.study.fixed_plan && o.scenario_plan ? " (given)" : ""));
     row.push_back(plan_changed(r, i) ? "*" : "");
     row.push_back(format_duration(Seconds(o.iteration_s)));
+    row.push_back(fmt::format("{} - {}", format_duration(Seconds(o.interval_lo_s)), format_duration(Seconds(o.interval_hi_s))));
     row.push_back(format_number(o.tokens_per_s, 6));
     row.push_back(fmt::format("{:.1f}%", 100 * o.mfu));
     const double s = speedup(r, i);
@@ -217,14 +228,14 @@ nlohmann::json study_json(const StudyResult& r) {
 std::string study_csv(const StudyResult& r) {
   std::string out;
   for (const auto& a : r.study.axes) out += csv_field(a.key) + ",";
-  out += "gpu,gpus,plan,plan_changed,scenario_plan,fits,iteration_s,tokens_per_s,mfu,model_tflops_per_gpu,speedup,compute_s";
+  out += "gpu,gpus,plan,plan_changed,scenario_plan,fits,iteration_s,interval_lo_s,interval_hi_s,tokens_per_s,mfu,model_tflops_per_gpu,speedup,compute_s";
   for (std::size_t d = 0; d < workload::kCommDims; ++d) out += ",exposed_" + dim_name(d) + "_s";
   out += ",bubble_s,peak_memory_bytes,capacity_bytes,failure\n";
   for (std::size_t i = 0; i < r.outcomes.size(); ++i) {
     const auto& o = r.outcomes[i];
     for (const auto& v : r.variants[i].values) out += csv_field(v) + ",";
-    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(o.gpu), o.gpus, csv_field(o.plan), plan_changed(r, i), o.scenario_plan, o.fits,
-                       num(o.iteration_s), num(o.tokens_per_s), num(o.mfu), num(o.model_tflops_per_gpu), num(speedup(r, i)), num(o.compute_s));
+    out += fmt::format("{},{},{},{},{},{},{},{},{},{},{},{},{},{}", csv_field(o.gpu), o.gpus, csv_field(o.plan), plan_changed(r, i), o.scenario_plan, o.fits,
+                       num(o.iteration_s), num(o.interval_lo_s), num(o.interval_hi_s), num(o.tokens_per_s), num(o.mfu), num(o.model_tflops_per_gpu), num(speedup(r, i)), num(o.compute_s));
     for (const double e : o.exposed_s) out += fmt::format(",{}", num(e));
     out += fmt::format(",{},{},{},{}\n", num(o.bubble_s), num(o.peak_memory_bytes), num(o.capacity_bytes), csv_field(o.failure.value_or("")));
   }

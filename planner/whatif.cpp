@@ -12,6 +12,7 @@
 #include "core/error.hpp"
 #include "planner/search.hpp"
 #include "sim/simulator.hpp"
+#include "sim/error_model.hpp"
 #include "topology/cluster.hpp"
 
 namespace parasim::planner {
@@ -35,6 +36,10 @@ Outcome describe(const sim::Scenario& s, const workload::Plan& plan, const sim::
     o.bubble_s += st.bubble.value() / n;
     for (std::size_t d = 0; d < o.exposed_s.size(); ++d) o.exposed_s[d] += st.exposed[d].value() / n;
   }
+  const auto features = sim::error_features(r, s.training->precision);
+  o.comm_share = features.comm_share;
+  o.bubble_share = features.bubble_share;
+  o.fp8 = features.fp8;
   o.peak_memory_bytes = r.memory.peak().value();
   o.capacity_bytes = r.memory.capacity.value();
   o.fits = r.memory.fits();

@@ -46,6 +46,11 @@ struct Outcome {
   std::array<double, workload::kCommDims> exposed_s{};  ///< by workload::CommDim
   double bubble_s = 0;
   double peak_memory_bytes = 0, capacity_bytes = 0;
+  /// What the error model reads (sim/error_model.hpp): the most exposed stage's communication and
+  /// the idlest stage's bubble, as shares of the iteration, and the format.
+  double comm_share = 0, bubble_share = 0;
+  bool fp8 = false;
+  double interval_lo_s = 0, interval_hi_s = 0;  ///< the 80% prediction interval, where a model set it
   bool operator==(const Outcome&) const = default;
 };
 

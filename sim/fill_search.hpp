@@ -13,6 +13,7 @@
 #include <string>
 #include <vector>
 
+#include "sim/error_model.hpp"
 #include "workload/plan.hpp"
 
 namespace parasim::sim {
@@ -36,6 +37,7 @@ struct FillRun {
   double time = std::numeric_limits<double>::infinity();
   double mfu = 0;
   double comm_share = 0;
+  ErrorFeatures features;  ///< what the error model reads off the result
 };
 
 struct FillEvaluator {

@@ -87,6 +87,10 @@ std::vector<ResidualGroup> group_residuals(const ValidationReport& report, const
     g.mape += std::fabs(r.error);
     g.bias += r.error;
     g.rule_of_thumb_mape += std::fabs(r.rule_of_thumb_error);
+    if (r.interval) {
+      ++g.intervals;
+      if (r.covered()) ++g.covered;
+    }
   }
   std::vector<ResidualGroup> out;
   for (auto& [key, g] : groups) {

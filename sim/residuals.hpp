@@ -38,6 +38,7 @@ struct ResidualGroup {
   double bias = 0;               ///< mean signed error: negative = predicted too fast
   double rule_of_thumb_mape = 0;
   MemoryCheck memory;            ///< over the group's rows that print a peak
+  int intervals = 0, covered = 0;  ///< rows with an out-of-sample 80% interval, and those it covers
 };
 
 /// The simulated rows grouped by the fields' values, in the order of the keys.

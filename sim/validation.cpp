@@ -462,7 +462,7 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
     const auto g = workload::build_tasks(s.model, s.training, p);
     const SimInput in{&cluster, &s.model, &s.training, &p, &g, &cost};
     const auto result = simulate(in);
-    return FillRun{result.iteration.value(), result.mfu, exposed_comm_share(result)};
+    return FillRun{result.iteration.value(), result.mfu, exposed_comm_share(result), error_features(result, s.training.precision)};
   };
   const auto found = joint_fill_search(s.candidates.front(), fill_fields(r, s), evaluator);
   for (const auto& step : found.steps) {
@@ -470,6 +470,7 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
                           step.run ? std::optional<double>(step.run->time) : std::nullopt, step.kept});
   }
   Candidate best{found.plan, found.probe.fits, found.probe.peak, found.run.time, found.run.mfu, found.run.comm_share};
+  out.features = found.run.features;
   if (!std::isfinite(best.time)) {
     out.skipped = fmt::format("no valid plan: {}", workload::find_plan_problem(best.plan, s.model, cluster.gpu_count(), s.training.seq_len)->message);
     return out;
@@ -497,6 +498,15 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   out.plan = plan_line(p);
   out.chosen = p;
   return out;
+}
+
+// The files' names (not the paths they were given by), each once, in order.
+std::vector<std::string> file_names(const std::vector<std::string>& paths) {
+  std::vector<std::string> v;
+  for (const auto& p : paths) v.push_back(std::filesystem::path(p).filename().string());
+  std::sort(v.begin(), v.end());
+  v.erase(std::unique(v.begin(), v.end()), v.end());
+  return v;
 }
 
 /// The median of a non-empty list (the mean of the middle two when its length is even).
@@ -566,6 +576,10 @@ Summary summarize(const std::vector<const RowResult*>& rows) {
     ++s.simulated;
     errors.push_back(std::fabs(r->error));
     s.rule_of_thumb_mape += std::fabs(r->rule_of_thumb_error);
+    if (r->interval) {
+      ++s.intervals;
+      if (r->covered()) ++s.covered;
+    }
     const double tokens = static_cast<double>(r->run->global_batch) * r->run->seq_len / r->run->gpus;
     measured_tp.push_back(tokens / r->run->measured_iteration_s);
     predicted_tp.push_back(tokens / r->predicted_s);
@@ -599,6 +613,36 @@ Summary summarize(const std::vector<const RowResult*>& rows) {
   }
   return s;
 }
+
+bool RowResult::covered() const {
+  return interval && run && interval->lo.value() <= run->measured_iteration_s && run->measured_iteration_s <= interval->hi.value();
+}
+
+namespace {
+
+std::vector<ErrorObservation> observations(const std::vector<RowResult>& rows, const std::string& leave_out_family) {
+  std::vector<ErrorObservation> out;
+  for (const auto& r : rows) {
+    if (r.skipped || r.run->family == leave_out_family) continue;
+    out.push_back({r.features, r.predicted_s, r.run->measured_iteration_s, r.run->family});
+  }
+  return out;
+}
+
+// Each row's interval from the model fitted without its family: coverage measured out of sample.
+void leave_one_family_out(std::vector<RowResult>& rows) {
+  std::map<std::string, ErrorModel> without;
+  for (const auto& r : rows) {
+    if (!r.skipped && !without.count(r.run->family)) without[r.run->family] = fit_error_model(observations(rows, r.run->family), "");
+  }
+  for (auto& r : rows) {
+    if (r.skipped) continue;
+    const auto& m = without.at(r.run->family);
+    if (!m.empty()) r.interval = prediction_interval(m, r.features, Seconds(r.predicted_s));
+  }
+}
+
+}  // namespace
 
 MemoryCheck check_memory(const std::vector<const RowResult*>& rows) {
   MemoryCheck m;
@@ -646,6 +690,9 @@ ValidationReport validate(const std::vector<MeasuredRun>& runs, const std::vecto
   report.file_of = file_of;
   report.rule_of_thumb_mfu = fit_rule_of_thumb(report.rows);
   apply_rule_of_thumb(report.rows, report.rule_of_thumb_mfu);
+  leave_one_family_out(report.rows);
+  const auto all_rows = observations(report.rows, "");
+  report.error_model = fit_error_model(all_rows, fmt::format("{} published rows ({})", all_rows.size(), fmt::join(file_names(file_of), ", ")));
   std::vector<const RowResult*> all;
   std::map<std::string, std::vector<const RowResult*>> by_family, by_file;
   for (std::size_t i = 0; i < report.rows.size(); ++i) {

@@ -11,6 +11,7 @@
 #include <variant>
 #include <vector>
 
+#include "sim/error_model.hpp"
 #include "sim/measured_run.hpp"
 #include "sim/result.hpp"
 #include "sim/scenario.hpp"
@@ -46,6 +47,10 @@ struct RowResult {
   bool fits = true;
   std::string plan;  ///< the plan simulated, in a line
   workload::Plan chosen;  ///< the plan simulated
+  ErrorFeatures features;            ///< what the error model reads off the simulated result
+  /// The 80% prediction interval from the error model fitted without the row's family (out of sample).
+  std::optional<Interval> interval;
+  bool covered() const;  ///< the interval holds the measured time
   double predicted_memory_bytes = 0;  ///< the chosen plan's most loaded stage, allowance included
   /// (predicted − published) / published peak memory, where the source printed one.
   std::optional<double> memory_error;
@@ -66,6 +71,7 @@ struct Summary {
   double mape = 0, median = 0, worst = 0, spearman = 0;
   double rule_of_thumb_mape = 0;  ///< of the same rows, under the report's one fitted MFU
   int pairs = 0, ordered = 0;  ///< plan-order pairs and how many are predicted in the right order
+  int intervals = 0, covered = 0;  ///< rows with an out-of-sample 80% interval, and those it covers
 };
 
 struct ValidationReport {
@@ -77,6 +83,7 @@ struct ValidationReport {
   std::map<std::string, Summary> files;
   MemoryCheck memory;
   std::map<std::string, MemoryCheck> memory_files, memory_families;  ///< where rows print a peak
+  ErrorModel error_model;  ///< fitted on every simulated row (what --fit-error-model writes)
 };
 
 struct ValidateOptions {

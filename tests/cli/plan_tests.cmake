@@ -89,5 +89,10 @@ parasim_cli_test(NAME plan_zero3_priced_as_deepspeed ARGS plan ${lab} --fix zero
 # The default job's plan fits 120 columns: the figures a row, the plan under it with the runs of its
 # layer split folded ([2,3*2,2*33,...]); --wide puts the plan and its whole split in the row.
 parasim_cli_test(NAME plan_default_readable ARGS plan scenarios/default.yaml MAX_COLUMNS 120
-                 STDOUT_REGEX " #  iteration  tokens/s  TFLOP/s/GPU" "\n 1 +[0-9.]+ s +[0-9]+ [^\n]*\n    tp[0-9]+ sp · " "Launch +tp[0-9]+")
+                 STDOUT_REGEX " #  iteration +80% interval  tokens/s  TFLOP/s/GPU" "\n 1 +[0-9.]+ s +[0-9.]+ s - [0-9.]+ s +[0-9]+ [^\n]*\n    tp[0-9]+ sp · "
+                              "Launch +tp[0-9]+")
+# Every simulated plan carries its 80% prediction interval (the bundled error model, scenarios/error_model.yaml).
+parasim_cli_test(NAME plan_intervals_json ARGS plan ${lab} --json STDOUT_REGEX "\"interval\": \\{\n +\"hi\": [0-9.e-]+,\n +\"lo\": [0-9.e-]+\n")
+parasim_cli_test(NAME simulate_interval ARGS simulate ${lab} STDOUT_REGEX "Iteration +[0-9.]+ m?s \\(80% interval [0-9.]+ m?s - [0-9.]+ m?s\\)")
+parasim_cli_test(NAME simulate_interval_json ARGS simulate ${lab} --json STDOUT_REGEX "\"interval\": \\{\n +\"hi\": [0-9.e-]+,\n +\"lo\": [0-9.e-]+\n")
 parasim_cli_test(NAME plan_wide ARGS plan ${lab} --wide STDOUT_REGEX " #  plan +iteration" "\n 1  tp[0-9]+ [^\n]*· mb[0-9]+ +[0-9.]+ ms ")

@@ -2,7 +2,7 @@
 parasim_cli_test(NAME validate_help ARGS validate --help STDOUT_REGEX "--max-mape" "--json")
 # FSDP rows (tp = pp = 1, zero 3, flash) take the fused cross-entropy of their stack, and say so.
 parasim_cli_test(NAME validate_table ARGS validate tests/data/validation/sample.yaml
-                 STDOUT_REGEX "Fill-in policy" "Cross-entropy: Megatron-LM's unfused" "foundry-130-125m[^\n]*\n    filled: embeddings tied, cross_entropy=fused" "degrees-mismatch: tp 1 x pp 1 x dp 7 x cp 1 = 7 does not match the 8 GPUs"
+                 STDOUT_REGEX "Fill-in policy" "Cross-entropy: Megatron-LM's unfused" "foundry-130-125m[^\n]*\n    tp1 [^\n]*\n    filled: embeddings tied, cross_entropy=fused" "degrees-mismatch: tp 1 x pp 1 x dp 7 x cp 1 = 7 does not match the 8 GPUs"
                               "all rows +4/5 +MAPE")
 # --json: one object per row with id and predicted_iteration_s; rejected rows with their reason.
 parasim_cli_test(NAME validate_json ARGS validate tests/data/validation/sample.yaml --json REPEAT
@@ -48,10 +48,10 @@ parasim_cli_test(NAME validate_explain_fill_search ARGS validate tests/data/vali
 # and its BF16_Optimizer's accumulation.
 parasim_cli_test(NAME validate_stack_defaults ARGS validate tests/data/validation/stacks.yaml
                  STDOUT_REGEX "stack +the stack the source names"
-                              "foundry-068-760m-h100_80gb-8g-s2048-amp_bf16 [^\n]*\n    filled: nic_gbps_per_gpu=400, embeddings tied, cross_entropy=fused,\n    flash_kernel=flash1 \\(llm-foundry 2023: flash-attn 1.x\\)"
-                              "dgxc-maxtext-llama3-70b-bf16-256g [^\n]*\n    filled: cross_entropy=fused, zero3_backward_prefetch=pre"
-                              "dgxc-llama31-70b-fp8-64g [^\n]*tp4 pp8 vpp5 dp2 mb1 sp on recompute none zero 1\n    filled: zero=1 \\(NeMo: distributed optimizer\\), bf16 gradients \\(NeMo performance recipes"
-                              "bloom-prequel-44-h14336-l72-tp8pp2dp24mb1 [^\n]*tp8 pp2 dp24 mb1 sp off recompute full zero 1\n    filled: ffn_hidden=57344, vocab=250880, embeddings tied, vpp=1 \\(Megatron-DeepSpeed: no interleaved schedule\\)"
+                              "foundry-068-760m-h100_80gb-8g-s2048-amp_bf16 [^\n]*\n    tp1 pp1 dp8 [^\n]*\n    filled: nic_gbps_per_gpu=400, embeddings tied, cross_entropy=fused,\n    flash_kernel=flash1 \\(llm-foundry 2023: flash-attn 1.x\\)"
+                              "dgxc-maxtext-llama3-70b-bf16-256g [^\n]*\n    tp1 pp1 dp256 [^\n]*\n    filled: cross_entropy=fused, zero3_backward_prefetch=pre"
+                              "dgxc-llama31-70b-fp8-64g [^\n]*\n    tp4 pp8 vpp5 dp2 mb1 sp on recompute none zero 1\n    filled: zero=1 \\(NeMo: distributed optimizer\\), bf16 gradients \\(NeMo performance recipes"
+                              "bloom-prequel-44-h14336-l72-tp8pp2dp24mb1 [^\n]*\n    tp8 pp2 dp24 mb1 sp off recompute full zero 1\n    filled: ffn_hidden=57344, vocab=250880, embeddings tied, vpp=1 \\(Megatron-DeepSpeed: no interleaved schedule\\)"
                               "interleaved schedule\\),\n    gradient_accumulation_copy \\(DeepSpeed's BF16_Optimizer\\)")
 parasim_cli_test(NAME validate_stack_defaults_json ARGS validate tests/data/validation/stacks.yaml --json
                  JSON rows.2.plan=tp4\ pp8\ vpp5\ dp2\ mb1\ sp\ on\ recompute\ none\ zero\ 1 rows.3.plan=tp8\ pp2\ dp24\ mb1\ sp\ off\ recompute\ full\ zero\ 1)
@@ -70,10 +70,10 @@ parasim_cli_test(NAME validate_published_other_stacks ARGS validate ${shared_val
 # and a typo is a one-line error for its row while every other row still runs (exit 2).
 parasim_cli_test(NAME validate_rows_readable ARGS validate tests/data/validation/rows_readable.yaml RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_rows_readable.expected
-                 STDOUT_REGEX "head-dim +[0-9.]+ ms" "nemo-uneven +[^\n]*tp1 pp4 vpp2 dp2"
+                 STDOUT_REGEX "head-dim +[0-9.]+ ms" "nemo-uneven +[^\n]*\n +tp1 pp4 vpp2 dp2"
                               "chunk layers 0,1\\*6,0 \\(Megatron-Core: embedding and loss count as layers\\)"
-                              "torchtitan-gpu +[0-9.]+ ms" "stage-layers +[0-9.]+ ms" "gpipe +[^\n]*tp1 pp2 gpipe dp4"
-                              "mla +[0-9.]+ ms +[^\n]*ep8" "zb-v +[0-9.]+ ms +[^\n]*tp1 pp2 vpp2 zb-v dp4" "vpp=2 \\(zb-v: two chunks a stage\\)"
+                              "torchtitan-gpu +[0-9.]+ ms" "stage-layers +[0-9.]+ ms" "gpipe +[^\n]*\n +tp1 pp2 gpipe dp4"
+                              "mla +[0-9.]+ ms +[^\n]*\n +[^\n]*ep8" "zb-v +[0-9.]+ ms +[^\n]*\n +tp1 pp2 vpp2 zb-v dp4" "vpp=2 \\(zb-v: two chunks a stage\\)"
                               "Errors \\(1 row not read\\)\n  typo: tests/data/validation/rows_readable.yaml:20:48: error: runs.1.plan.micro_bach: unknown key"
                               "all rows +7/7 ")
 parasim_cli_test(NAME validate_rows_readable_json ARGS validate tests/data/validation/rows_readable.yaml --json RC 2 REPEAT
@@ -82,8 +82,8 @@ parasim_cli_test(NAME validate_rows_readable_json ARGS validate tests/data/valid
 # Rows naming each schedule of today are simulated: ZB-1P, ZB-2P, ZB-V (its stage split over the V's two
 # chunks), DualPipe (a stated vpp 2 counting its copies) and DualPipe-V, with the F&B overlap filled.
 parasim_cli_test(NAME validate_schedules ARGS validate tests/data/validation/schedules.yaml
-                 STDOUT_REGEX "zb-1p +[0-9.]+ ms +[^\n]*tp1 pp4 zb-1p dp2" "zb-2p +[0-9.]+ ms +[^\n]*zb-2p" "zb-v +[0-9.]+ ms +[^\n]*pp4 vpp2 zb-v"
-                              "dualpipe +[0-9.]+ ms +[^\n]*pp4 dualpipe dp4 ep4" "dualpipe-v +[0-9.]+ ms +[^\n]*pp4 vpp2 dualpipe-v"
+                 STDOUT_REGEX "zb-1p +[0-9.]+ ms +[^\n]*\n +tp1 pp4 zb-1p dp2" "zb-2p +[0-9.]+ ms +[^\n]*\n +[^\n]*zb-2p" "zb-v +[0-9.]+ ms +[^\n]*\n +[^\n]*pp4 vpp2 zb-v"
+                              "dualpipe +[0-9.]+ ms +[^\n]*\n +[^\n]*pp4 dualpipe dp4 ep4" "dualpipe-v +[0-9.]+ ms +[^\n]*\n +[^\n]*pp4 vpp2 dualpipe-v"
                               "overlap ep_comm=on \\(dualpipe: forward and backward overlapped\\)" "all rows +5/5 ")
 # Every published row is answered (DeepSeek-V3's with its latent attention and dense first layers).
 parasim_cli_test(NAME validate_published_all ARGS validate ${shared_validation}/megatron.yaml ${shared_validation}/fsdp_a100.yaml
@@ -102,9 +102,23 @@ parasim_cli_test(NAME validate_bad_by ARGS validate tests/data/validation/schedu
 # Peak memory against the sources' figures, per row (a note under it), per file and per family, and by
 # any row property (--by), in text and JSON (issue 25, item 2).
 parasim_cli_test(NAME validate_memory_by_family ARGS validate tests/data/validation/published_memory.yaml --by family MAX_COLUMNS 120
-                 STDOUT_REGEX " · memory: 27.03 GiB modelled,[ \n]+the source printed 27.01 GiB \\(\\+0.1%\\)\n"
-                              "family +rows +MAPE +bias +rule of thumb +memory rows +memory median +memory bias\n-+\nbloom +2 [^\n]+ +1 +0.1% +\\+0.1%\n"
+                 STDOUT_REGEX "\n    memory: 27.03 GiB modelled, the source printed 27.01 GiB \\(\\+0.1%\\)\n"
+                              "family +rows +MAPE +bias +rule of thumb +80% covers +memory rows +memory median +memory bias\n-+\nbloom +2 [^\n]+ +1 +0.1% +\\+0.1%\n"
                               "peak memory against the sources' \\(1 rows\\): median error 0.1%, worst 0.1%, bias \\+0.1%\n"
                               "\n  bloom +1 +0.1% +0.1% +\\+0.1%\n")
 parasim_cli_test(NAME validate_memory_by_family_json ARGS validate tests/data/validation/published_memory.yaml --by family --json
                  JSON memory.rows=1 memory.families.bloom.rows=1 by.groups.0.memory.rows=1 by.groups.0.rows=2)
+# Every row's 80% interval from the error model fitted without its family, the coverage per file and family
+# beside the rule of thumb, and the model fitted on all rows written for simulate and plan (issue 26, item 1).
+set(interval_rows tests/data/validation/sample.yaml tests/data/validation/stacks.yaml tests/data/validation/schedules.yaml
+                  tests/data/validation/megatron_two_rows.yaml tests/data/validation/published_memory.yaml)
+parasim_cli_test(NAME validate_intervals ARGS validate ${interval_rows} MAX_COLUMNS 120
+                 STDOUT_REGEX "80% interval: the error model \\(sim/error_model.hpp\\) fitted without the row's family"
+                              "rule of thumb MAPE +80% interval covers\n-+\nall rows +17 +[0-9.]+% +[0-9.]+% +[0-9]+%\n")
+parasim_cli_test(NAME validate_intervals_json ARGS validate ${interval_rows} --json
+                 JSON summary.intervals=17 rows.0.id=foundry-130-125m-a100_80gb-8g-s65536-amp_bf16
+                 STDOUT_REGEX "\"interval\": \\{\n +\"hi\": [0-9.e-]+,\n +\"lo\": [0-9.e-]+\n" "\"interval_coverage\": [0-9.]+")
+parasim_cli_test(NAME validate_fit_error_model ARGS validate ${interval_rows} --fit-error-model ${CMAKE_CURRENT_BINARY_DIR}/error_model.yaml
+                 FILE ${CMAKE_CURRENT_BINARY_DIR}/error_model.yaml REPEAT)
+parasim_cli_test(NAME validate_fit_error_model_too_few ARGS validate tests/data/validation/sample.yaml --fit-error-model ${CMAKE_CURRENT_BINARY_DIR}/few.yaml
+                 RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_fit_error_model_too_few.expected)

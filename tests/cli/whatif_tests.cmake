@@ -31,6 +31,11 @@ whatif_check_test(whatif_vary_png ${whatif_out}/png whatif 2 png)
 # The plan kept: every variant simulates the scenario's own plan.
 parasim_cli_test(NAME whatif_fixed_plan ARGS whatif ${lab} --vary cluster.node.nics.bandwidth=100Gb/s,400Gb/s --fixed-plan --json
                  JSON "mode=fixed plan" variants.0.scenario_plan=ON variants.1.scenario_plan=ON variants.1.tp=2 variants.1.pp=2 variants.1.plan_changed=OFF)
+# Every variant's iteration with its 80% prediction interval (the bundled error model), in the table and JSON.
+parasim_cli_test(NAME whatif_intervals ARGS whatif ${lab} --vary cluster.node.nics.bandwidth=100Gb/s,400Gb/s --fixed-plan
+                 STDOUT_REGEX "iteration +80% interval" "[0-9.]+ ms +[0-9.]+ ms - [0-9.]+ m?s ")
+parasim_cli_test(NAME whatif_intervals_json ARGS whatif ${lab} --vary cluster.node.nics.bandwidth=100Gb/s,400Gb/s --fixed-plan --json
+                 STDOUT_REGEX "\"interval\": \\{\n +\"hi\": [0-9.e-]+,\n +\"lo\": [0-9.e-]+\n")
 # A value with commas inside brackets is one value.
 parasim_cli_test(NAME whatif_list_value ARGS whatif ${lab} --fixed-plan --json
                  "--vary=cluster.node.nics.affinity=[0,0,0,0,1,1,1,1],[0,0,0,0,0,0,0,0]" --set cluster.node.nics.count=2
