@@ -1,13 +1,16 @@
 #include "cli/launch_files.hpp"
 
+#include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
+#include <fmt/ranges.h>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 
 #include "core/error.hpp"
 #include "planner/launch.hpp"
+#include "planner/ties.hpp"
 
 namespace parasim::cli {
 namespace {
@@ -17,21 +20,74 @@ std::string predicted(const planner::RankedPlan& r) {
                      100 * r.simulated.mfu);
 }
 
-double gap(const LaunchChoice& c) { return c.launched->simulated.iteration.value() / c.nominal->simulated.iteration.value() - 1; }
+// "Label      text" wrapped at spaces to 120 columns, continuation lines under the text.
+std::string wrapped_paragraph(const std::string& label, const std::string& text) {
+  const std::string indent(11, ' ');
+  std::string out, line = fmt::format("{:<11}", label);
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (line.size() > indent.size() && line.size() + 1 + word.size() > 120) {
+      out += line + "\n";
+      line = indent;
+    }
+    line += (line.size() > indent.size() && line.back() != ' ' ? " " : "") + word;
+    start = end + 1;
+  }
+  return out + line + "\n";
+}
+
+// How much slower the fastest plan Megatron-LM runs is than the fastest found.
+double gap(const LaunchChoice& c) { return c.fastest_launchable->simulated.iteration.value() / c.nominal->simulated.iteration.value() - 1; }
 
 }  // namespace
 
-LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scenario& s) {
+namespace {
+
+double margin(const planner::SearchReport& report, const planner::RankedPlan& r) { return report.capacity.value() - r.simulated.memory.peak().value(); }
+
+// Why the recommended plan won over the fastest launchable one, tied with it.
+std::string why_recommended(const planner::SearchReport& report, const planner::RankedPlan& won, const planner::RankedPlan& fastest,
+                            const sim::ErrorModel& errors) {
+  const double wanted = errors.memory_margin * report.capacity.value();
+  std::vector<std::string> reasons;
+  if (margin(report, won) >= wanted && margin(report, fastest) < wanted) {
+    reasons.push_back(fmt::format("it keeps {} free against {} (the memory model's median error is {:.1f}% of the capacity, {})",
+                                  format_bytes(Bytes(margin(report, won))), format_bytes(Bytes(margin(report, fastest))), 100 * errors.memory_margin,
+                                  format_bytes(Bytes(wanted))));
+  }
+  if (planner::complexity(won.plan) < planner::complexity(fastest.plan)) {
+    const auto simpler = planner::complexity_text(won.plan);
+    reasons.push_back(fmt::format("it is simpler: {} against {}", simpler.empty() ? "nothing beyond data parallelism" : simpler,
+                                  planner::complexity_text(fastest.plan)));
+  }
+  if (reasons.empty()) reasons.emplace_back("it is as simple and keeps as much memory free");
+  return fmt::format("{} is {:.1f}% faster by the simulator, inside the median error of a difference between plans ({:.1f}%); {}",
+                     planner::plan_name(fastest.plan), 100 * (won.simulated.iteration.value() / fastest.simulated.iteration.value() - 1),
+                     100 * (std::exp(errors.difference) - 1), fmt::join(reasons, "; "));
+}
+
+}  // namespace
+
+LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scenario& s, const sim::ErrorModel& errors) {
   LaunchChoice c;
   const auto& model = *s.model;
   c.nominal = &report.ranked.front();
-  for (std::size_t i = 0; i < report.ranked.size(); ++i) {
-    const auto& r = report.ranked[i];
-    if (r.fits && !planner::megatron_plan_problem(r.plan, model)) {
-      c.launched = &r;
-      c.rank = static_cast<int>(i) + 1;
-      break;
-    }
+  std::vector<planner::TieCandidate> candidates;
+  std::vector<double> fitting;
+  for (const auto& r : report.ranked) {
+    candidates.push_back({r.simulated.iteration.value(), margin(report, r), planner::complexity(r.plan), r.fits && !planner::megatron_plan_problem(r.plan, model)});
+    if (r.fits) fitting.push_back(r.simulated.iteration.value());
+  }
+  c.tie_group = planner::tie_groups(fitting, errors.difference);
+  c.tie_group.resize(report.ranked.size(), 0);  // the plans that do not fit come last
+  const auto rec = planner::recommend(candidates, errors.difference, errors.memory_margin * report.capacity.value());
+  if (rec.index >= 0) {
+    c.launched = &report.ranked[static_cast<std::size_t>(rec.index)];
+    c.fastest_launchable = &report.ranked[static_cast<std::size_t>(rec.fastest)];
+    c.rank = rec.index + 1;
   }
   const auto nominal_problem = planner::megatron_plan_problem(c.nominal->plan, model);
   c.header.push_back(fmt::format("parasim plan {}: {} on {} x {}", s.name, model.name, s.cluster.gpus(), s.cluster.node.gpu.name));
@@ -46,10 +102,14 @@ LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scena
   c.megatron = planner::megatron_launch(c.plan, model, *s.training, s.cluster.node.gpu);
   c.header.push_back(fmt::format("Launches {}", planner::plan_name(c.plan)));
   c.header.push_back(fmt::format("Predicted: {} (#{} of {} simulated)", predicted(*c.launched), c.rank, report.ranked.size()));
-  if (c.launched != c.nominal) {
+  if (c.fastest_launchable != c.nominal) {
     c.why_not_nominal = nominal_problem ? *nominal_problem : "";
     c.header.push_back(fmt::format("The fastest plan found, {}, is {:.1f}% faster; Megatron-LM cannot run it: {}", planner::plan_name(c.nominal->plan),
                                    100 * gap(c), c.why_not_nominal));
+  }
+  if (c.launched != c.fastest_launchable) {
+    c.why_recommended = why_recommended(report, *c.launched, *c.fastest_launchable, errors);
+    c.header.push_back("Recommended over the fastest plan Megatron-LM runs: " + c.why_recommended);
   }
   return c;
 }
@@ -65,8 +125,11 @@ nlohmann::json launch_json(const LaunchChoice& c) {
   }
   j["launched"] = {{"plan", planner::plan_name(c.plan)}, {"rank", c.rank}, {"iteration_s", c.launched->simulated.iteration.value()},
                    {"tokens_per_s", c.launched->simulated.tokens_per_s}, {"mfu", c.launched->simulated.mfu}};
-  j["gap_to_nominal"] = gap(c);
-  if (c.launched != c.nominal) j["nominal"]["why_not_launched"] = c.why_not_nominal;
+  j["gap_to_nominal"] = c.launched->simulated.iteration.value() / c.nominal->simulated.iteration.value() - 1;
+  if (c.fastest_launchable != c.nominal) j["nominal"]["why_not_launched"] = c.why_not_nominal;
+  j["fastest_launchable"] = {{"plan", planner::plan_name(c.fastest_launchable->plan)},
+                             {"iteration_s", c.fastest_launchable->simulated.iteration.value()}};
+  j["why_recommended"] = c.launched != c.fastest_launchable ? nlohmann::json(c.why_recommended) : nlohmann::json(nullptr);
   return j;
 }
 
@@ -109,10 +172,11 @@ std::string launch_summary(const LaunchChoice& c) {
     return out;
   }
   out += fmt::format("\nLaunch     {}\n           {}\n", planner::plan_name(c.plan, true), predicted(*c.launched));
-  if (c.launched != c.nominal) {
+  if (c.fastest_launchable != c.nominal) {
     out += fmt::format("Nominal    {}\n           is {:.1f}% faster ({}), but Megatron-LM cannot run it:\n           {}\n", planner::plan_name(c.nominal->plan, true),
                        100 * gap(c), format_duration(c.nominal->simulated.iteration), c.why_not_nominal);
   }
+  if (c.launched != c.fastest_launchable) out += wrapped_paragraph("Tied", c.why_recommended);
   const auto& launch = *c.megatron;
   out += fmt::format("\nMegatron-LM arguments (Megatron-LM {}; --out writes launch_megatron.sh)\n", planner::kMegatronCommit.substr(0, 7));
   for (const auto& [name, value] : launch.environment) {

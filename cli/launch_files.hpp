@@ -9,13 +9,19 @@
 
 #include "planner/megatron_launch.hpp"
 #include "planner/search.hpp"
+#include "sim/error_model.hpp"
 #include "sim/scenario.hpp"
 
 namespace parasim::cli {
 
 struct LaunchChoice {
   const planner::RankedPlan* nominal = nullptr;   ///< the fastest simulated plan that fits
-  const planner::RankedPlan* launched = nullptr;  ///< the fastest of them Megatron-LM runs; null if none
+  const planner::RankedPlan* fastest_launchable = nullptr;  ///< the fastest of them Megatron-LM runs; null if none
+  /// The recommended plan: among those Megatron-LM runs tied with the fastest of them, the one with
+  /// the memory margin, then the simplest, then the fastest (planner/ties.hpp); null if none.
+  const planner::RankedPlan* launched = nullptr;
+  std::string why_recommended;  ///< why the launched plan won over the fastest launchable one, if it differs
+  std::vector<int> tie_group;   ///< per ranked plan: its tie group (1 = tied with the fastest), 0 if it does not fit
   workload::Plan plan;                            ///< the launched plan as Megatron-LM's arguments state it
   std::optional<planner::MegatronLaunch> megatron;  ///< its arguments and environment; set when launched
   int rank = 0;                                   ///< 1-based among the simulated
@@ -24,7 +30,8 @@ struct LaunchChoice {
   std::vector<std::string> header;                ///< what every file says about the launched plan
 };
 
-LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scenario& scenario);
+/// `errors` gives the error of a difference between plans and the memory margin wanted.
+LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scenario& scenario, const sim::ErrorModel& errors);
 
 /// plans.json's account of the choice: the launched plan, the nominal best and the gap.
 nlohmann::json launch_json(const LaunchChoice& choice);

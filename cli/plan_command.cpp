@@ -129,9 +129,10 @@ std::string explain(const planner::RankedPlan& winner, const planner::RankedPlan
 
 // The top plans: their figures a row each, the plan under its row (runs of the layer split folded),
 // or with --wide the plan in its row with the whole split.
-std::string top_table(const planner::SearchReport& report, int top, bool wide, const sim::ErrorModel& errors, Precision precision) {
-  std::vector<std::string> header{"#", "iteration", "80% interval", "tokens/s", "TFLOP/s/GPU", "MFU", "peak memory", "headroom", "analytical", "origin"};
-  std::vector<Table::Align> align{Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right,
+std::string top_table(const planner::SearchReport& report, int top, bool wide, const sim::ErrorModel& errors, Precision precision,
+                      const LaunchChoice& choice) {
+  std::vector<std::string> header{"#", "tie", "iteration", "80% interval", "tokens/s", "TFLOP/s/GPU", "MFU", "peak memory", "headroom", "analytical", "origin"};
+  std::vector<Table::Align> align{Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right,
                                   Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::left};
   if (wide) {
     header.insert(header.begin() + 1, "plan");
@@ -141,7 +142,10 @@ std::string top_table(const planner::SearchReport& report, int top, bool wide, c
   for (std::size_t i = 0; i < report.ranked.size() && static_cast<int>(i) < top; ++i) {
     const auto& r = report.ranked[i];
     const double peak = peak_memory(r.simulated);
-    std::vector<std::string> row{fmt::format("{}", i + 1), format_duration(r.simulated.iteration),
+    const int tie = choice.tie_group[i];
+    const bool recommended = choice.launched == &r;
+    std::vector<std::string> row{fmt::format("{}{}", recommended ? "*" : "", i + 1), tie > 0 ? fmt::format("{}", tie) : "-",
+                                 format_duration(r.simulated.iteration),
                                  interval_text(interval_of(errors, r.simulated, precision)), format_number(r.simulated.tokens_per_s, 6),
                                  format_number(r.simulated.model_tflops_per_gpu), fmt::format("{:.1f}%", 100 * r.simulated.mfu), format_bytes(Bytes(peak)),
                                  r.fits ? format_bytes(Bytes(report.capacity.value() - peak)) : "OOM", format_duration(r.estimate.iteration),
@@ -155,10 +159,15 @@ std::string top_table(const planner::SearchReport& report, int top, bool wide, c
   return t.render();
 }
 
-nlohmann::json plan_json(const planner::RankedPlan& r, const planner::SearchReport& rep, int rank, const sim::ErrorModel& errors, Precision precision) {
+nlohmann::json plan_json(const planner::RankedPlan& r, const planner::SearchReport& rep, int rank, const sim::ErrorModel& errors, Precision precision,
+                         const LaunchChoice& choice) {
   const auto& s = r.simulated;
+  const int tie = choice.tie_group[static_cast<std::size_t>(rank - 1)];
   return {{"rank", rank},
           {"interval", interval_json(interval_of(errors, s, precision))},
+          {"tie_group", tie > 0 ? nlohmann::json(tie) : nlohmann::json(nullptr)},
+          {"margin", rep.capacity.value() - peak_memory(s)},
+          {"recommended", choice.launched == &r},
           {"plan", planner::plan_name(r.plan)},
           {"tp", r.plan.tp},
           {"sp", r.plan.sp},
@@ -471,11 +480,11 @@ Action add_plan_command(CLI::App& app) {
                              report.scored, report.analytical_seconds, report.visited / std::max(1e-9, report.analytical_seconds),
                              report.ranked.size(), report.simulated_seconds);
     const auto& best = report.ranked.front();
-    const auto choice = choose_launch(report, s);
-    nlohmann::json plans = nlohmann::json::array();
     const auto errors = bundled_error_model();
+    const auto choice = choose_launch(report, s, errors);
+    nlohmann::json plans = nlohmann::json::array();
     for (std::size_t i = 0; i < report.ranked.size(); ++i) {
-      plans.push_back(plan_json(report.ranked[i], report, static_cast<int>(i) + 1, errors, s.training->precision));
+      plans.push_back(plan_json(report.ranked[i], report, static_cast<int>(i) + 1, errors, s.training->precision, choice));
     }
     nlohmann::json rejected = nlohmann::json::object();
     for (const auto& [why, n] : report.rejected) rejected[why] = n;
@@ -524,7 +533,9 @@ Action add_plan_command(CLI::App& app) {
     for (const auto& [why, n] : report.rejected) out += fmt::format("  rejected {:>6}  {}\n", n, why);
     for (const auto& [p, why] : report.unusable) out += fmt::format("  given plan not simulated: {} ({})\n", planner::plan_name(p), why);
     out += "\n";
-    out += top_table(report, o->top, o->wide, errors, s.training->precision);
+    out += top_table(report, o->top, o->wide, errors, s.training->precision, choice);
+    out += fmt::format("tie: plans within {:.1f}% of their group's fastest (the median error of a difference between plans); * recommended\n",
+                       100 * (std::exp(errors.difference) - 1));
     // Given plans below the shown rows still get their line.
     for (std::size_t i = static_cast<std::size_t>(o->top); i < report.ranked.size(); ++i) {
       const auto& r = report.ranked[i];

@@ -107,6 +107,8 @@ const yaml::Field kErrorModelFields[] = {
     {.name = "scale", .type = yaml::FieldType::section, .description = "mean of |ln(measured / predicted) - center|", .required = true, .schema = &kCoefficientSchema},
     {.name = "z_low", .type = yaml::FieldType::number, .description = "10th percentile of the standardized residuals", .required = true, .min = -100, .max = 0},
     {.name = "z_high", .type = yaml::FieldType::number, .description = "90th percentile of the standardized residuals", .required = true, .min = 0, .max = 100},
+    {.name = "difference", .type = yaml::FieldType::number, .description = "median error of a difference between two plans of one job (log ratio)", .required = true, .min = 0, .max = 1},
+    {.name = "memory_margin", .type = yaml::FieldType::number, .description = "the memory model's median relative error on published peaks", .required = true, .min = 0, .max = 1},
 };
 const yaml::Schema kErrorModelSchema{"error_model", "The fitted prediction-error model (sim/error_model.hpp).", kErrorModelFields};
 
@@ -173,6 +175,18 @@ ErrorModel fit_error_model(const std::vector<ErrorObservation>& observations, co
   return m;
 }
 
+double difference_error(const std::vector<PlanPair>& pairs) {
+  if (pairs.empty()) return 0;
+  std::map<std::string, int> per_family;
+  for (const auto& p : pairs) ++per_family[p.family];
+  std::vector<double> d, w;
+  for (const auto& p : pairs) {
+    d.push_back(std::fabs(p.residual_a - p.residual_b));
+    w.push_back(1.0 / per_family.at(p.family));
+  }
+  return quantile(d, w, 0.50);
+}
+
 ErrorModel load_error_model(const std::filesystem::path& file) {
   const yaml::Record r(yaml::load_file(file), kErrorModelSchema);
   ErrorModel m;
@@ -182,6 +196,8 @@ ErrorModel load_error_model(const std::filesystem::path& file) {
   m.scale = coefficients(r.section("scale"));
   m.z_low = r.number("z_low");
   m.z_high = r.number("z_high");
+  m.difference = r.number("difference");
+  m.memory_margin = r.number("memory_margin");
   return m;
 }
 
@@ -190,8 +206,9 @@ std::string error_model_yaml(const ErrorModel& m) {
       "# The prediction-error model (sim/error_model.hpp): ln(measured / predicted) = center(x) + scale(x) * z,\n"
       "# x = (1, exposed-communication share, bubble share, log2(GPUs) / 10, fp8); 80% interval at z_low .. z_high.\n"
       "# Written by `parasim validate ... --fit-error-model FILE`.\n"
-      "fitted_on: \"{}\"\nrows: {}\ncenter: {}\nscale: {}\nz_low: {:.6f}\nz_high: {:.6f}\n",
-      m.fitted_on, m.rows, coefficients_yaml(m.center), coefficients_yaml(m.scale), m.z_low, m.z_high);
+      "# difference: plans of one job within e^difference of each other are tied; memory_margin: of the capacity.\n"
+      "fitted_on: \"{}\"\nrows: {}\ncenter: {}\nscale: {}\nz_low: {:.6f}\nz_high: {:.6f}\ndifference: {:.6f}\nmemory_margin: {:.6f}\n",
+      m.fitted_on, m.rows, coefficients_yaml(m.center), coefficients_yaml(m.scale), m.z_low, m.z_high, m.difference, m.memory_margin);
 }
 
 }  // namespace parasim::sim

@@ -37,6 +37,14 @@ struct ErrorModel {
   std::array<double, kErrorFeatures> center{};
   std::array<double, kErrorFeatures> scale{};
   double z_low = 0, z_high = 0;  ///< the 10th and 90th percentiles of the standardized residuals
+  /// The error of a difference between two plans of one job: the median of |y_a − y_b| over the
+  /// published pairs of rows that differ only in the plan (each family's pairs weighing the same).
+  /// Half the published pairs' predicted ratios are off by more than e^difference, so plans whose
+  /// predicted times are closer than that are tied.
+  double difference = 0;
+  /// The memory model's median |predicted − published| / published peak: the margin a plan keeps to
+  /// be preferred among tied plans (0 where no row printed a peak).
+  double memory_margin = 0;
   int rows = 0;                  ///< rows fitted on
   std::string fitted_on;         ///< what they were
   bool empty() const { return rows == 0; }
@@ -55,6 +63,14 @@ struct ErrorObservation {
 };
 /// The model fitted on these observations (an empty model when there are fewer than kErrorFeatures + 2).
 ErrorModel fit_error_model(const std::vector<ErrorObservation>& observations, const std::string& fitted_on);
+
+/// Two published rows of one job that differ in the plan: their residuals and their family.
+struct PlanPair {
+  double residual_a = 0, residual_b = 0;  ///< ln(measured / predicted) of each
+  std::string family;
+};
+/// ErrorModel::difference from the pairs (0 when there are none).
+double difference_error(const std::vector<PlanPair>& pairs);
 
 /// The model file: `parasim validate … --fit-error-model FILE` writes it; simulate, plan and whatif
 /// read the bundled one (scenarios/error_model.yaml). A bad file is an InputError.

@@ -629,6 +629,22 @@ std::vector<ErrorObservation> observations(const std::vector<RowResult>& rows, c
   return out;
 }
 
+// Every two simulated rows of one job that differ only in the plan.
+std::vector<PlanPair> plan_pairs(const std::vector<RowResult>& rows) {
+  std::map<std::string, std::vector<const RowResult*>> groups;
+  for (const auto& r : rows) {
+    if (!r.skipped) groups[plan_group(*r.run)].push_back(&r);
+  }
+  auto residual = [](const RowResult* r) { return std::log(r->run->measured_iteration_s / r->predicted_s); };
+  std::vector<PlanPair> out;
+  for (const auto& [key, members] : groups) {
+    for (std::size_t a = 0; a < members.size(); ++a) {
+      for (std::size_t b = a + 1; b < members.size(); ++b) out.push_back({residual(members[a]), residual(members[b]), members[a]->run->family});
+    }
+  }
+  return out;
+}
+
 // Each row's interval from the model fitted without its family: coverage measured out of sample.
 void leave_one_family_out(std::vector<RowResult>& rows) {
   std::map<std::string, ErrorModel> without;
@@ -693,6 +709,7 @@ ValidationReport validate(const std::vector<MeasuredRun>& runs, const std::vecto
   leave_one_family_out(report.rows);
   const auto all_rows = observations(report.rows, "");
   report.error_model = fit_error_model(all_rows, fmt::format("{} published rows ({})", all_rows.size(), fmt::join(file_names(file_of), ", ")));
+  report.error_model.difference = difference_error(plan_pairs(report.rows));
   std::vector<const RowResult*> all;
   std::map<std::string, std::vector<const RowResult*>> by_family, by_file;
   for (std::size_t i = 0; i < report.rows.size(); ++i) {
@@ -702,6 +719,7 @@ ValidationReport validate(const std::vector<MeasuredRun>& runs, const std::vecto
   }
   report.overall = summarize(all);
   report.memory = check_memory(all);
+  report.error_model.memory_margin = report.memory.median;
   for (const auto& [k, v] : by_family) report.families[k] = summarize(v);
   for (const auto& [k, v] : by_file) report.files[k] = summarize(v);
   for (const auto& [k, v] : by_family) {

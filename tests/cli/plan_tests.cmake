@@ -89,10 +89,18 @@ parasim_cli_test(NAME plan_zero3_priced_as_deepspeed ARGS plan ${lab} --fix zero
 # The default job's plan fits 120 columns: the figures a row, the plan under it with the runs of its
 # layer split folded ([2,3*2,2*33,...]); --wide puts the plan and its whole split in the row.
 parasim_cli_test(NAME plan_default_readable ARGS plan scenarios/default.yaml MAX_COLUMNS 120
-                 STDOUT_REGEX " #  iteration +80% interval  tokens/s  TFLOP/s/GPU" "\n 1 +[0-9.]+ s +[0-9.]+ s - [0-9.]+ s +[0-9]+ [^\n]*\n    tp[0-9]+ sp · "
+                 STDOUT_REGEX " #  tie  iteration +80% interval  tokens/s  TFLOP/s/GPU" "\n 1 +1 +[0-9.]+ s +[0-9.]+ s - [0-9.]+ s +[0-9]+ [^\n]*\n    tp[0-9]+ sp · "
                               "Launch +tp[0-9]+")
 # Every simulated plan carries its 80% prediction interval (the bundled error model, scenarios/error_model.yaml).
 parasim_cli_test(NAME plan_intervals_json ARGS plan ${lab} --json STDOUT_REGEX "\"interval\": \\{\n +\"hi\": [0-9.e-]+,\n +\"lo\": [0-9.e-]+\n")
 parasim_cli_test(NAME simulate_interval ARGS simulate ${lab} STDOUT_REGEX "Iteration +[0-9.]+ m?s \\(80% interval [0-9.]+ m?s - [0-9.]+ m?s\\)")
 parasim_cli_test(NAME simulate_interval_json ARGS simulate ${lab} --json STDOUT_REGEX "\"interval\": \\{\n +\"hi\": [0-9.e-]+,\n +\"lo\": [0-9.e-]+\n")
-parasim_cli_test(NAME plan_wide ARGS plan ${lab} --wide STDOUT_REGEX " #  plan +iteration" "\n 1  tp[0-9]+ [^\n]*· mb[0-9]+ +[0-9.]+ ms ")
+parasim_cli_test(NAME plan_wide ARGS plan ${lab} --wide STDOUT_REGEX " #  plan +tie +iteration" "\n\\*?1  tp[0-9]+ [^\n]*· mb[0-9]+ +[0-9]+ +[0-9.]+ ms ")
+# Ties and the recommendation (issue 26, item 2): every plan's tie group and margin in JSON; the default
+# job's fastest launchable plan keeps 20 MiB free, so a tied plan with the memory model's margin is launched
+# and the output says why.
+parasim_cli_test(NAME plan_default_ties ARGS plan scenarios/default.yaml MAX_COLUMNS 120
+                 STDOUT_REGEX "tie: plans within [0-9.]+% of their group's fastest"
+                              "\nTied +tp[^\n]+ is [0-9.]+% faster by the simulator, inside the\n +median error of a difference between plans \\([0-9.]+%\\); it keeps [0-9.]+ GiB free")
+parasim_cli_test(NAME plan_ties_json ARGS plan ${lab} --json JSON plans.0.tie_group=1 plans.0.rank=1
+                 STDOUT_REGEX "\"margin\": [0-9.e+]+" "\"recommended\": true" "\"why_recommended\": ")
