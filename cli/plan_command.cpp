@@ -159,6 +159,24 @@ std::string top_table(const planner::SearchReport& report, int top, bool wide, c
   return t.render();
 }
 
+// Where nothing fits: the fewest nodes, doubling up to 16 times as many, on which a plan fits.
+std::string gpus_that_fit(const sim::Scenario& s, int global_batch, const planner::SearchOptions& base) {
+  planner::SearchOptions options = base;
+  options.simulate_top = 1;
+  options.megatron_variants = false;
+  options.include.clear();
+  options.progress = nullptr;
+  for (int factor = 2; factor <= 16; factor *= 2) {
+    auto cluster = s.cluster;
+    cluster.nodes *= factor;
+    const auto report = planner::search(cluster, *s.model, *s.training, global_batch, s.effective_profile(), options);
+    if (!report.ranked.empty() && report.ranked.front().fits) {
+      return fmt::format("; with {} GPUs ({} nodes) it fits, e.g. {}", cluster.gpus(), cluster.nodes, planner::plan_name(report.ranked.front().plan, true));
+    }
+  }
+  return fmt::format("; nor on {} GPUs", s.cluster.gpus() * 16);
+}
+
 nlohmann::json plan_json(const planner::RankedPlan& r, const planner::SearchReport& rep, int rank, const sim::ErrorModel& errors, Precision precision,
                          const LaunchChoice& choice) {
   const auto& s = r.simulated;
@@ -468,13 +486,17 @@ Action add_plan_command(CLI::App& app) {
     const auto report = planner::search(s.cluster, *s.model, *s.training, global_batch, s.effective_profile(), options);
     bar.reset();
     if (report.considered == 0) {
-      throw InputError({"", 0, 0}, "--fix", "no candidate satisfies the constraints on this cluster and model");
+      throw InputError({"", 0, 0}, "--fix", planner::why_no_candidate(s.cluster, *s.model, *s.training, global_batch, options));
     }
     if (report.ranked.empty() || !report.ranked.front().fits) {
       std::string reasons;
       for (const auto& [why, n] : report.rejected) reasons += fmt::format("{}{}: {}", reasons.empty() ? "" : "; ", why, n);
-      throw InputError({o->scenario, 1, 1}, "plan", fmt::format("no plan of the {} considered fits in {} per GPU ({})", report.considered,
-                                                                 format_bytes(report.budget), reasons));
+      throw InputError({o->scenario, 1, 1}, "plan",
+                       fmt::format("no plan of the {} considered fits in {} per GPU ({}){}{}", report.considered, format_bytes(report.budget), reasons,
+                                   report.smallest_footprint ? fmt::format("; the smallest footprint found is {} per GPU with every layer recomputed",
+                                                                           format_bytes(*report.smallest_footprint))
+                                                             : "",
+                                   gpus_that_fit(s, global_batch, options)));
     }
     std::cerr << fmt::format("searched {} candidates ({} fit) in {:.2f} s, {:.0f} per second; simulated {} in {:.2f} s\n", report.visited,
                              report.scored, report.analytical_seconds, report.visited / std::max(1e-9, report.analytical_seconds),

@@ -346,6 +346,7 @@ struct Outcome {
   std::optional<Scored> scored;    ///< the candidate as the search fits it
   std::optional<Scored> megatron;  ///< the candidate as the search restricted to Megatron-LM fits it, if it can
   std::string rejected;
+  double footprint = 0;  ///< rejected for memory: the peak with every layer recomputed
 };
 
 Scored make_scored(Context& c, const Plan& p, std::size_t order) {
@@ -369,6 +370,12 @@ void scan_candidate(Context& c, Plan p, std::size_t index, int gpus, bool megatr
   const Plan balanced = p;
   if (const auto oom = megatron_only ? fit_megatron_recompute(c, p) : fit_recompute(c, p)) {
     out.rejected = *oom;
+    Plan full = balanced;
+    full.recompute = Recompute::full;
+    full.recompute_method = workload::RecomputeMethod::uniform;
+    full.recompute_layers = 1;
+    full.recompute_overrides.clear();
+    out.footprint = c.memory(full).peak().value();
     return;
   }
   const auto why = megatron_plan_problem(p, c.model);
@@ -405,21 +412,10 @@ bool analytically_first(const Scored& a, const Scored& b) {
 
 }  // namespace
 
-SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec& model, const workload::TrainingSpec& training, int global_batch,
-                    const calibrate::Profile& profile, const SearchOptions& options) {
-  using clock = std::chrono::steady_clock;
-  const auto started = clock::now();
-  SearchReport report;
+std::vector<Plan> global_candidates(const topology::ClusterSpec& spec, const workload::ModelSpec& model, const workload::TrainingSpec& training,
+                                    int global_batch, const SearchOptions& options) {
   const int gpus = spec.gpus();
   const int island = std::min(spec.node.gpus, gpus);
-  report.capacity = spec.node.gpu.hbm_capacity;
-  report.budget = Bytes(std::max(0.0, (report.capacity - options.headroom).value()));
-
-  const topology::Cluster cluster(spec);
-  const calibrate::CostModel cost(spec.node.gpu, profile);
-  AnalyticCost analytic(cluster, model, training, cost);
-
-  // Global choices.
   std::vector<Plan> global;
   for (int pp : divisors(gpus)) {
     if (pp > model.layers || (options.power_of_two && !power_of_two(pp))) continue;
@@ -481,6 +477,23 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
       }
     }
   }
+  return global;
+}
+
+SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec& model, const workload::TrainingSpec& training, int global_batch,
+                    const calibrate::Profile& profile, const SearchOptions& options) {
+  using clock = std::chrono::steady_clock;
+  const auto started = clock::now();
+  SearchReport report;
+  const int gpus = spec.gpus();
+  report.capacity = spec.node.gpu.hbm_capacity;
+  report.budget = Bytes(std::max(0.0, (report.capacity - options.headroom).value()));
+
+  const topology::Cluster cluster(spec);
+  const calibrate::CostModel cost(spec.node.gpu, profile);
+  AnalyticCost analytic(cluster, model, training, cost);
+
+  const auto global = global_candidates(spec, model, training, global_batch, options);
   report.considered = global.size();
 
   const int threads = std::max(1, options.threads);
@@ -548,6 +561,9 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
     ++report.visited;
     if (!out.scored) {
       ++report.rejected[out.rejected];
+      if (out.footprint > 0 && (!report.smallest_footprint || out.footprint < report.smallest_footprint->value())) {
+        report.smallest_footprint = Bytes(out.footprint);
+      }
       continue;
     }
     if (out.megatron) runnable.push_back(std::move(*out.megatron));
@@ -679,6 +695,83 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
   }
   report.ranked = std::move(chosen);
   return report;
+}
+
+}  // namespace parasim::planner
+
+namespace parasim::planner {
+namespace {
+
+// Why a pinned value has no candidate of its own, as the enumeration and the plan checks say.
+std::string pinned_reason(const std::string& name, int value, const topology::ClusterSpec& spec, const workload::ModelSpec& model,
+                          const workload::TrainingSpec& training, int global_batch) {
+  const int gpus = spec.gpus(), island = std::min(spec.node.gpus, gpus);
+  std::vector<std::string> reasons;
+  if (name == "tp" && value > island) reasons.push_back(fmt::format("tp {} is beyond a node's {} GPUs (tensor parallelism stays on the node's NVLink)", value, island));
+  if ((name == "tp" || name == "pp" || name == "cp" || name == "dp") && gpus % value != 0) reasons.push_back(fmt::format("{} {} does not divide the {} GPUs", name, value, gpus));
+  if (name == "tp" && !power_of_two(value)) reasons.push_back(fmt::format("tp {} is not a power of two", value));
+  if (name == "pp" && value > model.layers) reasons.push_back(fmt::format("pp {} is more stages than the {} layers", value, model.layers));
+  if (name == "cp" && value > 1 && (training.seq_len < 8192 || training.seq_len / value < 1024)) {
+    reasons.push_back(fmt::format("context parallelism is searched from 8K tokens with at least 1K a rank; the sequence is {}", training.seq_len));
+  }
+  if (name == "ep" && value > 1 && (!model.is_moe() || model.experts % value != 0)) reasons.push_back(fmt::format("ep {} does not divide the {} experts", value, model.experts));
+  if (name == "dp" && global_batch % value != 0) reasons.push_back(fmt::format("the global batch {} does not divide over dp {}", global_batch, value));
+  // The plan checks Megatron-LM applies, on the simplest plan with the value (the node left aside).
+  Plan probe;
+  probe.global_batch = global_batch;
+  if (name == "tp") probe.tp = value, probe.sp = value > 1;
+  if (name == "pp") probe.pp = value;
+  if (name == "cp") probe.cp = value;
+  const int parallel = probe.tp * probe.pp * probe.cp;
+  if (value > 0 && gpus % parallel == 0) {
+    probe.dp = gpus / parallel;
+    if (const auto problem = workload::find_plan_problem(probe, model, gpus, training.seq_len)) reasons.push_back(problem->message);
+  }
+  return fmt::format("{}", fmt::join(reasons, "; "));
+}
+
+}  // namespace
+
+std::string why_no_candidate(const topology::ClusterSpec& spec, const workload::ModelSpec& model, const workload::TrainingSpec& training, int global_batch,
+                             const SearchOptions& options) {
+  struct Pin {
+    std::string name;
+    std::optional<int> value;
+    std::function<void(Constraints&)> release;
+  };
+  const auto& c = options.constraints;
+  const std::vector<Pin> pins{
+      {"tp", c.tp, [](Constraints& k) { k.tp.reset(); }},
+      {"pp", c.pp, [](Constraints& k) { k.pp.reset(); }},
+      {"dp", c.dp, [](Constraints& k) { k.dp.reset(); }},
+      {"cp", c.cp, [](Constraints& k) { k.cp.reset(); }},
+      {"ep", c.ep, [](Constraints& k) { k.ep.reset(); }},
+      {"vpp", c.vpp, [](Constraints& k) { k.vpp.reset(); }},
+      {"mb", c.micro_batch, [](Constraints& k) { k.micro_batch.reset(); }},
+      {"zero", c.zero, [](Constraints& k) { k.zero.reset(); }},
+      {"schedule", c.schedule ? std::optional<int>(0) : std::nullopt, [](Constraints& k) { k.schedule.reset(); }},
+      {"cp_kind", c.cp_kind ? std::optional<int>(0) : std::nullopt, [](Constraints& k) { k.cp_kind.reset(); }},
+      {"ep_comm", c.ep_comm ? std::optional<int>(0) : std::nullopt, [](Constraints& k) { k.ep_comm.reset(); }},
+      {"--max-pp", c.max_pp ? std::optional<int>(c.max_pp) : std::nullopt, [](Constraints& k) { k.max_pp = 0; }},
+      {"--max-tp", c.max_tp ? std::optional<int>(c.max_tp) : std::nullopt, [](Constraints& k) { k.max_tp = 0; }},
+      {"--framework", c.framework != Constraints::Framework::any ? std::optional<int>(0) : std::nullopt,
+       [](Constraints& k) { k.framework = Constraints::Framework::any; }},
+  };
+  std::vector<std::string> culprits;
+  for (const auto& pin : pins) {
+    if (!pin.value) continue;
+    SearchOptions released = options;
+    pin.release(released.constraints);
+    if (global_candidates(spec, model, training, global_batch, released).empty()) continue;
+    const bool numeric = pin.name == "tp" || pin.name == "pp" || pin.name == "dp" || pin.name == "cp" || pin.name == "ep";
+    const auto reason = numeric ? pinned_reason(pin.name, *pin.value, spec, model, training, global_batch) : "";
+    const std::string what = pin.name.starts_with("--") ? pin.name
+                             : numeric                   ? fmt::format("--fix {}={}", pin.name, *pin.value)
+                                                         : fmt::format("--fix {}", pin.name);
+    culprits.push_back(reason.empty() ? fmt::format("{} removes the last candidate", what) : fmt::format("{} removes the last candidate: {}", what, reason));
+  }
+  if (culprits.empty()) return "the constraints together leave no candidate on this cluster and model (none of them alone does)";
+  return fmt::format("{}", fmt::join(culprits, "; "));
 }
 
 }  // namespace parasim::planner

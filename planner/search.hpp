@@ -89,6 +89,8 @@ struct SearchReport {
   std::size_t visited = 0;         ///< global choices the analytical scan reached (< considered: time limit)
   bool time_limited = false;       ///< the time limit cut a phase short
   std::map<std::string, std::size_t> rejected;  ///< reason → candidates
+  /// Of the candidates rejected for memory, the least any needs per GPU with every layer recomputed.
+  std::optional<Bytes> smallest_footprint;
   /// Pairs of simulated search candidates the analytical model orders differently than the simulator.
   std::size_t pairs = 0, discordant = 0;
   /// The same over the pairs whose simulated times differ by more than 2% (near-ties left out).
@@ -98,6 +100,15 @@ struct SearchReport {
   /// Included plans that could not be simulated, with the reason.
   std::vector<std::pair<workload::Plan, std::string>> unusable;
 };
+
+/// The global choices the search enumerates (tp within a node and a power of two, pp up to the layers,
+/// cp from 8K tokens, ep dividing the experts, ZeRO, micro-batches, schedules), as the constraints allow.
+std::vector<workload::Plan> global_candidates(const topology::ClusterSpec& cluster, const workload::ModelSpec& model,
+                                              const workload::TrainingSpec& training, int global_batch, const SearchOptions& options);
+
+/// Where the constraints leave no candidate: which pinned value removes the last one, and why.
+std::string why_no_candidate(const topology::ClusterSpec& cluster, const workload::ModelSpec& model, const workload::TrainingSpec& training,
+                             int global_batch, const SearchOptions& options);
 
 SearchReport search(const topology::ClusterSpec& cluster, const workload::ModelSpec& model, const workload::TrainingSpec& training,
                     int global_batch, const calibrate::Profile& profile, const SearchOptions& options);

@@ -44,6 +44,12 @@ parasim_cli_test(NAME plan_fixed ARGS plan ${lab} --fix tp=4 --fix schedule=zb-h
                  JSON plans.0.tp=4 plans.0.pp=2 plans.0.schedule=zb-h1 plans.1.tp=4 plans.1.schedule=zb-h1 plans.2.tp=4)
 parasim_cli_test(NAME plan_bad_fix ARGS plan ${lab} --fix tq=4 RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_bad_fix.expected)
 parasim_cli_test(NAME plan_fix_nothing ARGS plan ${lab} --fix tp=32 RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_fix_nothing.expected)
+# Which constraint removed the last candidate, and why (issue 26, item 3): tp 16 on Llama-3 70B's 8 key/value heads.
+parasim_cli_test(NAME plan_fix_tp16_kv_heads ARGS plan scenarios/default.yaml --fix tp=16 RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_fix_tp16_kv_heads.expected)
+# Together, not alone: no single pin is to blame.
+parasim_cli_test(NAME plan_fix_together ARGS plan ${lab} --fix tp=4 --fix pp=8 --fix dp=2 --fix mb=64 RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_fix_together.expected)
 # A time limit still returns a plan (a generous one here: the search takes about a second).
 parasim_cli_test(NAME plan_time_limit ARGS plan ${lab} --time-limit 60 --json JSON gpus=16 time_limited=OFF plans.0.fits=ON)
 
