@@ -51,7 +51,9 @@ Nesting nest(const KinetoTrace& t) {
   std::map<std::uint32_t, std::vector<std::size_t>> launches_by_thread;
   for (std::size_t i = 0; i < t.launches.size(); ++i) launches_by_thread[t.launches[i].thread].push_back(i);
   auto end = [&](std::int32_t op) { return t.ops[static_cast<std::size_t>(op)].start_ns + t.ops[static_cast<std::size_t>(op)].dur_ns; };
-  for (auto& [thread, ops] : ops_by_thread) {
+  for (auto& entry : ops_by_thread) {
+    const std::uint32_t thread = entry.first;
+    auto& ops = entry.second;  // a named reference: lambdas below capture it (clang 14 cannot capture a structured binding)
     std::sort(ops.begin(), ops.end(), [&](std::int32_t a, std::int32_t b) {
       const auto& x = t.ops[static_cast<std::size_t>(a)];
       const auto& y = t.ops[static_cast<std::size_t>(b)];

@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
 # Installs the Debian packages parasim needs, only those missing. Idempotent and non-interactive.
+# Usage: scripts/install-deps.sh [--fuzz]   (--fuzz: also clang for the libFuzzer targets)
 set -euo pipefail
 
 packages=(
@@ -9,6 +10,8 @@ packages=(
   gnuplot-nox python3
   libopenmpi-dev openmpi-bin
 )
+# scripts/fuzz.sh: clang and its libFuzzer runtime.
+[ "${1:-}" = "--fuzz" ] && packages+=(clang libclang-rt-14-dev)
 
 missing=()
 for p in "${packages[@]}"; do
