@@ -12,6 +12,7 @@
 #include "cli/commands.hpp"
 #include "cli/constraint_options.hpp"
 #include "cli/launch_files.hpp"
+#include "cli/located.hpp"
 #include "cli/prediction_interval.hpp"
 #include "cli/progress_bar.hpp"
 #include "cli/table.hpp"
@@ -483,7 +484,7 @@ Action add_plan_command(CLI::App& app) {
         bar->set_done(done);
       };
     }
-    const auto report = planner::search(s.cluster, *s.model, *s.training, global_batch, s.effective_profile(), options);
+    const auto report = located(o->scenario, [&] { return planner::search(s.cluster, *s.model, *s.training, global_batch, s.effective_profile(), options); });
     bar.reset();
     if (report.considered == 0) {
       throw InputError({"", 0, 0}, "--fix", planner::why_no_candidate(s.cluster, *s.model, *s.training, global_batch, options));

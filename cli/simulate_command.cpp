@@ -6,6 +6,7 @@
 
 #include "calibrate/cost_model.hpp"
 #include "cli/commands.hpp"
+#include "cli/located.hpp"
 #include "cli/prediction_interval.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
@@ -164,7 +165,7 @@ Action add_simulate_command(CLI::App& app) {
     const calibrate::CostModel cost(gpu, s.effective_profile());
     const sim::SimInput in{&cluster, &*s.model, &*s.training, &*s.plan, &graph, &cost};
     sim::Timeline timeline;
-    const auto result = sim::simulate(in, {o->full, !o->trace.empty()}, o->trace.empty() ? nullptr : &timeline);
+    const auto result = located(o->scenario, [&] { return sim::simulate(in, {o->full, !o->trace.empty()}, o->trace.empty() ? nullptr : &timeline); });
     if (!o->trace.empty()) write_trace(o->trace, o->trace_links, graph, timeline, cluster);
     std::cout << (o->json ? to_json(s, result).dump(2) + "\n" : to_text(s, result));
     if (o->fail_on_oom && !result.memory.fits()) {

@@ -14,6 +14,7 @@
 #include <thread>
 
 #include "calibrate/cost_model.hpp"
+#include "core/error.hpp"
 #include "planner/analytic_cost.hpp"
 #include "planner/megatron_rules.hpp"
 #include "planner/partition.hpp"
@@ -646,6 +647,8 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
       }
       try {
         std::rethrow_exception(failure[i]);
+      } catch (const InputError&) {
+        throw;  // the scenario's values (an iteration past the clock), not a fault of the search
       } catch (const std::exception& e) {
         if (!batch[i].included || batch[i].analytical_rank >= 0) throw std::runtime_error(fmt::format("simulating {}: {}", plan_name(batch[i].plan), e.what()));
         report.unusable.push_back({batch[i].plan, e.what()});

@@ -7,6 +7,7 @@
 #include <queue>
 #include <stdexcept>
 
+#include "core/error.hpp"
 #include "topology/group_bandwidth.hpp"
 #include "workload/moe_ops.hpp"
 
@@ -22,7 +23,29 @@ using workload::TaskKind;
 constexpr std::int64_t kNever = -1;
 constexpr std::uint32_t kNoActivity = UINT32_MAX;
 
-std::int64_t to_ps(double seconds) { return static_cast<std::int64_t>(std::ceil(seconds * 1e12)); }
+// The clock counts picoseconds in 64 bits: about 106 days. An iteration that would run past 100 days
+// comes from absurd input (a bandwidth of 1e-300 Gb/s, a sequence of 2^27 tokens on a 7B model); it is
+// an error, never a wrapped clock (which gave MFU above 100%) or a loop that cannot advance.
+constexpr double kClockLimitSeconds = 100 * 86400.0;
+
+[[noreturn]] void clock_overflow(double seconds) {
+  throw InputError({}, "simulation",
+                   fmt::format("the iteration would run past {} days of simulated time (an activity of {:.3g} s): a bandwidth, a peak or a "
+                               "size in the scenario is out of proportion",
+                               kClockLimitSeconds / 86400, seconds));
+}
+
+std::int64_t to_ps(double seconds) {
+  if (!(seconds < kClockLimitSeconds)) clock_overflow(seconds);
+  return static_cast<std::int64_t>(std::ceil(seconds * 1e12));
+}
+
+// now + dt on the clock, or the error where it would pass the limit.
+std::int64_t after(std::int64_t now_ps, double seconds) {
+  const std::int64_t dt = std::max<std::int64_t>(0, to_ps(seconds));
+  if (static_cast<double>(now_ps) * 1e-12 + seconds >= kClockLimitSeconds) clock_overflow(static_cast<double>(now_ps) * 1e-12 + seconds);
+  return now_ps + dt;
+}
 
 class Replay {
  public:
@@ -77,7 +100,7 @@ class Replay {
     std::vector<FluidModel::ActivityId> done;
     while (finished_count_ < g_.tasks.size()) {
       const double dt = fluid_.next_completion();
-      std::int64_t next = std::isfinite(dt) ? now_ + std::max<std::int64_t>(0, to_ps(dt)) : INT64_MAX;
+      std::int64_t next = std::isfinite(dt) ? after(now_, dt) : INT64_MAX;
       if (!timers_.empty()) next = std::min(next, timers_.top().time);
       if (next == INT64_MAX) throw std::logic_error(stall_message());
       done.clear();
@@ -161,7 +184,7 @@ class Replay {
   void wait_latency(std::uint32_t t, bool first) {
     double latency = lowered_[t].latencies[phase_[t]].value();
     if (first) latency += in_.cost->profile().collective_launch.value();
-    timers_.push({now_ + to_ps(latency), timer_seq_++, t});
+    timers_.push({after(now_, latency), timer_seq_++, t});
   }
 
   void begin_transfer(std::uint32_t t) {

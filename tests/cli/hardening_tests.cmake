@@ -44,3 +44,15 @@ foreach(command IN ITEMS plan simulate validate tasks model topo whatif calibrat
 endforeach()
 # A file that cannot be written (a full disk: /dev/full) is an error, not a success.
 parasim_cli_test(NAME trace_disk_full ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --trace /dev/full RC 2 STDERR ${hardening}/trace_disk_full.expected)
+# Absurd finite values (a bandwidth of 1e-300, a sequence of 2^27 tokens on a 7B model) run the iteration past
+# the simulator's 64-bit picosecond clock: one located line and exit 2 within seconds, never a hang or a wrapped
+# clock (it gave MFU 628%); in a what-if study that variant's row says so and the others still run.
+parasim_cli_test(NAME simulate_clock_nic ARGS simulate ${lab} --set cluster.node.nics.bandwidth=1e-300Gb/s RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/simulate_clock_nic.expected)
+parasim_cli_test(NAME simulate_clock_seq ARGS simulate ${lab} --set training.seq_len=134217728 RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/simulate_clock_seq.expected)
+parasim_cli_test(NAME plan_clock_hbm ARGS plan ${lab} --set cluster.node.hardware.hbm.bandwidth=1e-200TB/s RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_clock_hbm.expected)
+parasim_cli_test(NAME whatif_clock_variant ARGS whatif ${lab} --vary cluster.node.nics.bandwidth=1e-300Gb/s,400Gb/s --fixed-plan --json
+                 JSON "variants.0.failure=the iteration would run past 100 days of simulated time (an activity of 1.49e+299 s): a bandwidth, a peak or a size in the scenario is out of proportion"
+                      variants.0.internal_error=OFF variants.1.fits=ON)
