@@ -55,7 +55,7 @@ constexpr Field kClusterFields[] = {
     {.name = "gpu", .type = FieldType::string, .description = "bundled hardware name", .required = true},
     {.name = "gpus", .type = FieldType::integer, .description = "GPUs in all", .required = true, .min = 1},
     {.name = "gpus_per_node", .type = FieldType::integer, .description = "GPUs per NVSwitch node", .default_text = "8", .min = 1},
-    {.name = "nic_gbps_per_gpu", .type = FieldType::number, .description = "inter-node Gb/s per GPU; null: the standard node of that GPU", .min = 0, .min_exclusive = true},
+    {.name = "nic_gbps_per_gpu", .type = FieldType::number, .description = "inter-node Gb/s per GPU; null: the standard node of that GPU", .min = 0.001, .max = 1e6},
 };
 constexpr yaml::Schema kClusterSchema{"cluster", "Where a measured run ran.", kClusterFields};
 
@@ -86,7 +86,7 @@ constexpr Field kPlanFields[] = {
 constexpr yaml::Schema kPlanSchema{"plan", "The plan of a measured run.", kPlanFields};
 
 constexpr Field kMeasuredFields[] = {
-    {.name = "iteration_s", .type = FieldType::number, .description = "seconds per optimizer step", .required = true, .min = 0, .min_exclusive = true},
+    {.name = "iteration_s", .type = FieldType::number, .description = "seconds per optimizer step (a microsecond to 100 days: the simulator's clock)", .required = true, .min = 1e-6, .max = 8.64e6},
     {.name = "derived", .type = FieldType::string, .description = "how iteration_s was obtained"},
 };
 constexpr yaml::Schema kMeasuredSchema{"measured", "What the run achieved.", kMeasuredFields};

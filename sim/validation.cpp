@@ -614,6 +614,15 @@ Summary summarize(const std::vector<const RowResult*>& rows) {
   return s;
 }
 
+namespace {
+
+std::string what_of(const std::exception& e) {
+  if (const auto* input = dynamic_cast<const InputError*>(&e)) return input->message();
+  return e.what();
+}
+
+}  // namespace
+
 bool RowResult::covered() const {
   return interval && run && interval->lo.value() <= run->measured_iteration_s && run->measured_iteration_s <= interval->hi.value();
 }
@@ -686,10 +695,11 @@ ValidationReport validate(const std::vector<MeasuredRun>& runs, const std::vecto
       try {
         report.rows[i] = run_row(runs[i], options.hardware_dir);
       } catch (const std::exception& e) {
-        // One row's failure is that row's result, never the end of the run.
+        // One row's failure is that row's result, never the end of the run; an input error says its
+        // message alone (the row names the file).
         report.rows[i] = RowResult{};
         report.rows[i].run = &runs[i];
-        report.rows[i].skipped = fmt::format("could not simulate: {}", e.what());
+        report.rows[i].skipped = fmt::format("could not simulate: {}", what_of(e));
       }
       const std::size_t d = ++done;
       if (options.progress) {

@@ -27,6 +27,8 @@ endforeach()
 # A validation row past the model's bounds is an error for that row; the other row runs.
 parasim_cli_test(NAME hardening_validation_row_past_bounds ARGS validate tests/data/validation/huge_values.yaml RC 2
                  STDERR ${hardening}/validation_row_past_32_bits.expected STDOUT_REGEX "small +1 s +[0-9.]+ ms")
+parasim_cli_test(NAME hardening_validation_row_absurd ARGS validate tests/data/validation/absurd_values.yaml RC 2
+                 STDERR ${hardening}/validation_row_absurd.expected STDOUT_REGEX "small +1 s +[0-9.]+ ms")
 # topo shows the cluster and does not judge a plan it does not use: the README's two-node --dot works.
 parasim_cli_test(NAME topo_ignores_unfit_plan ARGS topo scenarios/default.yaml --set cluster.nodes=2 --dot STDOUT_REGEX "graph \"H100-1024\" \\{")
 # simulate --fail-on-oom: the result is printed, and the exit code says the plan does not fit (3) or does (0).
