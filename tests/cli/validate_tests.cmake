@@ -122,3 +122,9 @@ parasim_cli_test(NAME validate_fit_error_model ARGS validate ${interval_rows} --
                  FILE ${CMAKE_CURRENT_BINARY_DIR}/error_model.yaml REPEAT)
 parasim_cli_test(NAME validate_fit_error_model_too_few ARGS validate tests/data/validation/sample.yaml --fit-error-model ${CMAKE_CURRENT_BINARY_DIR}/few.yaml
                  RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_fit_error_model_too_few.expected)
+# The bundled error model is the one the code fits on the published rows today: refit it after a fidelity
+# change (parasim validate ../shared/validation/*.yaml --fit-error-model scenarios/error_model.yaml).
+add_test(NAME validate_bundled_error_model_current
+         COMMAND ${CMAKE_COMMAND} -DPARASIM=$<TARGET_FILE:parasim> -DROWS=${shared_validation} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/error_model_refit.yaml
+                 -DBUNDLED=${PROJECT_SOURCE_DIR}/scenarios/error_model.yaml -P ${CMAKE_CURRENT_SOURCE_DIR}/refit_error_model.cmake)
+set_tests_properties(validate_bundled_error_model_current PROPERTIES WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} LABELS long)

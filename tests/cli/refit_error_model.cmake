@@ -1,0 +1,12 @@
+# Refits the error model on the published rows and compares it with the bundled one, byte for byte.
+file(GLOB rows ${ROWS}/*.yaml)
+list(SORT rows)
+execute_process(COMMAND ${PARASIM} validate ${rows} --fit-error-model ${OUT} RESULT_VARIABLE rc OUTPUT_QUIET ERROR_VARIABLE err)
+if(NOT rc EQUAL 0)
+  message(FATAL_ERROR "validate --fit-error-model failed (${rc}): ${err}")
+endif()
+execute_process(COMMAND ${CMAKE_COMMAND} -E compare_files ${OUT} ${BUNDLED} RESULT_VARIABLE differ)
+if(NOT differ EQUAL 0)
+  file(READ ${OUT} refit)
+  message(FATAL_ERROR "scenarios/error_model.yaml is not what the code fits today; refit:\n${refit}")
+endif()
