@@ -147,6 +147,8 @@ Outcome outcome_from_json(const nlohmann::json& j) {
   return o;
 }
 
+// A variant's figures a row, then under it its plan and where its time went (means over the stages),
+// so that the table stays within 120 columns whatever the plan and the dimensions exposed.
 std::string study_table(const StudyResult& r) {
   const auto all = pointers(r.outcomes);
   const auto dims = exposed_dims(all);
@@ -154,16 +156,10 @@ std::string study_table(const StudyResult& r) {
   std::vector<std::string> header;
   for (const auto& a : r.study.axes) header.push_back(a.key);
   if (gpus_vary) header.push_back("GPUs");
-  for (const char* h : {r.study.fixed_plan ? "plan" : "best plan", "", "iteration", "80% interval", "tokens/s", "MFU", "speed-up", "compute"}) {
-    header.push_back(h);
-  }
-  for (const auto d : dims) header.push_back("exposed " + dim_name(d));
-  header.push_back("bubble");
-  header.push_back("memory");
+  for (const char* h : {"iteration", "tokens/s", "MFU", "speed-up", "memory", ""}) header.push_back(h);
   std::vector<Table::Align> align(header.size(), Table::Align::right);
-  for (std::size_t i = 0; i < r.study.axes.size(); ++i) align[i] = Table::Align::left;
-  align[r.study.axes.size() + (gpus_vary ? 1 : 0)] = Table::Align::left;
-  align[r.study.axes.size() + (gpus_vary ? 2 : 1)] = Table::Align::left;
+  for (std::size_t i = 0; i < r.study.axes.size() + (gpus_vary ? 1 : 0); ++i) align[i] = Table::Align::left;
+  align.back() = Table::Align::left;
   Table t(header, align);
   for (std::size_t i = 0; i < r.outcomes.size(); ++i) {
     const auto& o = r.outcomes[i];
@@ -171,29 +167,30 @@ std::string study_table(const StudyResult& r) {
     for (const auto& v : r.variants[i].values) row.push_back(planner::value_label(v));
     if (gpus_vary) row.push_back(fmt::format("{} x {}", o.gpus, o.gpu));
     if (o.failure) {
-      row.push_back(*o.failure);
-      row.resize(header.size());
+      row.resize(header.size(), "-");
+      row.back() = "";
       t.add(row);
+      t.add_note(*o.failure);
       continue;
     }
-    row.push_back(o.plan + (!r.study.fixed_plan && o.scenario_plan ? " (given)" : ""));
-    row.push_back(plan_changed(r, i) ? "*" : "");
     row.push_back(format_duration(Seconds(o.iteration_s)));
-    row.push_back(fmt::format("{} - {}", format_duration(Seconds(o.interval_lo_s)), format_duration(Seconds(o.interval_hi_s))));
     row.push_back(format_number(o.tokens_per_s, 6));
     row.push_back(fmt::format("{:.1f}%", 100 * o.mfu));
     const double s = speedup(r, i);
     row.push_back(s > 0 ? fmt::format("{:.2f}x", s) : "-");
-    row.push_back(format_duration(Seconds(o.compute_s)));
-    for (const auto d : dims) row.push_back(format_duration(Seconds(o.exposed_s[d])));
-    row.push_back(format_duration(Seconds(o.bubble_s)));
     row.push_back(format_bytes(Bytes(o.peak_memory_bytes)) + (o.fits ? "" : " OOM"));
+    row.push_back(plan_changed(r, i) ? "*" : "");
     t.add(row);
+    t.add_note(fmt::format("{} {}{}", r.study.fixed_plan ? "plan" : "best plan", o.plan, !r.study.fixed_plan && o.scenario_plan ? " (given)" : ""));
+    std::string where = fmt::format("80% interval {} - {} · compute {}", format_duration(Seconds(o.interval_lo_s)),
+                                    format_duration(Seconds(o.interval_hi_s)), format_duration(Seconds(o.compute_s)));
+    for (const auto d : dims) where += fmt::format(" · exposed {} {}", dim_name(d), format_duration(Seconds(o.exposed_s[d])));
+    t.add_note(where + " · bubble " + format_duration(Seconds(o.bubble_s)));
   }
   std::string out = fmt::format("Study       {}{}\n", r.study.name, r.study.description.empty() ? "" : ": " + r.study.description);
   out += fmt::format("Scenario    {} ({}, {} variant{})\n\n", r.scenario, mode_name(r.study.fixed_plan), r.outcomes.size(), r.outcomes.size() == 1 ? "" : "s");
   out += t.render();
-  out += fmt::format("\nTimes per iteration; compute, exposed communication and bubble are means over pipeline stages and add up to the "
+  out += fmt::format("\nTimes per iteration; compute, exposed communication and bubble are means over pipeline stages and add up to the\n"
                      "iteration.{}\n",
                      r.study.fixed_plan ? "" : " * the best plan changed from the row above; (given) the scenario's own plan is the best.");
   std::size_t best = r.outcomes.size();
@@ -299,9 +296,9 @@ std::string sensitivity_table(const SensitivityResult& r) {
     header.push_back(fmt::format("re-planned -{}%", pct));
     header.push_back(fmt::format("+{}%", pct));
   }
-  header.push_back("what it scales");
+  // What each parameter scales goes under its row: the table stays within 120 columns.
   std::vector<Table::Align> align(header.size(), Table::Align::right);
-  align[1] = align.back() = Table::Align::left;
+  align[1] = Table::Align::left;
   Table t(header, align);
   auto replanned = [&](const Outcome& moved) {
     return percent_change(rep.replan_base, moved) + (!moved.failure && !rep.replan_base.failure && moved.plan != rep.replan_base.plan ? " *" : "");
@@ -314,11 +311,11 @@ std::string sensitivity_table(const SensitivityResult& r) {
       row.push_back(replanned(k.replan_minus));
       row.push_back(replanned(k.replan_plus));
     }
-    row.push_back(std::string(k.knob->description));
     t.add(row);
+    t.add_note(std::string(k.knob->description));
   }
-  std::string out = fmt::format("Sensitivity {}: each hardware parameter {}{}% and +{}%, ranked by the largest change of iteration time ({})\n", r.scenario,
-                                "-", pct, pct, rep.fixed_plan ? "fixed plan" : "re-planned");
+  std::string out = fmt::format("Sensitivity {}: each hardware parameter {}{}% and +{}%,\n            ranked by the largest change of iteration time ({})\n",
+                                r.scenario, "-", pct, pct, rep.fixed_plan ? "fixed plan" : "re-planned");
   const auto& fb = rep.fixed_base;
   out += fmt::format("Fixed plan  {}: {}, {} tokens/s{}\n", fb.plan, format_duration(Seconds(fb.iteration_s)), format_number(fb.tokens_per_s, 6),
                      fb.fits ? "" : " (does not fit)");
@@ -329,7 +326,7 @@ std::string sensitivity_table(const SensitivityResult& r) {
   }
   out += fmt::format("\n{}", t.render());
   out += "\nChange of iteration time (+ is slower). OOM: the fixed plan no longer fits; no fit: no plan fits";
-  out += rep.fixed_plan ? ".\n" : "; * the re-planned best plan differs from the base's.\n";
+  out += rep.fixed_plan ? ".\n" : ";\n* the re-planned best plan differs from the base's.\n";
   return out;
 }
 

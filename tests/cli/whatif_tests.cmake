@@ -19,7 +19,7 @@ parasim_cli_test(NAME whatif_help ARGS whatif --help STDOUT_REGEX "--vary" "--fi
 parasim_cli_test(NAME whatif_lab ARGS whatif scenarios/whatif/lab-nics.yaml --out ${whatif_out}/lab
                  STDOUT_REGEX "Study +lab-nics" "cluster.nodes +cluster.node.nics.bandwidth" "best plan" "speed-up" "1.00x" "exposed dp"
                               "Fastest +4 / 400 Gb/s"
-                 FILE ${whatif_out}/lab/whatif.json REPEAT)
+                 FILE ${whatif_out}/lab/whatif.json REPEAT MAX_COLUMNS 120)
 whatif_check_test(whatif_lab ${whatif_out}/lab whatif 6 svg)
 parasim_cli_test(NAME whatif_lab_json ARGS whatif scenarios/whatif/lab-nics.yaml --json --threads 1
                  JSON study=lab-nics mode=re-planned axes.0.key=cluster.nodes variants.0.speedup=1.0 variants.0.gpus=16 variants.5.gpus=32
@@ -33,7 +33,7 @@ parasim_cli_test(NAME whatif_fixed_plan ARGS whatif ${lab} --vary cluster.node.n
                  JSON "mode=fixed plan" variants.0.scenario_plan=ON variants.1.scenario_plan=ON variants.1.tp=2 variants.1.pp=2 variants.1.plan_changed=OFF)
 # Every variant's iteration with its 80% prediction interval (the bundled error model), in the table and JSON.
 parasim_cli_test(NAME whatif_intervals ARGS whatif ${lab} --vary cluster.node.nics.bandwidth=100Gb/s,400Gb/s --fixed-plan
-                 STDOUT_REGEX "iteration +80% interval" "[0-9.]+ ms +[0-9.]+ ms - [0-9.]+ m?s ")
+                 STDOUT_REGEX "iteration +tokens/s" "\n +plan tp[^\n]+\n +80% interval [0-9.]+ ms - [0-9.]+ m?s · compute ")
 parasim_cli_test(NAME whatif_intervals_json ARGS whatif ${lab} --vary cluster.node.nics.bandwidth=100Gb/s,400Gb/s --fixed-plan --json
                  STDOUT_REGEX "\"interval\": \\{\n +\"hi\": [0-9.e-]+,\n +\"lo\": [0-9.e-]+\n")
 # A value with commas inside brackets is one value.
@@ -47,7 +47,8 @@ whatif_check_test(whatif_no_gnuplot ${whatif_out}/nognuplot whatif 2 none)
 
 # Sensitivity: every hardware parameter of the lab cluster, ranked; files and chart.
 parasim_cli_test(NAME whatif_sensitivity ARGS whatif ${lab} --sensitivity --by 10% --out ${whatif_out}/sensitivity
-                 STDOUT_REGEX "Sensitivity .* -10% and \\+10%" " 1  peak-flops" "nic-bandwidth" "overlap-slowdown" "hbm-capacity" "re-planned -10%")
+                 STDOUT_REGEX "Sensitivity .* -10% and \\+10%" " 1  peak-flops" "nic-bandwidth" "overlap-slowdown" "hbm-capacity" "re-planned -10%"
+                 MAX_COLUMNS 120)
 whatif_check_test(whatif_sensitivity ${whatif_out}/sensitivity sensitivity 12 svg)
 parasim_cli_test(NAME whatif_sensitivity_fixed_json ARGS whatif ${lab} --sensitivity --fixed-plan --json
                  JSON "mode=fixed plan" parameters.0.name=peak-flops fraction=0.25)
