@@ -20,31 +20,8 @@ std::string predicted(const planner::RankedPlan& r) {
                      100 * r.simulated.mfu);
 }
 
-// "Label      text" wrapped at spaces to 120 columns, continuation lines under the text.
-std::string wrapped_paragraph(const std::string& label, const std::string& text) {
-  const std::string indent(11, ' ');
-  std::string out, line = fmt::format("{:<11}", label);
-  std::size_t start = 0;
-  while (start < text.size()) {
-    std::size_t end = text.find(' ', start);
-    if (end == std::string::npos) end = text.size();
-    const std::string word = text.substr(start, end - start);
-    if (line.size() > indent.size() && line.size() + 1 + word.size() > 120) {
-      out += line + "\n";
-      line = indent;
-    }
-    line += (line.size() > indent.size() && line.back() != ' ' ? " " : "") + word;
-    start = end + 1;
-  }
-  return out + line + "\n";
-}
-
 // How much slower the fastest plan Megatron-LM runs is than the fastest found.
 double gap(const LaunchChoice& c) { return c.fastest_launchable->simulated.iteration.value() / c.nominal->simulated.iteration.value() - 1; }
-
-}  // namespace
-
-namespace {
 
 double margin(const planner::SearchReport& report, const planner::RankedPlan& r) { return report.capacity.value() - r.simulated.memory.peak().value(); }
 
@@ -70,6 +47,24 @@ std::string why_recommended(const planner::SearchReport& report, const planner::
 }
 
 }  // namespace
+
+std::string wrapped_paragraph(const std::string& label, const std::string& text) {
+  const std::string indent(11, ' ');
+  std::string out, line = fmt::format("{:<11}", label);
+  std::size_t start = 0;
+  while (start < text.size()) {
+    std::size_t end = text.find(' ', start);
+    if (end == std::string::npos) end = text.size();
+    const std::string word = text.substr(start, end - start);
+    if (line.size() > indent.size() && line.size() + 1 + word.size() > 120) {
+      out += line + "\n";
+      line = indent;
+    }
+    line += (line.size() > indent.size() && line.back() != ' ' ? " " : "") + word;
+    start = end + 1;
+  }
+  return out + line + "\n";
+}
 
 LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scenario& s, const sim::ErrorModel& errors) {
   LaunchChoice c;

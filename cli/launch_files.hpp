@@ -31,6 +31,9 @@ struct LaunchChoice {
 };
 
 /// `errors` gives the error of a difference between plans and the memory margin wanted.
+/// "Label      text" wrapped at spaces to 120 columns, the text's continuation lines under it.
+std::string wrapped_paragraph(const std::string& label, const std::string& text);
+
 LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scenario& scenario, const sim::ErrorModel& errors);
 
 /// plans.json's account of the choice: the launched plan, the nominal best and the gap.

@@ -579,6 +579,12 @@ Action add_plan_command(CLI::App& app) {
     if (o->explain) {
       out += "\n";
       if (report.ranked.size() > 1) out += explain(best, report.ranked[1], "runner-up");
+      // The plan launched against the nominal fastest: what the simulator says it gives up, beside the
+      // Tied paragraph's reason for taking it.
+      if (choice.launched && choice.launched != &best && choice.launched != &report.ranked[1]) {
+        out += "\n" + explain(best, *choice.launched, fmt::format("the plan launched (#{})", choice.rank));
+        if (!choice.why_recommended.empty()) out += wrapped_paragraph("Launched", "anyway: " + choice.why_recommended);
+      }
       for (std::size_t i = 1; i < report.ranked.size(); ++i) {
         if (report.ranked[i].included) out += "\n" + explain(best, report.ranked[i], fmt::format("given plan (#{})", i + 1));
       }

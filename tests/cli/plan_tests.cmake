@@ -108,5 +108,9 @@ parasim_cli_test(NAME plan_wide ARGS plan ${lab} --wide STDOUT_REGEX " #  plan +
 parasim_cli_test(NAME plan_default_ties ARGS plan scenarios/default.yaml MAX_COLUMNS 120
                  STDOUT_REGEX "tie: plans within [0-9.]+% of their group's fastest"
                               "\nTied +tp[^\n]+ is [0-9.]+% faster by the simulator, inside the\n +median error of a difference between plans \\([0-9.]+%\\); it keeps [0-9.]+ GiB free")
+# --explain: what the plan launched gives up against the nominal fastest, and why it was taken anyway.
+parasim_cli_test(NAME plan_default_explain_launched ARGS plan scenarios/default.yaml --explain
+                 STDOUT_REGEX "Why the best plan beats the plan launched \\(#[0-9]+\\) \\(tp[^\n]+ per iteration, \\+[0-9.]+%"
+                              "\nLaunched   anyway: tp[^\n]+\n +[^\n]*median error of a difference")
 parasim_cli_test(NAME plan_ties_json ARGS plan ${lab} --json JSON plans.0.tie_group=1 plans.0.rank=1
                  STDOUT_REGEX "\"margin\": [0-9.e+]+" "\"recommended\": true" "\"why_recommended\": ")
