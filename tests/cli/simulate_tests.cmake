@@ -79,3 +79,7 @@ parasim_cli_test(NAME simulate_zero3_prefetch_post ARGS simulate scenarios/jobs/
                  --set training.zero3_backward_prefetch=post STDOUT_REGEX "Iteration +851.4 ms")
 parasim_cli_test(NAME simulate_zero3_prefetch_pre ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.zero=3
                  --set training.zero3_backward_prefetch=pre STDOUT_REGEX "Iteration +785.4 ms")
+# Meta's Llama 3 405B plan on 16,384 H100 as the paper describes it (FSDP: gradients and optimizer sharded,
+# zero 2) fits, as it ran (issue 25): every stage within 79.65 GiB, the fullest (stage 1) at 70.76 GiB.
+parasim_cli_test(NAME simulate_llama3_405b_fits ARGS simulate scenarios/jobs/llama3-405b-16k-h100.yaml --fail-on-oom
+                 STDOUT_REGEX "\n +1 [^\n]+ 70.76 GiB +fits\n")
