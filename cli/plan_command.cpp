@@ -487,7 +487,8 @@ Action add_plan_command(CLI::App& app) {
     const auto report = located(o->scenario, [&] { return planner::search(s.cluster, *s.model, *s.training, global_batch, s.effective_profile(), options); });
     bar.reset();
     if (report.considered == 0) {
-      throw InputError({"", 0, 0}, "--fix", planner::why_no_candidate(s.cluster, *s.model, *s.training, global_batch, options));
+      // The message names the pin (--fix tp=16, --max-pp 4, --framework) that removed the last candidate.
+      throw InputError({"", 0, 0}, "", planner::why_no_candidate(s.cluster, *s.model, *s.training, global_batch, options));
     }
     if (report.ranked.empty() || !report.ranked.front().fits) {
       std::string reasons;

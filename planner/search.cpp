@@ -773,7 +773,7 @@ std::string why_no_candidate(const topology::ClusterSpec& spec, const workload::
                                                          : fmt::format("--fix {}", pin.name);
     culprits.push_back(reason.empty() ? fmt::format("{} removes the last candidate", what) : fmt::format("{} removes the last candidate: {}", what, reason));
   }
-  if (culprits.empty()) return "the constraints together leave no candidate on this cluster and model (none of them alone does)";
+  if (culprits.empty()) return "the constraints (--fix, --max-pp, --max-tp, --framework) together leave no candidate on this cluster and model; none of them alone does";
   return fmt::format("{}", fmt::join(culprits, "; "));
 }
 
