@@ -11,8 +11,8 @@
 #include "calibrate/cost_model.hpp"
 #include "core/error.hpp"
 #include "planner/search.hpp"
-#include "sim/simulator.hpp"
 #include "sim/error_model.hpp"
+#include "sim/simulator.hpp"
 #include "topology/cluster.hpp"
 
 namespace parasim::planner {
@@ -154,15 +154,16 @@ std::vector<Outcome> evaluate_jobs(const std::vector<Job>& jobs, const WhatifOpt
     const auto& s = jobs[i].scenario;
     try {
       return evaluate(s, jobs[i].fixed_plan, options.simulate_top, threads, options.constraints);
-    } catch (const InputError& e) {
+    } catch (const sim::ClockOverflow& e) {
       // A variant whose values run the iteration past the simulator's clock is that variant's answer.
-      if (!e.where().file.empty() || e.key_path() != "simulation") throw;
       Outcome o;
       o.gpu = s.cluster.node.gpu.name;
       o.gpus = s.cluster.gpus();
       o.fits = false;
       o.failure = e.message();
       return o;
+    } catch (const InputError&) {
+      throw;
     } catch (const std::exception& e) {
       // One variant's fault must not lose the others' answers; the row says what went wrong.
       Outcome o;

@@ -29,7 +29,7 @@ constexpr std::uint32_t kNoActivity = UINT32_MAX;
 constexpr double kClockLimitSeconds = 100 * 86400.0;
 
 [[noreturn]] void clock_overflow(double seconds) {
-  throw InputError({}, "simulation",
+  throw ClockOverflow({}, "simulation",
                    fmt::format("the iteration would run past {} days of simulated time (an activity of {:.3g} s): a bandwidth, a peak or a "
                                "size in the scenario is out of proportion",
                                kClockLimitSeconds / 86400, seconds));

@@ -9,12 +9,20 @@
 #include <vector>
 
 #include "calibrate/cost_model.hpp"
+#include "core/error.hpp"
 #include "sim/collectives.hpp"
 #include "sim/result.hpp"
 #include "topology/cluster.hpp"
 #include "workload/task_graph.hpp"
 
 namespace parasim::sim {
+
+/// The iteration would run past the simulator's clock (100 days of 64-bit picoseconds): the
+/// scenario's values are out of proportion. An input error without a file; the caller names it.
+class ClockOverflow : public InputError {
+ public:
+  using InputError::InputError;
+};
 
 struct SimInput {
   const topology::Cluster* cluster = nullptr;
