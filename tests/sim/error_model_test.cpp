@@ -113,3 +113,14 @@ TEST_CASE("the error model file: written and read back; a bad one names its file
   CHECK_THROWS_WITH_AS(load_error_model(file), doctest::Contains("z_low"), InputError);
   std::filesystem::remove_all(dir);
 }
+
+TEST_CASE("the error of a difference between plans: the median |residual a - residual b|, each family's pairs weighing the same") {
+  // Family a: three pairs off by 0.01, 0.02 and 0.30 (weight 1/3 each); family b: one pair off by
+  // 0.05 (weight 1). Sorted: 0.01 (1/3), 0.02 (2/3), 0.05 (5/3), 0.30 (2) of a total 2: the median
+  // is the first value whose cumulative weight reaches 1, 0.05; unweighted it would be 0.02 or 0.05.
+  const std::vector<PlanPair> pairs{{0.10, 0.09, "a"}, {0.0, 0.02, "a"}, {0.3, 0.0, "a"}, {-0.05, 0.0, "b"}};
+  CHECK(difference_error(pairs) == doctest::Approx(0.05));
+  // Without family b the median of a's three is 0.02.
+  CHECK(difference_error({pairs[0], pairs[1], pairs[2]}) == doctest::Approx(0.02));
+  CHECK(difference_error({}) == 0.0);
+}
