@@ -20,10 +20,23 @@ ComputeKind compute_kind(OpKind kind) {
 }
 
 CostModel::CostModel(topology::GpuSpec gpu, Profile profile) : gpu_(std::move(gpu)), profile_(std::move(profile)) {
-  // The law's time at each measured GEMM, taken while the table is still empty (ratio 1).
+  // The law's time at each measured GEMM, taken while the table is still empty (ratio 1); a point timed
+  // in a burst against the law at the burst clock, so that training's sustained clock still applies.
+  // A point in a format this GPU has no peak for (an fp8 point on an A100) says nothing here.
   if (!profile_.gemm_points.empty()) {
-    points_ = GemmPointTable(profile_.gemm_points, [this](const workload::Op& op) { return op_time(op).value(); });
+    Profile burst = profile_;
+    burst.gemm_points.clear();
+    burst.sustained_clock = 1.0;
+    const CostModel at_boost(gpu_, std::move(burst));
+    points_ = GemmPointTable(profile_.gemm_points, [&](const workload::Op& op, bool is_burst) {
+      if (!has_peak(op.precision)) return 0.0;
+      return (is_burst ? at_boost : *this).op_time(op).value();
+    });
   }
+}
+
+bool CostModel::has_peak(Precision p) const {
+  return gpu_.peak_for(p) || (p == Precision::tf32 && gpu_.peak_for(Precision::fp32));
 }
 
 FlopsPerSecond CostModel::peak(Precision p) const {

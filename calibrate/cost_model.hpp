@@ -53,6 +53,8 @@ class CostModel {
   static double attended_keys(const workload::Op& op);
   /// Dense peak for a format; fp8 falls back to nothing on GPUs without it (checked by the caller).
   FlopsPerSecond peak(Precision p) const;
+  /// Whether `peak` has a figure for this format (tf32 falls back on fp32).
+  bool has_peak(Precision p) const;
 
  private:
   topology::GpuSpec gpu_;

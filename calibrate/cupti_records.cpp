@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <random>
 
 #include "calibrate/trace_analysis.hpp"
 
@@ -100,6 +101,25 @@ std::vector<double> ActivityLog::iterations(std::size_t p) const {
   return out;
 }
 
+std::optional<SustainedSample> ActivityLog::sustained(std::size_t p) const {
+  const auto times = iterations(p);
+  if (times.size() < kSustainedMinLaunches) return std::nullopt;
+  const std::size_t late = std::max(kSustainedWindow, times.size() / 5);
+  const Probe& probe = probes_.at(p);
+  SustainedSample s;
+  s.precision = probe.precision;
+  s.m = probe.m;
+  s.n = probe.n;
+  s.k = probe.k;
+  s.burst_seconds = median(std::vector<double>(times.begin(), times.begin() + static_cast<std::ptrdiff_t>(kSustainedWindow)));
+  s.sustained_seconds = median(std::vector<double>(times.end() - static_cast<std::ptrdiff_t>(late), times.end()));
+  s.launches = static_cast<int>(times.size());
+  s.burst_launches = static_cast<int>(kSustainedWindow);
+  s.sustained_launches = static_cast<int>(late);
+  for (double t : times) s.run_seconds += t;
+  return s;
+}
+
 Measurements ActivityLog::reduce(std::vector<std::size_t>* missing) const {
   Measurements m;
   std::vector<double> medians(probes_.size(), 0.0);
@@ -116,9 +136,18 @@ Measurements ActivityLog::reduce(std::vector<std::size_t>* missing) const {
       continue;
     }
     switch (probe.kind) {
-      case ProbeKind::gemm: m.gemms.push_back({probe.precision, probe.batch, probe.m, probe.n, probe.k, medians[p], 1}); break;
-      case ProbeKind::copy: m.memory.push_back({"copy", probe.bytes, medians[p]}); break;
-      case ProbeKind::elementwise: m.memory.push_back({"elementwise", probe.bytes, medians[p]}); break;
+      case ProbeKind::gemm: m.gemms.push_back({probe.precision, probe.batch, probe.m, probe.n, probe.k, medians[p], 1, true, counts[p]}); break;
+      case ProbeKind::copy: m.memory.push_back({"copy", probe.bytes, medians[p], counts[p]}); break;
+      case ProbeKind::elementwise: m.memory.push_back({"elementwise", probe.bytes, medians[p], counts[p]}); break;
+      case ProbeKind::sustained_gemm: {
+        auto s = sustained(p);
+        if (s) {
+          m.sustained = *s;
+        } else if (missing) {
+          missing->push_back(p);
+        }
+        break;
+      }
       case ProbeKind::collective: {
         CollectiveSample c;
         c.kind = probe.collective;
@@ -173,6 +202,12 @@ std::vector<GemmShape4> gemm_sweep() {
   for (const auto& [n, k] : {std::pair<std::int64_t, std::int64_t>{12288, 4096}, {4096, 4096}, {11008, 4096}, {4096, 11008}}) {
     out.push_back({1, 8192, n, k});
   }
+  // MoE experts at the tokens an expert receives (DeepSeek-V3's: hidden 7168, expert FFN 2048, gate and up
+  // fused): the small-M, fp8-heavy GEMMs where the shape law is least pinned by dense layers.
+  for (std::int64_t m : {256, 1024, 4096}) {
+    out.push_back({1, m, 4096, 7168});
+    out.push_back({1, m, 7168, 2048});
+  }
   // Batched: attention scores and context of eager attention.
   out.push_back({32, 2048, 2048, 128});
   out.push_back({32, 2048, 128, 2048});
@@ -193,6 +228,27 @@ std::vector<Precision> gemm_formats(int major, int minor) {
     out.push_back(Precision::bf16);
   }
   if (major > 8 || (major == 8 && minor >= 9)) out.push_back(Precision::fp8);
+  return out;
+}
+
+std::vector<std::uint8_t> random_operands(Precision p, std::size_t bytes, std::uint64_t seed) {
+  std::mt19937_64 random(seed);
+  std::vector<std::uint8_t> out(bytes);
+  // Sign, an exponent that puts the value in [0.5, 2) and a random mantissa, per format's bit layout.
+  const auto put = [&](std::size_t at, std::uint64_t bits, std::size_t width) {
+    for (std::size_t b = 0; b < width && at + b < bytes; ++b) out[at + b] = static_cast<std::uint8_t>(bits >> (8 * b));
+  };
+  for (std::size_t at = 0; at < bytes;) {
+    const std::uint64_t r = random();
+    const std::uint64_t sign = r & 1, high = (r >> 1) & 1, mantissa = r >> 2;
+    switch (p) {
+      case Precision::fp32:
+      case Precision::tf32: put(at, sign << 31 | (126 + high) << 23 | (mantissa & 0x7FFFFF), 4), at += 4; break;
+      case Precision::bf16: put(at, sign << 15 | (126 + high) << 7 | (mantissa & 0x7F), 2), at += 2; break;
+      case Precision::fp16: put(at, sign << 15 | (14 + high) << 10 | (mantissa & 0x3FF), 2), at += 2; break;
+      case Precision::fp8: put(at, sign << 7 | (6 + high) << 3 | (mantissa & 0x7), 1), at += 1; break;  // E4M3, bias 7
+    }
+  }
   return out;
 }
 

@@ -37,7 +37,9 @@ struct ActivityRecord {
   std::uint64_t bytes = 0;
 };
 
-enum class ProbeKind { gemm, copy, elementwise, collective, gemm_beside_collective, collective_beside_gemm };
+/// sustained_gemm: one GEMM launched back to back for seconds, until the board's power limit sets the
+/// clock; its first launches against its last give the profile's sustained_clock (reduce()).
+enum class ProbeKind { gemm, copy, elementwise, collective, gemm_beside_collective, collective_beside_gemm, sustained_gemm };
 
 /// What one probe launches each iteration.
 struct Probe {
@@ -77,12 +79,19 @@ class ActivityLog {
   Measurements reduce(std::vector<std::size_t>* missing = nullptr) const;
   /// Seconds of each counted iteration of a probe (warm-up dropped; overlap probes: only overlapped ones).
   std::vector<double> iterations(std::size_t probe) const;
+  /// A sustained-GEMM probe's burst and sustained medians; none with fewer than kSustainedMinLaunches.
+  std::optional<SustainedSample> sustained(std::size_t probe) const;
 
  private:
   std::vector<Probe> probes_;
   std::vector<ActivityRecord> kernels_;                  ///< kernels, copies and memsets
   std::map<std::uint32_t, std::uint64_t> external_;      ///< correlation id -> external id
 };
+
+/// A sustained-GEMM probe's launches: the first kSustainedWindow counted ones are the burst, the last
+/// fifth (at least kSustainedWindow) the sustained rate; fewer than kSustainedMinLaunches count as missing.
+inline constexpr std::size_t kSustainedWindow = 20;
+inline constexpr std::size_t kSustainedMinLaunches = 100;
 
 /// The sweep the collector runs (calibrate/cupti/collector.cpp): square and skinny GEMMs from 256 to
 /// 16384, transformer shapes, batched GEMMs; collective sizes 1 KiB to 1 GiB by powers of 4.
@@ -93,5 +102,10 @@ std::vector<GemmShape4> gemm_sweep();
 std::vector<double> collective_sweep();
 /// The formats a GPU of this compute capability runs on its tensor cores (fp8 from 8.9, Ada and Hopper).
 std::vector<Precision> gemm_formats(int compute_major, int compute_minor);
+
+/// `bytes` of GEMM operands in format `p`: random signs and mantissas, magnitudes in [0.5, 2), never
+/// zero, NaN or infinite. A tensor core on zeros draws less power and holds a higher clock (about 13%
+/// faster on an H200 at 8192³), so timing GEMMs on cudaMemset buffers would overstate what training sees.
+std::vector<std::uint8_t> random_operands(Precision p, std::size_t bytes, std::uint64_t seed);
 
 }  // namespace parasim::calibrate

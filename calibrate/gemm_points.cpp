@@ -35,9 +35,9 @@ workload::Op gemm_point_op(Precision precision, std::int64_t batch, std::int64_t
   return op;
 }
 
-GemmPointTable::GemmPointTable(const std::vector<GemmPoint>& points, const std::function<double(const workload::Op&)>& law) {
+GemmPointTable::GemmPointTable(const std::vector<GemmPoint>& points, const std::function<double(const workload::Op&, bool burst)>& law) {
   for (const auto& g : points) {
-    const double predicted = law(gemm_point_op(g.precision, g.batch, g.m, g.n, g.k));
+    const double predicted = law(gemm_point_op(g.precision, g.batch, g.m, g.n, g.k), g.burst);
     if (!(predicted > 0) || !(g.time.value() > 0)) continue;
     entries_.push_back({g.precision,
                         {std::log2(static_cast<double>(std::max<std::int64_t>(1, g.batch))), std::log2(static_cast<double>(g.m)),

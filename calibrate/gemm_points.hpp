@@ -20,8 +20,8 @@ workload::Op gemm_point_op(Precision precision, std::int64_t batch, std::int64_t
 class GemmPointTable {
  public:
   GemmPointTable() = default;
-  /// `law` gives the shape law's time of an op (seconds).
-  GemmPointTable(const std::vector<GemmPoint>& points, const std::function<double(const workload::Op&)>& law);
+  /// `law` gives the shape law's time of a point's GEMM (seconds) at the clock it was timed at.
+  GemmPointTable(const std::vector<GemmPoint>& points, const std::function<double(const workload::Op&, bool burst)>& law);
 
   bool empty() const { return entries_.empty(); }
   /// The factor the law's time of a GEMM op is multiplied by; 1 without points of its format.

@@ -15,17 +15,19 @@ struct Rule {
 const Rule kRules[] = {
     {KernelClass::attention, {"flash", "fmha", "attention", "attn", "sdpa"}},
     {KernelClass::convolution, {"conv", "fprop", "dgrad", "wgrad", "scudnn", "winograd", "implicit_gemm", "fft2d", "cudnn::cnn", "cask_cudnn"}},
-    {KernelClass::gemm, {"gemm", "gemv", "splitkreduce", "cublas", "cutlass", "triton_tem", "cijk_"}},
+    {KernelClass::gemm, {"gemm", "gemv", "splitkreduce", "cublas", "cutlass", "triton_tem", "cijk_", "nvjet"}},
     {KernelClass::reduction, {"reduce", "softmax", "norm", "bn_fw", "bn_bw", "welford", "triton_red", "triton_per"}},
     {KernelClass::elementwise,
      {"elementwise", "fillfunctor", "copy", "triton_poi", "multi_tensor_apply", "nchwtonhwc", "nhwctonchw", "index", "scatter", "gather",
       "transpose", "catarray"}},
 };
 
-std::string lowered_without_fbgemm(std::string_view name) {
+std::string lowered_without_decoys(std::string_view name) {
   std::string s(name);
   for (auto& c : s) c = static_cast<char>(c >= 'A' && c <= 'Z' ? c - 'A' + 'a' : c);
-  for (auto at = s.find("fbgemm"); at != std::string::npos; at = s.find("fbgemm", at)) s.erase(at, 6);
+  for (std::string_view decoy : {"fbgemm", "convert"}) {
+    for (auto at = s.find(decoy); at != std::string::npos; at = s.find(decoy, at)) s.erase(at, decoy.size());
+  }
   return s;
 }
 
@@ -47,7 +49,7 @@ std::string_view kernel_class_name(KernelClass c) {
 }
 
 KernelClass classify_kernel(std::string_view name) {
-  const std::string s = lowered_without_fbgemm(name);
+  const std::string s = lowered_without_decoys(name);
   if (s.rfind("nccl", 0) == 0) return KernelClass::nccl;
   for (const auto& rule : kRules) {
     for (auto p : rule.patterns) {

@@ -1,10 +1,12 @@
 #pragma once
 // What a GPU kernel does, from its name alone (profiler traces and CUPTI records carry nothing else
-// that every library fills in). The rules, in order, first match wins, on the lower-cased name:
+// that every library fills in). The rules, in order, first match wins, on the lower-cased name with the
+// decoys "fbgemm" (a library, not a GEMM) and "convert" (a cast, not a convolution) taken out:
 //   nccl         starts with "nccl" (ncclKernel_*, ncclDevKernel_*)
 //   attention    contains flash, fmha, attention, attn, sdpa
 //   convolution  contains conv, fprop, dgrad, wgrad, scudnn, winograd, implicit_gemm, fft2d, cudnn::cnn, cask_cudnn
-//   gemm         contains gemm (once "fbgemm" is taken out), gemv, splitkreduce, cublas, cutlass, triton_tem, cijk_
+//   gemm         contains gemm, gemv, splitkreduce, cublas, cutlass, triton_tem, cijk_, nvjet (cuBLAS's
+//                Hopper kernels from CUDA 12.6 on: nvjet_sm90_tst_256x128_…, seen on an H100 with CUDA 13.0)
 //   reduction    contains reduce, softmax, norm, bn_fw, bn_bw, welford, triton_red, triton_per
 //   elementwise  contains elementwise, fillfunctor, copy, triton_poi, multi_tensor_apply, nchwtonhwc, nhwctonchw,
 //                index, scatter, gather, transpose, catarray

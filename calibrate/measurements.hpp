@@ -18,6 +18,8 @@ struct GemmSample {
   std::int64_t batch = 1, m = 0, n = 0, k = 0;
   double seconds = 0;
   int kernels = 1;
+  bool burst = false;  ///< timed in a few launches at the boost clock (the collector), not in training
+  int launches = 1;    ///< launches whose median `seconds` is
 };
 
 /// One collective. `bytes` is the whole buffer as nccl-tests counts it (see CollectivePoint).
@@ -36,6 +38,18 @@ struct MemorySample {
   std::string kind;  ///< "copy" or "elementwise"
   double bytes = 0;
   double seconds = 0;
+  int launches = 1;  ///< launches whose median `seconds` is
+};
+
+/// One GEMM run back to back long enough for the power limit to act: the median of its first launches
+/// (the boost clock, as a short benchmark sees it) against the median of its last ones.
+struct SustainedSample {
+  Precision precision = Precision::bf16;
+  std::int64_t m = 0, n = 0, k = 0;
+  double burst_seconds = 0, sustained_seconds = 0;
+  int launches = 0;          ///< all the launches of the run
+  int burst_launches = 0, sustained_launches = 0;  ///< how many each median is of
+  double run_seconds = 0;    ///< GPU time from the first launch's start to the last one's end
 };
 
 /// The same compute kernel alone and while a collective ran beside it on the same GPU: medians of
@@ -62,6 +76,7 @@ struct Measurements {
   std::vector<MemorySample> memory;
   std::vector<ComputeOverlap> compute_overlap;
   std::vector<CommOverlap> comm_overlap;
+  std::optional<SustainedSample> sustained;
 };
 
 }  // namespace parasim::calibrate

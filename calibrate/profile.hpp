@@ -50,6 +50,10 @@ struct GemmPoint {
   std::int64_t batch = 1, m = 0, n = 0, k = 0;
   Seconds time;
   std::string source;  ///< "public: …", "trace: …", "cupti: …"
+  /// Timed in a short burst (a benchmark's few launches, the collector's probes) at the boost clock,
+  /// rather than under the sustained power limit of training (a profiler trace of a training step):
+  /// the cost model sets a burst point against the law without `sustained_clock`.
+  bool burst = false;
   bool operator==(const GemmPoint&) const = default;
 };
 

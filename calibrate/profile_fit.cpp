@@ -141,7 +141,25 @@ FitResult fit_profile(const Profile& base, const Measurements& m, const FitOptio
   Profile& p = r.profile;
   const std::string& src = o.source;
 
+  // ---- the sustained clock: a GEMM's last launches of a seconds-long run against its first ----------
+  if (m.sustained && m.sustained->burst_seconds > 0 && m.sustained->sustained_seconds > 0) {
+    const auto& s = *m.sustained;
+    FitQuality q;
+    q.what = "sustained clock";
+    q.samples = static_cast<std::size_t>(s.launches);
+    const double ratio = s.burst_seconds / s.sustained_seconds;
+    p.sustained_clock = std::min(1.0, ratio);
+    q.fitted = true;
+    q.keys = {"gemm.sustained_clock"};
+    q.note = fmt::format("{} {}x{}x{} for {:.1f} s: median of the first {} launches {:.1f} us, of the last {} {:.1f} us", precision_name(s.precision),
+                         s.m, s.n, s.k, s.run_seconds, s.burst_launches, 1e6 * s.burst_seconds, s.sustained_launches, 1e6 * s.sustained_seconds);
+    set_source(p, "gemm.sustained_clock", fmt::format("{}; {}{}", src, q.note, ratio > 1 ? " (ran faster at the end: kept at 1)" : ""));
+    r.quality.push_back(std::move(q));
+  }
+
   // ---- GEMM efficiency per format ----------------------------------------------------------------
+  // A burst sample (the collector's probes) ran at the boost clock: it is set against the law without
+  // the sustained clock, so the efficiency stays the kernel's and the clock the board's.
   for (auto precision : kAllPrecisions) {
     std::vector<const GemmSample*> samples;
     for (const auto& g : m.gemms) {
@@ -164,9 +182,13 @@ FitResult fit_profile(const Profile& base, const Measurements& m, const FitOptio
       auto predict = [&](double efficiency) {
         Profile trial = law_only(p);
         trial.gemm_efficiency[idx] = efficiency;
-        const CostModel cost(*o.gpu, trial);
+        const CostModel sustained(*o.gpu, trial);
+        trial.sustained_clock = 1.0;
+        const CostModel burst(*o.gpu, trial);
         std::vector<double> out;
-        for (const auto* g : samples) out.push_back(cost.op_time(gemm_point_op(g->precision, g->batch, g->m, g->n, g->k)).value());
+        for (const auto* g : samples) {
+          out.push_back((g->burst ? burst : sustained).op_time(gemm_point_op(g->precision, g->batch, g->m, g->n, g->k)).value());
+        }
         return out;
       };
       const double best = golden_log([&](double e) { return squared_log_error(predict(e), measured); }, 1e-3, 1.0);
@@ -376,11 +398,21 @@ FitResult fit_profile(const Profile& base, const Measurements& m, const FitOptio
 
   // ---- measured points: the median per distinct shape or size --------------------------------------
   const std::string point_kind = source_kind(src).empty() ? std::string("assumed") : std::string(source_kind(src));
-  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t>, std::vector<double>> gemm_points;
-  for (const auto& g : m.gemms) gemm_points[{static_cast<int>(g.precision), g.batch, g.m, g.n, g.k}].push_back(g.seconds);
-  for (const auto& [key, times] : gemm_points) {
+  // Keyed by shape and clock: a burst and a sustained time of one shape are different measurements.
+  struct Timed {
+    std::vector<double> times;
+    int launches = 0;
+  };
+  const auto launches_text = [](int n) { return fmt::format("{} launch{}", n, n == 1 ? "" : "es"); };
+  std::map<std::tuple<int, std::int64_t, std::int64_t, std::int64_t, std::int64_t, bool>, Timed> gemm_points;
+  for (const auto& g : m.gemms) {
+    auto& t = gemm_points[{static_cast<int>(g.precision), g.batch, g.m, g.n, g.k, g.burst}];
+    t.times.push_back(g.seconds);
+    t.launches += g.launches;
+  }
+  for (const auto& [key, t] : gemm_points) {
     p.gemm_points.push_back({static_cast<Precision>(std::get<0>(key)), std::get<1>(key), std::get<2>(key), std::get<3>(key), std::get<4>(key),
-                             Seconds(median(times)), fmt::format("{}: median of {}", point_kind, times.size())});
+                             Seconds(median(t.times)), fmt::format("{}: median of {}", point_kind, launches_text(t.launches)), std::get<5>(key)});
   }
   std::map<std::tuple<int, int, int, double, std::string, std::string>, std::vector<double>> coll_points;
   for (const auto& c : m.collectives) {
@@ -392,12 +424,15 @@ FitResult fit_profile(const Profile& base, const Measurements& m, const FitOptio
                                    std::get<3>(key), Seconds(median(times)), std::get<4>(key), std::get<5>(key),
                                    fmt::format("{}: median of {}", point_kind, times.size())});
   }
-  std::map<std::pair<std::string, double>, std::vector<double>> mem_points;
+  std::map<std::pair<std::string, double>, Timed> mem_points;
   for (const auto& s : m.memory) {
-    if (s.seconds > 0 && s.bytes > 0) mem_points[{s.kind, s.bytes}].push_back(s.seconds);
+    if (s.seconds <= 0 || s.bytes <= 0) continue;
+    auto& t = mem_points[{s.kind, s.bytes}];
+    t.times.push_back(s.seconds);
+    t.launches += s.launches;
   }
-  for (const auto& [key, times] : mem_points) {
-    p.memory_points.push_back({key.first, key.second, Seconds(median(times)), fmt::format("{}: median of {}", point_kind, times.size())});
+  for (const auto& [key, t] : mem_points) {
+    p.memory_points.push_back({key.first, key.second, Seconds(median(t.times)), fmt::format("{}: median of {}", point_kind, launches_text(t.launches))});
   }
   return r;
 }

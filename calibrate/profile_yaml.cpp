@@ -23,6 +23,7 @@ constexpr std::string_view kFabricNames[] = {"nvlink", "pcie", "network"};
 constexpr std::string_view kCollectiveNames[] = {"all_reduce", "all_gather", "reduce_scatter", "all_to_all",
                                                  "send_recv", "broadcast", "reduce"};
 constexpr std::string_view kMemoryKinds[] = {"copy", "elementwise"};
+constexpr std::string_view kClockNames[] = {"sustained", "burst"};
 
 constexpr Field kFractionFields[] = {
     {.name = "fp32", .type = FieldType::number, .description = "FP32 (SIMT) GEMM", .required = true, .min = 0, .max = 1},
@@ -48,6 +49,7 @@ constexpr Field kGemmPointFields[] = {
     {.name = "k", .type = FieldType::integer, .description = "inner dimension", .required = true, .min = 1},
     {.name = "time", .type = FieldType::duration, .description = "GPU time of one GEMM", .required = true, .min = 0, .min_exclusive = true},
     {.name = "source", .type = FieldType::string, .description = "where it was measured: public: …, trace: …, cupti: …", .required = true},
+    {.name = "clock", .type = FieldType::choice, .description = "burst: a few launches at the boost clock (benchmarks, the collector); sustained: under training's power limit (traces)", .default_text = "sustained", .choices = kClockNames},
 };
 constexpr Schema kGemmPointSchema{"gemm point", "A measured GEMM.", kGemmPointFields};
 
@@ -429,7 +431,7 @@ Profile parse_profile(const yaml::Record& r) {
   if (gemm.has("points")) {
     for (const auto& g : gemm.sections("points")) {
       p.gemm_points.push_back(GemmPoint{precision_of(g, "precision"), g.integer("batch"), g.integer("m"), g.integer("n"), g.integer("k"),
-                                        g.duration("time"), point_source(g)});
+                                        g.duration("time"), point_source(g), g.has("clock") && g.string("clock") == "burst"});
     }
   }
   const auto& memory = r.section("memory");
@@ -529,8 +531,8 @@ std::string profile_yaml(const Profile& p) {
     if (section == "gemm" && !p.gemm_points.empty()) {
       out += "  points:\n";
       for (const auto& g : p.gemm_points) {
-        out += fmt::format("    - {{precision: {}, batch: {}, m: {}, n: {}, k: {}, time: {}, source: {}}}\n", precision_name(g.precision), g.batch,
-                           g.m, g.n, g.k, duration_text(g.time.value()), yaml_quoted(g.source));
+        out += fmt::format("    - {{precision: {}, batch: {}, m: {}, n: {}, k: {}, time: {}, source: {}{}}}\n", precision_name(g.precision), g.batch,
+                           g.m, g.n, g.k, duration_text(g.time.value()), yaml_quoted(g.source), g.burst ? ", clock: burst" : "");
       }
     }
     if (section == "memory" && !p.memory_points.empty()) {

@@ -57,6 +57,9 @@ std::optional<std::filesystem::path> find_hardware(std::string_view device, cons
   for (const auto& f : yaml_files(dir)) {
     const auto spec = topology::parse_gpu(yaml::Record(yaml::load_file(f), topology::kGpuSchema));
     if (normalized_gpu_name(spec.name) == want) return f;
+    for (const auto& alias : spec.device_names) {
+      if (normalized_gpu_name(alias) == want) return f;
+    }
   }
   return std::nullopt;
 }

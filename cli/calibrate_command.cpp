@@ -5,6 +5,7 @@
 #include <filesystem>
 #include <fmt/format.h>
 #include <iostream>
+#include <limits>
 #include <nlohmann/json.hpp>
 
 #include "calibrate/cost_model.hpp"
@@ -53,7 +54,8 @@ nlohmann::json points_json(const calibrate::Profile& p) {
   nlohmann::json gemm = nlohmann::json::array(), coll = nlohmann::json::array(), mem = nlohmann::json::array();
   for (const auto& g : p.gemm_points) {
     gemm.push_back({{"precision", precision_name(g.precision)}, {"batch", g.batch}, {"m", g.m}, {"n", g.n}, {"k", g.k},
-                    {"time_s", g.time.value()}, {"tflops", 2.0 * g.batch * g.m * g.n * g.k / g.time.value() / 1e12}, {"source", g.source}});
+                    {"time_s", g.time.value()}, {"tflops", 2.0 * g.batch * g.m * g.n * g.k / g.time.value() / 1e12},
+                    {"clock", g.burst ? "burst" : "sustained"}, {"source", g.source}});
   }
   for (const auto& c : p.collective_points) {
     coll.push_back({{"collective", calibrate::collective_kind_name(c.collective)}, {"fabric", calibrate::fabric_name(c.fabric)},
@@ -87,16 +89,21 @@ std::string show_text(const std::string& file, const calibrate::Profile& p) {
   if (!p.gpu.empty()) out += fmt::format("GPU         {}\n", p.gpu);
   out += fmt::format("Hardware    {}\n\n", p.hardware.empty() ? "unknown (map it with --hardware when importing)" : p.hardware);
   Table t({"key", "value", "source"}, {Table::Align::left, Table::Align::right, Table::Align::left});
+  // A source too long for the column goes under its row, so that the table stays within 120 columns.
+  constexpr std::size_t kSourceColumn = 64;
   for (const auto& n : calibrate::profile_numbers(p)) {
     const std::string src = calibrate::source_of(p, n.path);
-    t.add({n.path, calibrate::format_profile_number(n.unit, n.value), src.empty() ? "(none)" : src});
+    const bool below = src.size() > kSourceColumn;
+    t.add({n.path, calibrate::format_profile_number(n.unit, n.value), src.empty() ? "(none)" : below ? "" : src});
+    if (below) t.add_note(src);
   }
   out += t.render();
   if (!p.gemm_points.empty()) {
-    Table g({"format", "batch", "m", "n", "k", "time", "TFLOP/s", "source"}, std::vector<Table::Align>(7, Table::Align::right));
+    Table g({"format", "batch", "m", "n", "k", "time", "TFLOP/s", "clock", "source"}, std::vector<Table::Align>(7, Table::Align::right));
     for (const auto& x : p.gemm_points) {
       g.add({std::string(precision_name(x.precision)), fmt::format("{}", x.batch), fmt::format("{}", x.m), fmt::format("{}", x.n),
-             fmt::format("{}", x.k), format_duration(x.time), format_number(2.0 * x.batch * x.m * x.n * x.k / x.time.value() / 1e12), x.source});
+             fmt::format("{}", x.k), format_duration(x.time), format_number(2.0 * x.batch * x.m * x.n * x.k / x.time.value() / 1e12),
+             x.burst ? "burst" : "sustained", x.source});
     }
     out += fmt::format("\nGEMM points ({})\n", p.gemm_points.size()) + g.render();
   }
@@ -278,6 +285,25 @@ int run_from_trace(const TraceOptions& o, const std::string& profiles_dir) {
   return 0;
 }
 
+
+/// The bundled job with the fewest GPUs whose GPU is `hardware`, or `fallback` where none is.
+std::string reference_job(const std::string& hardware, const std::string& fallback) {
+  const std::filesystem::path jobs = std::filesystem::path(kSourceDir) / "scenarios" / "jobs";
+  std::vector<std::filesystem::path> files;
+  for (const auto& e : std::filesystem::directory_iterator(jobs)) {
+    if (e.path().extension() == ".yaml") files.push_back(e.path());
+  }
+  std::sort(files.begin(), files.end());
+  std::string best = fallback;
+  int fewest = std::numeric_limits<int>::max();
+  for (const auto& f : files) {
+    const auto s = sim::load_scenario(f.string());
+    if (s.cluster.node.gpu.name != hardware || s.cluster.gpus() >= fewest) continue;
+    fewest = s.cluster.gpus();
+    best = std::filesystem::relative(f).string();
+  }
+  return best;
+}
 }  // namespace
 
 Action add_calibrate_command(CLI::App& app) {
@@ -303,7 +329,8 @@ Action add_calibrate_command(CLI::App& app) {
   auto* diff = cmd->add_subcommand("diff", "What changed between two profiles, and how the predicted iteration time of a reference job moves");
   diff->add_option("a", o->a, "the first profile (file or bundled name)")->required();
   diff->add_option("b", o->b, "the second profile (file or bundled name)")->required();
-  diff->add_option("--scenario", o->scenario, "reference job simulated with each profile")->capture_default_str();
+  diff->add_option("--scenario", o->scenario, "reference job simulated with each profile (default: the smallest bundled job on b's GPU)")
+      ->capture_default_str();
   diff->add_option("--bundled", o->bundled, "directory of the bundled profiles (default: the project's scenarios/profiles)");
   diff->add_flag("--json", o->json, "print JSON instead of tables");
 
@@ -334,6 +361,9 @@ Action add_calibrate_command(CLI::App& app) {
       const auto sa = calibrate::source_of(a.profile, n.path), sb = calibrate::source_of(b.profile, n.path);
       if (sa != sb) source_changes.emplace_back(n.path, sb);
     }
+    // Without --scenario: the smallest bundled job on the GPU the second profile was measured on, so that
+    // an H100 profile is not judged on an A100 job.
+    if (diff->get_option("--scenario")->count() == 0) o->scenario = reference_job(b.profile.hardware, o->scenario);
     const auto s = sim::load_scenario(o->scenario);
     s.require_workload();
     const Reference ra = simulate_with(s, a.profile), rb = simulate_with(s, b.profile);

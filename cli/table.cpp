@@ -10,23 +10,44 @@ std::size_t width(const std::string& s) {
   return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
 }
 
-// `text` wrapped after ", " or " · " so that no line (indent included) passes `columns` unless one
-// item does.
-std::string wrapped(const std::string& text, const std::string& indent, std::size_t columns) {
-  std::string out, line = indent;
+// The pieces of `text` a line may end after: each ", " or " · ", and within a piece that alone would
+// not fit in `room` columns, each space.
+std::vector<std::string> break_points(const std::string& text, std::size_t room) {
+  std::vector<std::string> items;
   std::size_t start = 0;
   while (start < text.size()) {
     const std::size_t comma = text.find(", ", start), dot = text.find(" · ", start);
     std::size_t end = std::min(comma, dot);
     end = end == std::string::npos ? text.size() : end + (end == comma ? 2 : std::string(" · ").size());
     std::string item = text.substr(start, end - start);
-    if (width(line) > width(indent) && width(line) + width(item) > columns + (end == text.size() ? 0 : 1)) {
+    start = end;
+    if (width(item) <= room) {
+      items.push_back(std::move(item));
+      continue;
+    }
+    for (std::size_t at = 0; at < item.size();) {
+      const std::size_t space = item.find(' ', at);
+      const std::size_t stop = space == std::string::npos ? item.size() : space + 1;
+      items.push_back(item.substr(at, stop - at));
+      at = stop;
+    }
+  }
+  return items;
+}
+
+// `text` wrapped after ", " or " · " (or a space, in a piece too long for a line) so that no line
+// (indent included) passes `columns` unless one word does.
+std::string wrapped(const std::string& text, const std::string& indent, std::size_t columns) {
+  std::string out, line = indent;
+  const auto items = break_points(text, columns - std::min(columns, width(indent)));
+  for (std::size_t i = 0; i < items.size(); ++i) {
+    const bool last = i + 1 == items.size();
+    if (width(line) > width(indent) && width(line) + width(items[i]) > columns + (last ? 0 : 1)) {
       while (!line.empty() && line.back() == ' ') line.pop_back();
       out += line + "\n";
       line = indent;
     }
-    line += item;
-    start = end;
+    line += items[i];
   }
   return out + line + "\n";
 }

@@ -43,6 +43,7 @@ constexpr std::string_view kComputeCapabilities[] = {"7.0", "7.5", "8.0", "8.6",
 
 constexpr Field kGpuFields[] = {
     {.name = "name", .type = FieldType::string, .description = "GPU name, e.g. H100-SXM5-80GB", .required = true},
+    {.name = "device_names", .type = FieldType::string_list, .description = "names CUDA reports for this part (nvidia-smi, cudaGetDeviceProperties, profiler traces), to find this file from a measurement"},
     {.name = "what_if", .type = FieldType::boolean, .description = "true when the figures are an announced or derived specification rather than a shipping, measured part", .default_text = "false"},
     {.name = "peak", .type = FieldType::section, .description = "dense peak FLOP/s per format", .required = true, .schema = &kPeakSchema},
     {.name = "hbm", .type = FieldType::section, .description = "device memory", .required = true, .schema = &kHbmSchema},
@@ -76,6 +77,7 @@ BytesPerSecond GpuSpec::pcie_per_direction() const { return pcie_bandwidth(pcie_
 GpuSpec parse_gpu(const yaml::Record& r) {
   GpuSpec g;
   g.name = r.string("name");
+  if (r.has("device_names")) g.device_names = r.strings("device_names");
   g.what_if = r.boolean("what_if");
   const auto& peak = r.section("peak");
   for (auto p : kAllPrecisions) {

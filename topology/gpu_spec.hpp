@@ -4,6 +4,7 @@
 #include <array>
 #include <optional>
 #include <string>
+#include <vector>
 #include <utility>
 
 #include "core/precision.hpp"
@@ -22,6 +23,9 @@ struct NvlinkSpec {
 
 struct GpuSpec {
   std::string name;
+  /// The names CUDA reports for this part (cudaGetDeviceProperties, nvidia-smi, a profiler trace's
+  /// deviceProperties), which need not be `name`: "NVIDIA H100 80GB HBM3" is an H100-SXM5-80GB.
+  std::vector<std::string> device_names;
   bool what_if = false;  ///< an announced or derived specification, not a measured part
   /// Dense (no structured sparsity) tensor-core peak per format; nullopt where unsupported.
   std::array<std::optional<FlopsPerSecond>, kAllPrecisions.size()> peak{};

@@ -27,6 +27,7 @@
 #include <nccl.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
 #include <fmt/format.h>
@@ -34,6 +35,7 @@
 #include <memory>
 #include <mutex>
 #include <stdexcept>
+#include <thread>
 #include <vector>
 
 #include "calibrate/cupti_records.hpp"
@@ -198,6 +200,17 @@ struct GemmRunner {
     cublasDestroy(handle);
   }
 
+  /// A and B hold random numbers of format `p` (random_operands): a 16 MiB pattern, repeated.
+  void fill(Precision p) {
+    const auto pattern = random_operands(p, std::size_t{16} << 20, static_cast<std::uint64_t>(p) + 1);
+    for (auto* buffer : {a.get(), b.get()}) {
+      for (std::size_t at = 0; at < buffer->bytes; at += pattern.size()) {
+        const std::size_t n = std::min(pattern.size(), buffer->bytes - at);
+        check(cudaMemcpy(static_cast<char*>(buffer->ptr) + at, pattern.data(), n, cudaMemcpyHostToDevice), "cudaMemcpy");
+      }
+    }
+  }
+
   /// One GEMM (or batched GEMM): C[m x n] = A[m x k] · B[k x n], column-major, in `p`.
   void run(Precision p, std::int64_t batch, std::int64_t m, std::int64_t n, std::int64_t k) {
     if (p == Precision::fp8) return run_fp8(m, n, k);
@@ -349,6 +362,7 @@ struct Options {
   std::string hardware_dir = std::string(PARASIM_SOURCE_DIR) + "/scenarios/hardware";
   std::string profiles_dir = std::string(PARASIM_SOURCE_DIR) + "/scenarios/profiles";
   int iterations = 10;
+  double sustain_seconds = 3;
   bool quick = false, no_nccl = false;
 };
 
@@ -361,6 +375,31 @@ int count_gpus() {
                                          e != cudaSuccess ? cudaGetErrorString(e) : "cudaGetDeviceCount found 0 devices"));
   }
   return n;
+}
+
+/// One 8192³ GEMM back to back for `seconds` after a second idle: its first launches run at the boost
+/// clock a short benchmark sees, its last under the board's power limit, as training runs.
+void sustain(ActivityLog& log, GemmRunner& gemm, cudaStream_t stream, const std::vector<Precision>& formats, double seconds) {
+  Probe probe;
+  probe.kind = ProbeKind::sustained_gemm;
+  probe.precision = std::find(formats.begin(), formats.end(), Precision::bf16) != formats.end() ? Precision::bf16 : formats.back();
+  probe.m = probe.n = probe.k = 8192;
+  gemm.fill(probe.precision);
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  std::this_thread::sleep_for(std::chrono::seconds(1));
+  const std::size_t id = log.add(probe);
+  const auto began = std::chrono::steady_clock::now();
+  constexpr int kMostLaunches = 0xffff;  // the iteration's 16 bits of the external correlation id
+  for (int i = 0; i < kMostLaunches; ++i) {
+    {
+      ProbeScope scope(id, i);
+      gemm.run(probe.precision, 1, probe.m, probe.n, probe.k);
+    }
+    if (i % 64 != 63) continue;
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");  // the host only decides when to stop
+    if (std::chrono::duration<double>(std::chrono::steady_clock::now() - began).count() >= seconds) break;
+  }
+  check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
 
 void measure(ActivityLog& log, const Options& o, int gpus, const cudaDeviceProp& prop, const std::optional<topology::GpuSpec>& spec) {
@@ -381,6 +420,7 @@ void measure(ActivityLog& log, const Options& o, int gpus, const cudaDeviceProp&
   {
     GemmRunner gemm(largest * 4, stream);
     for (auto p : gemm_formats(prop.major, prop.minor)) {
+      gemm.fill(p);
       for (const auto& s : shapes) {
         if (p == Precision::fp8 && s.batch > 1) continue;
         Probe probe;
@@ -399,6 +439,8 @@ void measure(ActivityLog& log, const Options& o, int gpus, const cudaDeviceProp&
         check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
       }
     }
+
+    if (o.sustain_seconds > 0) sustain(log, gemm, stream, gemm_formats(prop.major, prop.minor), o.sustain_seconds);
 
     // Copies and the elementwise kernel.
     const double top = o.quick ? 268435456.0 : 1073741824.0;
@@ -545,8 +587,12 @@ int run(const Options& o) {
     active_log = &log;
   }
   check(cuptiActivityRegisterCallbacks(buffer_requested, buffer_completed), "cuptiActivityRegisterCallbacks");
+  // CUPTI writes an external-correlation record only before an API record (cupti_activity.h, at
+  // cuptiActivityPushExternalCorrelationId): without the runtime and driver API kinds, no kernel could be
+  // told to its probe (seen on an H200 with CUPTI 13.0: 2986 records, none claimed). cuBLAS launches
+  // through either API; the API records themselves are dropped in buffer_completed.
   for (auto kind : {CUPTI_ACTIVITY_KIND_CONCURRENT_KERNEL, CUPTI_ACTIVITY_KIND_MEMCPY, CUPTI_ACTIVITY_KIND_MEMSET,
-                    CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION}) {
+                    CUPTI_ACTIVITY_KIND_RUNTIME, CUPTI_ACTIVITY_KIND_DRIVER, CUPTI_ACTIVITY_KIND_EXTERNAL_CORRELATION}) {
     check(cuptiActivityEnable(kind), "cuptiActivityEnable");
   }
   measure(log, o, gpus, prop, spec);
@@ -577,9 +623,9 @@ int run(const Options& o) {
                            log.records(), log.unclaimed(), missing.size());
   for (const auto& q : r.quality) {
     std::cout << fmt::format("  {:<44} {:>4} samples  {}\n", q.what, q.samples,
-                             q.fitted ? fmt::format("R² {:.3f}, median {:.1f}%, worst {:.1f}%: {}", q.r2, 100 * q.median_error, 100 * q.worst_error,
-                                                    join_names(q.keys))
-                                      : q.note);
+                             q.fitted && q.note.empty() ? fmt::format("R² {:.3f}, median {:.1f}%, worst {:.1f}%: {}", q.r2, 100 * q.median_error,
+                                                                      100 * q.worst_error, join_names(q.keys))
+                                                        : q.note);
   }
   std::cout << fmt::format("Profile {} written to {}\n", r.profile.name, o.out);
   return 0;
@@ -596,6 +642,9 @@ int main(int argc, char** argv) {
   app.add_option("--bundled", o.profiles_dir, "directory of the bundled profiles")->capture_default_str();
   app.add_option("--iterations", o.iterations, "timed launches per probe (after 2 warm-up launches)")->capture_default_str()->check(CLI::Range(1, 1000));
   app.add_option("--name", o.name, "name of the profile (default: the --out file's stem)");
+  app.add_option("--sustain", o.sustain_seconds, "seconds of one GEMM back to back for the sustained clock (0: none)")
+      ->check(CLI::Range(0.0, 600.0))
+      ->capture_default_str();
   app.add_flag("--quick", o.quick, "a shorter sweep (fewer shapes and sizes)");
   app.add_flag("--no-nccl", o.no_nccl, "skip the collectives and the overlap probes");
   try {

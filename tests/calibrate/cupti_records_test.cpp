@@ -1,4 +1,5 @@
 #include <doctest/doctest.h>
+#include <cmath>
 
 #include "calibrate/cost_model.hpp"
 #include "calibrate/cupti_records.hpp"
@@ -162,8 +163,8 @@ TEST_CASE("the sweep: formats by compute capability, GEMM shapes and collective 
   CHECK(gemm_formats(8, 0) == std::vector<Precision>{Precision::fp32, Precision::fp16, Precision::tf32, Precision::bf16});
   CHECK(gemm_formats(8, 9).back() == Precision::fp8);  // Ada
   CHECK(gemm_formats(9, 0).back() == Precision::fp8);  // Hopper
-  // 7 squares (256 .. 16384), 6 skinny, 4 transformer, 2 batched.
-  CHECK(gemm_sweep().size() == 19);
+  // 7 squares (256 .. 16384), 6 skinny, 4 transformer, 6 MoE expert, 2 batched.
+  CHECK(gemm_sweep().size() == 25);
   // 1 KiB .. 1 GiB by powers of 4: 4^0 .. 4^10 KiB.
   const auto sizes = collective_sweep();
   CHECK(sizes.size() == 11);
@@ -172,11 +173,12 @@ TEST_CASE("the sweep: formats by compute capability, GEMM shapes and collective 
   CHECK(probe_iteration_id(0, 3) == (1u << 16 | 3u));
 }
 
-TEST_CASE("from records to a profile YAML: GEMMs timed at 75% of the H100 law are fitted and written") {
+TEST_CASE("from records to a profile YAML: GEMMs timed in bursts at 75% of the H100 law are fitted and written") {
   auto gpu = test::h100();
   gpu.sms = 132;
   Profile truth = default_profile("H100-SXM5-80GB");
   truth.gemm_efficiency[static_cast<std::size_t>(Precision::bf16)] = 0.75;
+  truth.sustained_clock = 1.0;  // the probes' few launches run at the boost clock
   const CostModel cost(gpu, truth);
   ActivityLog log;
   Writer w{log};
@@ -195,8 +197,102 @@ TEST_CASE("from records to a profile YAML: GEMMs timed at 75% of the H100 law ar
   CHECK(fit.profile.gemm_efficiency[static_cast<std::size_t>(Precision::bf16)] == doctest::Approx(0.75).epsilon(1e-5));
   fit.profile.name = "h100-node";
   fit.profile.source = o.source;
+  CHECK(fit.profile.sustained_clock == doctest::Approx(0.87));  // the board's, not folded into the efficiency
   const Profile back = parse_profile(yaml::Record(yaml::parse_text(profile_yaml(fit.profile), "node.yaml"), kProfileSchema));
-  CHECK(back.gemm_points.size() == 19);
+  CHECK(back.gemm_points.size() == 25);
+  CHECK(back.gemm_points.front().burst);
+  CHECK(back.gemm_points.front().source == "cupti: median of 3 launches");  // 5 launches, 2 warm-ups
   CHECK(back.gemm_efficiency[static_cast<std::size_t>(Precision::bf16)] == doctest::Approx(0.75).epsilon(1e-5));
   CHECK(source_kind(source_of(back, "gemm.efficiency.bf16")) == "cupti");
+  // Training runs at the sustained clock: at a measured shape the profile predicts the burst time / 0.87
+  // (8192³ is compute-bound; the kernel launch is not slowed by the clock).
+  const CostModel trained(gpu, back);
+  const auto op = gemm_point_op(Precision::bf16, 1, 8192, 8192, 8192);
+  const double launch = back.kernel_launch.value();
+  CHECK(trained.op_time(op).value() - launch == doctest::Approx((cost.op_time(op).value() - launch) / 0.87).epsilon(1e-9));
+}
+
+TEST_CASE("the sustained clock: a GEMM's last fifth of launches against its first 20") {
+  ActivityLog log;
+  Writer w{log};
+  Probe probe = gemm_probe(8192, 8192, 8192);
+  probe.kind = ProbeKind::sustained_gemm;
+  const auto id = log.add(probe);
+  // 300 launches: the board holds its boost clock for 100 (1000 us each), then the power limit sets it
+  // to 1000 / 1150 of that.
+  double t = 0;
+  for (int i = 0; i < 300; ++i) {
+    const double us = i < 100 ? 1000 : 1150;
+    w.kernel(id, i, "sm90_xmma_gemm", t, t + us);
+    t += us;
+  }
+  const auto s = log.sustained(id);
+  REQUIRE(s);
+  CHECK(s->burst_seconds == doctest::Approx(1000e-6));
+  CHECK(s->sustained_seconds == doctest::Approx(1150e-6));
+  CHECK(s->burst_launches == 20);
+  CHECK(s->sustained_launches == 59);  // (300 - 2 warm-ups) / 5
+  CHECK(s->launches == 298);
+  const auto m = log.reduce();
+  REQUIRE(m.sustained);
+  FitOptions o;
+  o.gpu = test::h100();
+  o.source = "cupti: test";
+  const auto fit = fit_profile(default_profile("H100-SXM5-80GB"), m, o);
+  CHECK(fit.profile.sustained_clock == doctest::Approx(1000.0 / 1150.0));
+  CHECK(source_of(fit.profile, "gemm.sustained_clock").find("median of the first 20 launches 1000.0 us, of the last 59 1150.0 us") != std::string::npos);
+
+  // Too short a run to see the power limit says so instead of a number.
+  ActivityLog brief;
+  Writer b{brief};
+  const auto short_id = brief.add(probe);
+  for (int i = 0; i < 50; ++i) b.kernel(short_id, i, "sm90_xmma_gemm", 1000.0 * i, 1000.0 * i + 1000);
+  std::vector<std::size_t> missing;
+  CHECK_FALSE(brief.reduce(&missing).sustained);
+  CHECK(missing == std::vector<std::size_t>{short_id});
+}
+
+namespace {
+// A value of `p` from its little-endian bits: sign, biased exponent, mantissa (normal numbers only).
+double decode(Precision p, const std::vector<std::uint8_t>& bytes, std::size_t at) {
+  struct Layout {
+    std::size_t width;
+    int mantissa_bits, exponent_bits, bias;
+  };
+  const Layout l = p == Precision::fp8    ? Layout{1, 3, 4, 7}
+                   : p == Precision::fp16 ? Layout{2, 10, 5, 15}
+                   : p == Precision::bf16 ? Layout{2, 7, 8, 127}
+                                          : Layout{4, 23, 8, 127};
+  std::uint64_t bits = 0;
+  for (std::size_t b = 0; b < l.width; ++b) bits |= std::uint64_t{bytes[at + b]} << (8 * b);
+  const auto mantissa = bits & ((std::uint64_t{1} << l.mantissa_bits) - 1);
+  const auto exponent = static_cast<int>((bits >> l.mantissa_bits) & ((1u << l.exponent_bits) - 1));
+  const bool negative = (bits >> (l.mantissa_bits + l.exponent_bits)) & 1;
+  const double value = std::ldexp(1.0 + static_cast<double>(mantissa) / std::ldexp(1.0, l.mantissa_bits), exponent - l.bias);
+  return negative ? -value : value;
+}
+}  // namespace
+
+TEST_CASE("GEMM operands are random numbers in [0.5, 2) of either sign in every format, never zeros") {
+  for (Precision p : {Precision::fp32, Precision::tf32, Precision::bf16, Precision::fp16, Precision::fp8}) {
+    CAPTURE(static_cast<int>(p));
+    const auto bytes = random_operands(p, 4096, 7);
+    REQUIRE(bytes.size() == 4096);
+    const std::size_t width = p == Precision::fp8 ? 1 : (p == Precision::bf16 || p == Precision::fp16) ? 2 : 4;
+    int negative = 0, below_one = 0;
+    for (std::size_t at = 0; at < bytes.size(); at += width) {
+      const double v = decode(p, bytes, at);
+      CHECK(std::abs(v) >= 0.5);
+      CHECK(std::abs(v) < 2.0);
+      negative += v < 0;
+      below_one += std::abs(v) < 1;
+    }
+    const auto n = static_cast<int>(bytes.size() / width);
+    CHECK(negative > n / 3);  // both signs, both binades: not a constant fill
+    CHECK(negative < 2 * n / 3);
+    CHECK(below_one > n / 3);
+    CHECK(below_one < 2 * n / 3);
+  }
+  CHECK(random_operands(Precision::bf16, 64, 1) == random_operands(Precision::bf16, 64, 1));  // reproducible
+  CHECK(random_operands(Precision::bf16, 64, 1) != random_operands(Precision::bf16, 64, 2));
 }

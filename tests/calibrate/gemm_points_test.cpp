@@ -96,3 +96,15 @@ TEST_CASE("measured points from 70% of XLA's sm_90 table predict the other 30% b
   CHECK(point_errors[55] <= 0.10);
   CHECK(point_errors[55] < law_errors[55]);
 }
+
+TEST_CASE("a measured point in a format the GPU has no peak for says nothing there, and breaks nothing") {
+  Profile p = default_profile("H100-SXM5-80GB");
+  p.gemm_points.push_back({Precision::fp8, 1, 4096, 4096, 4096, Seconds(100e-6), "cupti: another GPU's", true});
+  const auto gpu = test::h100();  // a bf16 peak only, as an A100's hardware file has no fp8 one
+  REQUIRE_FALSE(gpu.peak_for(Precision::fp8));
+  const CostModel with_point(gpu, p);
+  p.gemm_points.clear();
+  const CostModel without(gpu, p);
+  const auto op = gemm_point_op(Precision::bf16, 1, 4096, 4096, 4096);
+  CHECK(with_point.op_time(op).value() == without.op_time(op).value());
+}

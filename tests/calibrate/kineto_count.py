@@ -13,11 +13,11 @@ import json
 import subprocess
 import sys
 
-# calibrate/kernel_class.hpp, in order; first match wins, on the lower-cased name with "fbgemm" removed.
+# calibrate/kernel_class.hpp, in order; first match wins, on the lower-cased name with "fbgemm" and "convert" removed.
 RULES = [
     ("attention", ["flash", "fmha", "attention", "attn", "sdpa"]),
     ("convolution", ["conv", "fprop", "dgrad", "wgrad", "scudnn", "winograd", "implicit_gemm", "fft2d", "cudnn::cnn", "cask_cudnn"]),
-    ("gemm", ["gemm", "gemv", "splitkreduce", "cublas", "cutlass", "triton_tem", "cijk_"]),
+    ("gemm", ["gemm", "gemv", "splitkreduce", "cublas", "cutlass", "triton_tem", "cijk_", "nvjet"]),
     ("reduction", ["reduce", "softmax", "norm", "bn_fw", "bn_bw", "welford", "triton_red", "triton_per"]),
     ("elementwise", ["elementwise", "fillfunctor", "copy", "triton_poi", "multi_tensor_apply", "nchwtonhwc", "nhwctonchw",
                      "index", "scatter", "gather", "transpose", "catarray"]),
@@ -26,7 +26,7 @@ CLASSES = ["gemm", "attention", "convolution", "elementwise", "reduction", "nccl
 
 
 def classify(name):
-    s = name.lower().replace("fbgemm", "")
+    s = name.lower().replace("fbgemm", "").replace("convert", "")
     if s.startswith("nccl"):
         return "nccl"
     for klass, patterns in RULES:

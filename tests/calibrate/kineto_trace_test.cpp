@@ -79,6 +79,12 @@ TEST_CASE("kernel classes by name, in the order of kernel_class.hpp") {
   CHECK(classify_kernel("void cudnn::bn_fw_tr_1C11_kernel_NCHW<float, float, int, 128, true, 1, true>") == KernelClass::reduction);
   CHECK(classify_kernel("void at::native::vectorized_elementwise_kernel<4, at::native::FillFunctor<float> >") == KernelClass::elementwise);
   CHECK(classify_kernel("triton_poi_fused_add_cos_sin_0") == KernelClass::elementwise);
+  // Seen in a PyTorch 2.11 / CUDA 13.0 trace of a Llama-2-7B layer on an H100 (tests/data/kineto/README.md):
+  // cuBLAS's Hopper nvJet GEMMs, cuDNN's fused attention, and a cast that is no convolution.
+  CHECK(classify_kernel("nvjet_sm90_tst_256x128_64x4_1x2_h_bz_coopA_NNT") == KernelClass::gemm);
+  CHECK(classify_kernel("cudnn_generated_fort_native_sdpa_sm90_flash_bprop_wgmma_f16_knob_26_64x64x128_1x4x1_cga1x1x1_kernel0_0") ==
+        KernelClass::attention);
+  CHECK(classify_kernel("void cudnn::fusion::convert_dq_to_16bits<true>(void const*, void*, unsigned int)") == KernelClass::other);
   CHECK(classify_kernel("void cub::DeviceRadixSortOnesweepKernel<cub::DeviceRadixSortPolicy<long, int, int> >") == KernelClass::other);
 }
 

@@ -54,7 +54,8 @@ TEST_CASE("GEMM efficiency: GEMMs timed by the law at 70% are fitted back to 70%
   CHECK(source_of(r.profile, "gemm.efficiency.bf16").rfind("cupti: test; fitted on 5 GEMMs", 0) == 0);
   // Every GEMM is kept as a measured point with its source.
   REQUIRE(r.profile.gemm_points.size() == 5);
-  CHECK(r.profile.gemm_points[0].source == "cupti: median of 1");
+  CHECK(r.profile.gemm_points[0].source == "cupti: median of 1 launch");
+  CHECK_FALSE(r.profile.gemm_points[0].burst);  // samples not marked burst are training-clock times
 }
 
 TEST_CASE("collective latency and bandwidth: least squares recovers the fabric's figures") {

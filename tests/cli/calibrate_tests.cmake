@@ -5,7 +5,7 @@ parasim_cli_test(NAME calibrate_help ARGS calibrate --help STDOUT_REGEX "show" "
 parasim_cli_test(NAME calibrate_from_trace_help ARGS calibrate from-trace --help STDOUT_REGEX "--out" "--hardware" "--network-bandwidth" "--gpus-per-node")
 # Every number with its value and source; a bundled profile by name or by file.
 parasim_cli_test(NAME calibrate_show_table ARGS calibrate show scenarios/profiles/a100-sxm4.yaml
-                 STDOUT_REGEX "Profile +a100" "gemm.efficiency.bf16 +0.869 +public: \\[MAMF\\]" "fabrics.nvlink.step_latency +5.7 us")
+                 STDOUT_REGEX "Profile +a100" "gemm.efficiency.bf16 +0.869\n +public: \\[MAMF\\]" "fabrics.nvlink.step_latency +5.7 us")
 parasim_cli_test(NAME calibrate_show_by_name ARGS calibrate show b200 STDOUT_REGEX "WHAT-IF" "gemm.efficiency.fp8 +0.763")
 parasim_cli_test(NAME calibrate_show_json ARGS calibrate show h100 --json REPEAT
                  JSON name=h100 hardware=H100-SXM5-80GB numbers.nvls.enabled.value=ON
@@ -16,14 +16,38 @@ parasim_cli_test(NAME calibrate_show_bad_efficiency ARGS calibrate show tests/ca
                  STDERR ${cal_data}/bad_profile_efficiency.expected)
 parasim_cli_test(NAME calibrate_show_bad_source ARGS calibrate show tests/calibrate/data/bad_profile_unsourced.yaml RC 2
                  STDERR ${cal_data}/bad_profile_unsourced.expected)
-# What changed and how the reference job (GPT-3 175B on 1024 A100) moves.
+# What changed and how the reference job moves: by default the smallest bundled job on the second
+# profile's GPU (an H100 profile: the 8-GPU Llama-2 7B lab job), else GPT-3 175B on 1024 A100.
 parasim_cli_test(NAME calibrate_diff ARGS calibrate diff a100 scenarios/profiles/h100-sxm5.yaml
-                 STDOUT_REGEX "Numbers +14 changed" "gemm.efficiency.bf16 +0.869 +0.803 +-7.6%" "iteration [0-9.]+ s -> [0-9.]+ s \\([-+][0-9.]+%\\)")
+                 STDOUT_REGEX "Numbers +14 changed" "gemm.efficiency.bf16 +0.869 +0.803 +-7.6%" "Reference +llama2-7b-lab"
+                              "iteration [0-9.]+ m?s -> [0-9.]+ m?s \\([-+][0-9.]+%\\)")
 parasim_cli_test(NAME calibrate_diff_same ARGS calibrate diff h200 scenarios/profiles/h200.yaml --json REPEAT
                  JSON a.name=h200 b.name=h200 reference.relative_change=0.0)
 parasim_cli_test(NAME calibrate_diff_json ARGS calibrate diff a100 h100 --json
-                 JSON changed.0.key=gemm.efficiency.bf16 reference.scenario=scenarios/jobs/gpt3-175b-1024-a100.yaml
+                 JSON changed.0.key=gemm.efficiency.bf16 reference.scenario=scenarios/jobs/llama2-7b-lab.yaml
                  STDOUT_REGEX "\"a\": 0.869" "\"b\": 0.803")
+
+# A profile the CUPTI collector measured on an H100 (scenarios/profiles/measured/PROVENANCE.md): its
+# burst GEMM points, its measured sustained clock, within 120 columns; against the bundled H100 profile on
+# an H100 job, and on an A100 job whose GPU has no fp8 peak for its fp8 points.
+set(measured_h100 scenarios/profiles/measured/h100-sxm5-cupti.yaml)
+parasim_cli_test(NAME calibrate_show_measured ARGS calibrate show ${measured_h100} MAX_COLUMNS 120
+                 STDOUT_REGEX "Hardware +H100-SXM5-80GB" "gemm.sustained_clock +0.876" "median of the first 20 launches 1366.5 us"
+                              "GEMM points \\(123\\)" "bf16 +1 +8192 +8192 +8192 .* burst +cupti: median of 10 launches")
+parasim_cli_test(NAME calibrate_show_bundled_readable ARGS calibrate show h100 MAX_COLUMNS 120 STDOUT_REGEX "attention.flash1.forward_efficiency")
+parasim_cli_test(NAME calibrate_diff_measured ARGS calibrate diff h100 ${measured_h100}
+                 STDOUT_REGEX "gemm.sustained_clock +0.87 +0.876" "Reference +llama2-7b-lab" "iteration [0-9.]+ ms -> [0-9.]+ ms")
+parasim_cli_test(NAME calibrate_diff_measured_on_a100 ARGS calibrate diff a100 ${measured_h100} --scenario scenarios/jobs/gpt3-175b-1024-a100.yaml
+                 STDOUT_REGEX "Reference +gpt3-175b-1024-a100" "iteration [0-9.]+ s -> [0-9.]+ s")
+parasim_cli_test(NAME calibrate_show_measured_json ARGS calibrate show ${measured_h100} --json
+                 JSON points.gemm.0.clock=burst "points.gemm.0.source=cupti: median of 10 launches"
+                 STDOUT_REGEX "\"value\": 0\\.8759760335" "median of the first 20 launches 1366\\.5 us, of the last 1279 1560\\.0 us")
+
+# from-trace on an H100 (PyTorch 2.11, CUDA 13.0): the board found by the name CUDA reports, cuBLAS's
+# nvjet GEMMs and cuDNN's fused attention classified, every GEMM's shape joined from its host op.
+parasim_cli_test(NAME calibrate_from_trace_h100 ARGS calibrate from-trace tests/data/kineto/h100_llama2_7b_layer_torch211.json.gz
+                 STDOUT_REGEX "NVIDIA H100 80GB HBM3 = H100-SXM5-80GB" "gemm +36 " "attention +6 " "GEMM shapes for 36 of 36 GEMM kernels"
+                              "gemm bf16 +36 ")
 
 # from-trace: the eight ranks of one DLRM step on V100 (tests/data/kineto, see its README).
 set(dlrm ${PROJECT_SOURCE_DIR}/tests/data/kineto/param_dlrm_8rank_v100)
