@@ -90,11 +90,15 @@ add_test(NAME cli_calibrate_kineto_counts_a100
                  tests/data/kineto/hta_a100_alexnet_single_gpu.json.gz tests/data/kineto/hta_a100_event_sync_multi_stream.json.gz
                  tests/data/kineto/hta_a100_simple_add_kineto_pair_with_et.json.gz tests/data/kineto/hta_a100_triton_kernel_tiny.json.gz
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+add_test(NAME cli_calibrate_kineto_counts_h100
+         COMMAND ${PYTHON3} ${PROJECT_SOURCE_DIR}/tests/calibrate/kineto_count.py $<TARGET_FILE:parasim>
+                 tests/data/kineto/h100_llama2_7b_layer_torch211.json.gz
+         WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
 add_test(NAME cli_calibrate_kineto_counts_unknown_gpu
          COMMAND ${PYTHON3} ${PROJECT_SOURCE_DIR}/tests/calibrate/kineto_count.py $<TARGET_FILE:parasim>
                  tests/data/kineto/hta_ws128_sampled_rank0.json.gz tests/data/kineto/hta_ws128_sampled_rank1.json.gz
          WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
-set_tests_properties(cli_calibrate_kineto_counts cli_calibrate_kineto_counts_a100 cli_calibrate_kineto_counts_unknown_gpu PROPERTIES LABELS cli)
+set_tests_properties(cli_calibrate_kineto_counts cli_calibrate_kineto_counts_a100 cli_calibrate_kineto_counts_h100 cli_calibrate_kineto_counts_unknown_gpu PROPERTIES LABELS cli)
 
 # Every unusable input: one line FILE: error: …, exit 2.
 set(trace_errors ${PROJECT_SOURCE_DIR}/tests/calibrate/data/trace_errors)
