@@ -47,6 +47,7 @@ constexpr Field kModelFields[] = {
     {.name = "mla", .type = FieldType::section, .description = "multi-head latent attention", .schema = &kMlaSchema},
     {.name = "mtp_layers", .type = FieldType::integer, .description = "multi-token-prediction blocks", .min = 0, .max = workload::kMaxLayers},
     {.name = "sliding_window", .type = FieldType::integer, .description = "attention window in tokens", .min = 1, .max = workload::kMaxTokens},
+    {.name = "dropout", .type = FieldType::number, .description = "attention and hidden dropout probability, where the source states it (absent: the fill policy's)", .min = 0, .max = 1},
     {.name = "proxy_of", .type = FieldType::string, .description = "the model this one stands in for"},
 };
 constexpr yaml::Schema kModelSchema{"model", "The model of a measured run.", kModelFields};
@@ -136,6 +137,7 @@ void read_model(const yaml::Record& mo, MeasuredRun& m) {
   m.mtp_layers = opt_int<int>(mo, "mtp_layers");
   m.sliding_window = opt_int<int>(mo, "sliding_window");
   if (mo.has("params_b")) m.params_b = mo.number("params_b");
+  if (mo.has("dropout")) m.dropout = mo.number("dropout");
   if (mo.has("mla")) {
     const auto& a = mo.section("mla");
     m.mla = MlaShape{opt_int<int>(a, "q_lora_rank"), get_int(a, "kv_lora_rank"), get_int(a, "qk_nope_head_dim"), get_int(a, "qk_rope_head_dim"),

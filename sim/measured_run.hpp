@@ -33,6 +33,7 @@ struct MeasuredRun {
   std::optional<MlaShape> mla;
   std::optional<int> mtp_layers;      ///< multi-token-prediction blocks
   std::optional<int> sliding_window;  ///< attention window in tokens
+  std::optional<double> dropout;      ///< attention and hidden dropout, where the source states it
   std::optional<double> params_b;
   // cluster
   std::string gpu;

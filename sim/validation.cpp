@@ -28,7 +28,7 @@ const char* const kFillPolicy =
     "           biases, untied embeddings. ffn_hidden absent: 4 x hidden; kv_heads absent: heads; vocab absent:\n"
     "           the common tokenizer (50257, 32000, 128256, 250880, 256000) whose parameter count is closest to\n"
     "           params_b; gpt embeddings tied or untied, whichever is closer to params_b (tied without it);\n"
-    "           dropout 0.1 with eager attention (Megatron-LM's default before FlashAttention), else 0.\n"
+    "           dropout (absent) 0.1 with eager attention (Megatron-LM's default before FlashAttention), else 0.\n"
     "           Cross-entropy: Megatron-LM's unfused vocabulary-parallel passes over fp32 logits, except on\n"
     "           sharded data parallel alone (tp = pp = 1, zero 2 or 3) with flash attention, the FSDP/XLA\n"
     "           stacks (llm-foundry's flash-attn loss, MaxText): one fused kernel each way, and full\n"
@@ -126,7 +126,7 @@ ModelSpec base_model(const MeasuredRun& r, int vocab, bool tied) {
   } else {
     m.tied_embeddings = tied;
   }
-  m.dropout = r.attention == "eager" ? 0.1 : 0.0;
+  m.dropout = r.dropout.value_or(r.attention == "eager" ? 0.1 : 0.0);
   if (r.arch == "moe") {
     m.experts = r.experts.value_or(0);
     m.top_k = r.top_k.value_or(0);

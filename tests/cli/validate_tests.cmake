@@ -128,3 +128,11 @@ add_test(NAME validate_bundled_error_model_current
          COMMAND ${CMAKE_COMMAND} -DPARASIM=$<TARGET_FILE:parasim> -DROWS=${shared_validation} -DOUT=${CMAKE_CURRENT_BINARY_DIR}/error_model_refit.yaml
                  -DBUNDLED=${PROJECT_SOURCE_DIR}/scenarios/error_model.yaml -P ${CMAKE_CURRENT_SOURCE_DIR}/refit_error_model.cmake)
 set_tests_properties(validate_bundled_error_model_current PROPERTIES WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} LABELS long)
+
+# Runs this project measured (scenarios/measured/, logs in tests/data/logs/megatron/): every fact known,
+# dropout stated by the row (0) rather than the eager-era policy's 0.1. The peak memory of both is within
+# 10% of what Megatron-LM printed (max allocated), both ways.
+parasim_cli_test(NAME validate_measured_h100 ARGS validate scenarios/measured/megatron_h100_1gpu.yaml
+                 STDOUT_REGEX "all rows +2/2" "dropout \\(absent\\) 0.1 with eager attention"
+                              "parasim-h100-gpt0.7b-mb4 [^\n]*\n[^\n]*\n[^\n]*\n +memory: [0-9.]+ GiB modelled, the source printed 25.41 GiB \\([-+][0-9]\\.[0-9]%\\)"
+                              "parasim-h100-gpt0.7b-mb2-full [^\n]*\n[^\n]*\n[^\n]*\n +memory: [0-9.]+ GiB modelled, the source printed 14.12 GiB \\([-+][0-9]\\.[0-9]%\\)")
