@@ -11,6 +11,7 @@
 #include "calibrate/cost_model.hpp"
 #include "calibrate/profile_yaml.hpp"
 #include "calibrate/trace_import.hpp"
+#include "cli/calibrate_from_log.hpp"
 #include "cli/commands.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
@@ -311,14 +312,16 @@ Action add_calibrate_command(CLI::App& app) {
     std::string profile, a, b, scenario = "scenarios/jobs/gpt3-175b-1024-a100.yaml", bundled = kSourceDir + "/scenarios/profiles";
     bool json = false;
     TraceOptions trace;
+    FromLogOptions log;
   };
   auto o = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("calibrate", "Calibration profiles: show one, compare two, build one from profiler traces");
+  auto* cmd = app.add_subcommand("calibrate", "Calibration profiles: show one, compare two, build one from profiler traces; training logs against predictions");
   cmd->footer(
       "Examples:\n"
       "  parasim calibrate show scenarios/profiles/h100-sxm5.yaml\n"
       "  parasim calibrate diff a100-sxm4 my-profile.yaml --scenario scenarios/jobs/llama2-7b-lab.yaml\n"
-      "  parasim calibrate from-trace rank0.pt.trace.json.gz rank1.pt.trace.json.gz --out my-profile.yaml");
+      "  parasim calibrate from-trace rank0.pt.trace.json.gz rank1.pt.trace.json.gz --out my-profile.yaml\n"
+      "  parasim calibrate from-log train.log --gpu h100-sxm5-80gb");
   cmd->require_subcommand(1);
 
   auto* show = cmd->add_subcommand("show", "Every figure of a profile with its source, and its measured points");
@@ -345,7 +348,27 @@ Action add_calibrate_command(CLI::App& app) {
   from_trace->add_option("--name", o->trace.name, "name of the new profile (default: the --out file's stem)");
   from_trace->add_flag("--json", o->trace.json, "print the report as JSON");
 
-  return [o, show, diff, from_trace]() {
+  auto* from_log = cmd->add_subcommand("from-log", "Megatron-LM training logs: the plan they ran, their step time and peak memory against parasim's");
+  from_log->footer(
+      "Reads each log's argument dump (model, plan, precision), its 'elapsed time per iteration' lines (the median after\n"
+      "the first third: warm-up dropped) and its 'memory (MB)' lines (the highest max allocated). A log does not say where\n"
+      "it ran: name the GPU, and the node and network where the job spans nodes.\n"
+      "Examples:\n"
+      "  parasim calibrate from-log tests/data/logs/megatron/h100_gpt0.7b_mb4.log --gpu h100-sxm5-80gb\n"
+      "  parasim calibrate from-log run-*.log --gpu a100-sxm4-80gb --gpus-per-node 8 --nic-gbps 200 --json");
+  from_log->add_option("logs", o->log.logs, "Megatron-LM logs (rank 0's stdout, from the first line)")->required()->check(CLI::ExistingFile);
+  from_log->add_option("--gpu", o->log.gpu, "bundled hardware the run used (scenarios/hardware: h100-sxm5-80gb, a100-sxm4-80gb, …)")->required();
+  from_log->add_option("--gpus-per-node", o->log.gpus_per_node, "GPUs per node (one NVSwitch domain)")->capture_default_str()->check(CLI::Range(1, 72));
+  from_log->add_option("--nic-gbps", o->log.nic_gbps, "inter-node bandwidth per GPU in Gb/s (default: the GPU's standard node: 200 on A100, 400 on H100)")
+      ->check(CLI::Range(0.001, 1e6));
+  from_log->add_option("--threads", o->log.threads, "logs simulated at once (default: the machine's cores)")->check(CLI::Range(1, 1024));
+  from_log->add_flag("--json", o->log.json, "print JSON instead of a table");
+
+  return [o, show, diff, from_trace, from_log]() {
+    if (from_log->parsed()) {
+      o->log.hardware_dir = kSourceDir + "/scenarios/hardware";
+      return run_from_log(o->log);
+    }
     if (show->parsed()) {
       const auto p = resolve_profile(o->profile, o->bundled);
       std::cout << (o->json ? profile_json(p.profile).dump(2) + "\n" : show_text(p.shown, p.profile));

@@ -167,3 +167,26 @@ if(TARGET parasim-calibrate-gpu)
                    -P ${PROJECT_SOURCE_DIR}/tests/calibrate/expect_exit.cmake)
   set_tests_properties(cupti_collector_no_gpu PROPERTIES LABELS cupti)
 endif()
+
+# from-log: the two Megatron-LM runs measured on an H100 (tests/data/logs/megatron/PROVENANCE.md), read
+# back, priced as validate prices their rows (scenarios/measured/megatron_h100_1gpu.yaml), within 120 columns.
+set(h100_logs tests/data/logs/megatron/h100_gpt0.7b_mb4.log tests/data/logs/megatron/h100_gpt0.7b_mb2_full_recompute.log)
+parasim_cli_test(NAME calibrate_from_log ARGS calibrate from-log ${h100_logs} --gpu h100-sxm5-80gb MAX_COLUMNS 120
+                 STDOUT_REGEX "h100_gpt0.7b_mb4 +1 +1.265 s +[0-9.]+ ms +[-+][0-9.]+% +25.41 GiB +[0-9.]+ GiB +[-+][0-9]\\.[0-9]%"
+                              "h100_gpt0.7b_mb2_full_recompute +1 +1.697 s"
+                              "tp1 pp1 dp1 mb4 sp off recompute none zero 1" "tp1 pp1 dp1 mb2 sp off recompute full zero 1"
+                              "gpt 12 layers, hidden 2048, 16 heads, ffn 8192, vocab 32000, seq 2048, bf16 eager, dropout 0"
+                              "30 step lines,\n +measured = median of the last 20; 2 memory lines")
+parasim_cli_test(NAME calibrate_from_log_json ARGS calibrate from-log ${h100_logs} --gpu h100-sxm5-80gb --json
+                 JSON logs.0.id=h100_gpt0.7b_mb4 logs.0.gpus=1 logs.0.step_lines=30 logs.0.steps_used=20 logs.0.fits=ON
+                      "logs.1.plan=tp1 pp1 dp1 mb2 sp off recompute full zero 1"
+                 STDOUT_REGEX "\"peak_allocated_bytes\": 27281619681\\.28")
+# The same log, predicted as the validation row of that run is: one model, one answer.
+parasim_cli_test(NAME calibrate_from_log_matches_row ARGS validate scenarios/measured/megatron_h100_1gpu.yaml --json
+                 STDOUT_REGEX "\"predicted_iteration_s\": 0\\.729211174173,")
+parasim_cli_test(NAME calibrate_from_log_matches_log ARGS calibrate from-log ${h100_logs} --gpu h100-sxm5-80gb --json
+                 STDOUT_REGEX "\"predicted_iteration_s\": 0\\.729211174173,")
+parasim_cli_test(NAME calibrate_from_log_no_steps ARGS calibrate from-log tests/data/logs/megatron/no_steps.log --gpu h100-sxm5-80gb RC 2
+                 STDERR ${cal_data}/from_log_no_steps.expected)
+parasim_cli_test(NAME calibrate_from_log_bad_gpu ARGS calibrate from-log ${h100_logs} --gpu h100 RC 2
+                 STDERR ${cal_data}/from_log_bad_gpu.expected)

@@ -1,0 +1,118 @@
+#include "calibrate/megatron_log.hpp"
+
+#include <algorithm>
+#include <charconv>
+#include <fmt/format.h>
+#include <fstream>
+#include <regex>
+
+#include "core/error.hpp"
+
+namespace parasim::calibrate {
+namespace {
+
+constexpr std::string_view kDumpStart = "------------------------ arguments ------------------------";
+constexpr std::string_view kDumpEnd = "-------------------- end of arguments ---------------------";
+
+std::optional<double> number_after(const std::string& line, std::string_view label) {
+  const auto at = line.find(label);
+  if (at == std::string::npos) return std::nullopt;
+  std::size_t from = at + label.size();
+  while (from < line.size() && line[from] == ' ') ++from;
+  double v = 0;
+  const auto [end, ec] = std::from_chars(line.data() + from, line.data() + line.size(), v);
+  if (ec != std::errc() || end == line.data() + from) return std::nullopt;
+  return v;
+}
+
+// "  num_layers ...................................... 12": the name, a run of dots, the value.
+// Megatron-DeepSpeed marks each value "...........default" or "...........updated" after it.
+bool read_argument(const std::string& line, int number, MegatronLog& log) {
+  static const std::regex argument(R"(^\s*(?:\S+:\s+)?([A-Za-z_][A-Za-z0-9_]*) \.+ (.*?)(?:\.{3,}(?:default|updated))?\s*$)");
+  std::smatch m;
+  if (!std::regex_search(line, m, argument)) return false;
+  log.arguments[m[1].str()] = {m[2].str(), number};
+  return true;
+}
+
+void read_step(const std::string& line, int number, MegatronLog& log) {
+  const auto seconds = number_after(line, "elapsed time per iteration (ms):");
+  if (!seconds) return;
+  static const std::regex iteration(R"(iteration\s+(\d+)\s*/)");
+  std::smatch m;
+  const long it = std::regex_search(line, m, iteration) ? std::stol(m[1].str()) : static_cast<long>(log.steps.size()) + 1;
+  log.steps.push_back({it, *seconds / 1e3, number});
+}
+
+void read_memory(const std::string& line, int number, MegatronLog& log) {
+  if (line.find("memory (MB)") == std::string::npos) return;
+  const auto allocated = number_after(line, "| allocated:"), max_allocated = number_after(line, "max allocated:");
+  const auto reserved = number_after(line, "| reserved:"), max_reserved = number_after(line, "max reserved:");
+  if (!allocated || !max_allocated) return;
+  log.memory.push_back({*allocated, *max_allocated, reserved.value_or(0), max_reserved.value_or(0), number});
+}
+
+}  // namespace
+
+std::optional<std::string> MegatronLog::argument(const std::string& name) const {
+  const auto it = arguments.find(name);
+  if (it == arguments.end() || it->second.value == "None") return std::nullopt;
+  return it->second.value;
+}
+
+MegatronLog read_megatron_log(const std::filesystem::path& file) {
+  std::ifstream in(file);
+  if (!in) throw InputError({file.string(), 0, 0}, {}, "cannot read the log");
+  MegatronLog log;
+  log.file = file;
+  std::string line;
+  int number = 0;
+  bool in_dump = false, dump_seen = false;
+  while (std::getline(in, line)) {
+    ++number;
+    if (line.find(kDumpStart) != std::string::npos) {
+      in_dump = dump_seen = true;
+      continue;
+    }
+    if (line.find(kDumpEnd) != std::string::npos) {
+      in_dump = false;
+      continue;
+    }
+    if (in_dump) {
+      read_argument(line, number, log);
+      continue;
+    }
+    read_step(line, number, log);
+    read_memory(line, number, log);
+  }
+  if (!dump_seen || log.arguments.empty()) {
+    throw InputError({file.string(), 1, 1}, {},
+                     fmt::format("no argument dump ('{}'): Megatron-LM prints one on rank 0 at start-up; keep the log from its first line", kDumpStart));
+  }
+  if (log.steps.empty()) {
+    throw InputError({file.string(), number, 1}, {},
+                     "no step line ('elapsed time per iteration (ms): …') in the log: did the run reach its first --log-interval?");
+  }
+  return log;
+}
+
+double steady_step_seconds(const MegatronLog& log, int* used) {
+  const std::size_t n = log.steps.size();
+  const std::size_t dropped = n < 2 ? 0 : std::max<std::size_t>(1, n / 3);
+  std::vector<double> times;
+  for (std::size_t i = dropped; i < n; ++i) times.push_back(log.steps[i].seconds);
+  if (used) *used = static_cast<int>(times.size());
+  if (times.empty()) return 0;
+  std::sort(times.begin(), times.end());
+  const std::size_t mid = times.size() / 2;
+  return times.size() % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
+}
+
+std::optional<double> peak_allocated_mib(const MegatronLog& log) {
+  if (log.memory.empty()) return std::nullopt;
+  double peak = 0;
+  for (const auto& m : log.memory) peak = std::max(peak, m.max_allocated);
+  return peak;
+}
+
+}  // namespace parasim::calibrate
