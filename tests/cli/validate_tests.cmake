@@ -133,6 +133,6 @@ set_tests_properties(validate_bundled_error_model_current PROPERTIES WORKING_DIR
 # dropout stated by the row (0) rather than the eager-era policy's 0.1. The peak memory of both is within
 # 10% of what Megatron-LM printed (max allocated), both ways.
 parasim_cli_test(NAME validate_measured_h100 ARGS validate scenarios/measured/megatron_h100_1gpu.yaml
-                 STDOUT_REGEX "all rows +2/2" "dropout \\(absent\\) 0.1 with eager attention"
+                 STDOUT_REGEX "all rows +3/3" "dropout \\(absent\\) 0.1 with eager attention"
                               "parasim-h100-gpt0.7b-mb4 [^\n]*\n[^\n]*\n[^\n]*\n +memory: [0-9.]+ GiB modelled, the source printed 25.41 GiB \\([-+][0-9]\\.[0-9]%\\)"
                               "parasim-h100-gpt0.7b-mb2-full [^\n]*\n[^\n]*\n[^\n]*\n +memory: [0-9.]+ GiB modelled, the source printed 14.12 GiB \\([-+][0-9]\\.[0-9]%\\)")
