@@ -96,7 +96,8 @@ struct Profile {
   std::string hardware;
   bool what_if = false;  ///< derived from announced specifications, not from measurements of the part
   /// Where each number comes from, by key path in the profile YAML ("gemm.efficiency.bf16",
-  /// "fabrics.nvlink"): "public: …", "trace: …", "cupti: …" or "assumed: …". A section's entry covers its keys.
+  /// "fabrics.nvlink"): "public: …", "trace: …", "cupti: …", "log: …" (calibrate fit on training logs) or
+  /// "assumed: …". A section's entry covers its keys.
   std::map<std::string, std::string> sources;
   std::vector<GemmPoint> gemm_points;
   std::vector<CollectivePoint> collective_points;

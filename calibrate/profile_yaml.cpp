@@ -294,14 +294,14 @@ const yaml::Record& walk(const yaml::Record& root, const std::vector<std::string
 
 void check_source(const yaml::Node& where, const std::string& text) {
   if (!is_source_text(text)) {
-    where.fail(fmt::format("'{}' does not say where it comes from: start it with public:, trace:, cupti: or assumed:", text));
+    where.fail(fmt::format("'{}' does not say where it comes from: start it with public:, trace:, cupti:, log: or assumed:", text));
   }
 }
 
 std::string point_source(const yaml::Record& r) {
   const std::string& s = r.string("source");
   if (!is_source_text(s)) {
-    r.fail("source", fmt::format("'{}' does not say where it comes from: start it with public:, trace:, cupti: or assumed:", s));
+    r.fail("source", fmt::format("'{}' does not say where it comes from: start it with public:, trace:, cupti:, log: or assumed:", s));
   }
   return s;
 }
@@ -397,7 +397,7 @@ double bus_bandwidth(CollectiveKind kind, int ranks, double bytes, Seconds time)
 }
 
 std::string_view source_kind(std::string_view text) {
-  for (std::string_view kind : {"public", "trace", "cupti", "assumed"}) {
+  for (std::string_view kind : {"public", "trace", "cupti", "log", "assumed"}) {
     if (text.substr(0, kind.size()) == kind && (text.size() == kind.size() || text[kind.size()] == ':')) return kind;
   }
   return {};
@@ -410,7 +410,7 @@ Profile parse_profile(const yaml::Record& r) {
   p.name = r.string("name");
   p.source = r.string("source");
   if (!is_source_text(p.source)) {
-    r.fail("source", fmt::format("'{}' does not say where it comes from: start it with public:, trace:, cupti: or assumed:", p.source));
+    r.fail("source", fmt::format("'{}' does not say where it comes from: start it with public:, trace:, cupti:, log: or assumed:", p.source));
   }
   if (r.has("gpu")) p.gpu = r.string("gpu");
   if (r.has("hardware")) p.hardware = r.string("hardware");

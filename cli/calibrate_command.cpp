@@ -364,7 +364,26 @@ Action add_calibrate_command(CLI::App& app) {
   from_log->add_option("--threads", o->log.threads, "logs simulated at once (default: the machine's cores)")->check(CLI::Range(1, 1024));
   from_log->add_flag("--json", o->log.json, "print JSON instead of a table");
 
-  return [o, show, diff, from_trace, from_log]() {
+  auto* fit = cmd->add_subcommand("fit", "A per-cluster correction (GEMM, memory-bound and network efficiency) fitted on training logs");
+  fit->footer(
+      "Scales the bundled profile of the GPU so that the logs' step times come out as measured: every GEMM efficiency,\n"
+      "the memory-bound efficiency and (when a log spans more than one GPU) every fabric's collective efficiency, by\n"
+      "least squares on ln(predicted / measured). Each log is also predicted with the correction fitted on the others.\n"
+      "Examples:\n"
+      "  parasim calibrate fit tests/data/logs/megatron/h100_*.log --gpu h100-sxm5-80gb --out my-cluster.yaml\n"
+      "  parasim simulate scenarios/jobs/llama2-7b-lab.yaml --set profile=my-cluster.yaml");
+  fit->add_option("logs", o->log.logs, "Megatron-LM logs (rank 0's stdout, from the first line)")->required()->check(CLI::ExistingFile);
+  fit->add_option("--gpu", o->log.gpu, "bundled hardware the runs used (scenarios/hardware: h100-sxm5-80gb, a100-sxm4-80gb, …)")->required();
+  fit->add_option("--gpus-per-node", o->log.gpus_per_node, "GPUs per node (one NVSwitch domain)")->capture_default_str()->check(CLI::Range(1, 72));
+  fit->add_option("--nic-gbps", o->log.nic_gbps, "inter-node bandwidth per GPU in Gb/s (default: the GPU's standard node)")->check(CLI::Range(0.001, 1e6));
+  fit->add_option("--out", o->log.out, "write the corrected profile here");
+  fit->add_flag("--json", o->log.json, "print JSON instead of a table");
+
+  return [o, show, diff, from_trace, from_log, fit]() {
+    if (fit->parsed()) {
+      o->log.hardware_dir = kSourceDir + "/scenarios/hardware";
+      return run_fit_logs(o->log);
+    }
     if (from_log->parsed()) {
       o->log.hardware_dir = kSourceDir + "/scenarios/hardware";
       return run_from_log(o->log);

@@ -11,7 +11,11 @@
 #include "core/error.hpp"
 #include "core/suggest.hpp"
 #include "core/units.hpp"
+#include "calibrate/profile_yaml.hpp"
+#include "core/schema.hpp"
+#include "sim/log_fit.hpp"
 #include "sim/megatron_log_run.hpp"
+#include "topology/gpu_spec.hpp"
 #include "sim/validation.hpp"
 
 namespace parasim::cli {
@@ -109,19 +113,102 @@ nlohmann::json json_report(const std::vector<ReadLog>& logs, const sim::Validati
   return {{"logs", out}};
 }
 
-}  // namespace
 
-int run_from_log(const FromLogOptions& o) {
-  const sim::LogCluster cluster{resolve_gpu(o.gpu, o.hardware_dir), o.gpus_per_node, o.nic_gbps};
+std::vector<ReadLog> read_logs(const FromLogOptions& o, const std::string& gpu) {
+  const sim::LogCluster cluster{gpu, o.gpus_per_node, o.nic_gbps};
   std::vector<ReadLog> logs;
-  std::vector<sim::MeasuredRun> runs;
-  std::vector<std::string> file_of;
   for (const auto& f : o.logs) {
     auto log = calibrate::read_megatron_log(f);
     auto run = sim::megatron_log_run(log, cluster);
-    runs.push_back(run.run);
-    file_of.push_back(f);
     logs.push_back({std::move(log), std::move(run)});
+  }
+  return logs;
+}
+
+std::string scale_text(double s) { return fmt::format("x{:.3f}", s); }
+
+std::string fit_text(const std::vector<ReadLog>& logs, const sim::LogFit& fit, const std::string& out) {
+  const auto& c = fit.correction;
+  std::string text = fmt::format("Correction  gemm {}  memory-bound {}  network {}\n\n", scale_text(c.gemm), scale_text(c.memory),
+                                 fit.network_fitted ? scale_text(c.network) : std::string("not fitted (no log spans more than one GPU)"));
+  Table t({"log", "measured", "bundled profile", "fitted on all", "held out"},
+          {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right});
+  double before = 0, after = 0, held = 0;
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    const auto& r = logs[i].run.run;
+    const bool has_held = i < fit.held_out_error.size();
+    t.add({r.id, format_duration(Seconds(r.measured_iteration_s)), signed_percent(fit.uncorrected_error[i]), signed_percent(fit.fitted_error[i]),
+           has_held ? signed_percent(fit.held_out_error[i]) : "-"});
+    if (has_held) {
+      const auto& h = fit.held_out[i];
+      t.add_note(fmt::format("held out: fitted on the others, gemm {} memory-bound {}", scale_text(h.gemm), scale_text(h.memory)));
+    }
+    before += std::fabs(fit.uncorrected_error[i]);
+    after += std::fabs(fit.fitted_error[i]);
+    if (has_held) held += std::fabs(fit.held_out_error[i]);
+  }
+  const double n = static_cast<double>(logs.size());
+  t.add({"MAPE", "", fmt::format("{:.1f}%", 100 * before / n), fmt::format("{:.1f}%", 100 * after / n),
+         fit.held_out_error.empty() ? "-" : fmt::format("{:.1f}%", 100 * held / n)});
+  text += t.render();
+  text += "\nheld out: each log predicted with the correction fitted on the others (leave one out); with few logs it says\n"
+          "more than the in-sample column how the correction will do on the next run.\n";
+  if (!out.empty()) {
+    text += fmt::format("\nProfile     written to {}\nUse it      parasim simulate JOB --set profile={} (plan, whatif likewise), or `profile: {}` in a scenario\n",
+                        out, out, out);
+  }
+  return text;
+}
+
+nlohmann::json fit_json(const std::vector<ReadLog>& logs, const sim::LogFit& fit, const std::string& out) {
+  const auto scales = [](const sim::LogCorrection& c) { return nlohmann::json{{"gemm", c.gemm}, {"memory", c.memory}, {"network", c.network}}; };
+  nlohmann::json rows = nlohmann::json::array();
+  for (std::size_t i = 0; i < logs.size(); ++i) {
+    nlohmann::json j = {{"log", logs[i].log.file.string()},
+                        {"id", logs[i].run.run.id},
+                        {"measured_iteration_s", logs[i].run.run.measured_iteration_s},
+                        {"uncorrected_error", fit.uncorrected_error[i]},
+                        {"fitted_error", fit.fitted_error[i]}};
+    if (i < fit.held_out_error.size()) {
+      j["held_out_error"] = fit.held_out_error[i];
+      j["held_out_correction"] = scales(fit.held_out[i]);
+    }
+    rows.push_back(j);
+  }
+  return {{"correction", scales(fit.correction)}, {"network_fitted", fit.network_fitted}, {"logs", rows},
+          {"profile", out.empty() ? nlohmann::json(nullptr) : nlohmann::json(out)}};
+}
+
+}  // namespace
+
+int run_fit_logs(const FromLogOptions& o) {
+  const std::string gpu = resolve_gpu(o.gpu, o.hardware_dir);
+  const auto logs = read_logs(o, gpu);
+  std::vector<sim::MeasuredRun> runs;
+  for (const auto& l : logs) runs.push_back(l.run.run);
+  const auto spec = topology::parse_gpu(yaml::Record(yaml::load_file(std::filesystem::path(o.hardware_dir) / (gpu + ".yaml")), topology::kGpuSchema));
+  const calibrate::Profile base = calibrate::default_profile(spec.name);
+  const auto fit = sim::fit_correction(runs, o.hardware_dir, base);
+  if (!o.out.empty()) {
+    std::vector<std::string> names;
+    for (const auto& l : logs) names.push_back(l.log.file.filename().string());
+    auto p = sim::corrected_profile(base, fit.correction, fmt::format("log: calibrate fit on {} Megatron-LM logs ({})", logs.size(), fmt::join(names, ", ")));
+    p.name = std::filesystem::path(o.out).stem().string();
+    p.hardware = spec.name;
+    p.source = fmt::format("log: the bundled {} profile corrected by calibrate fit on {} logs", base.name, logs.size());
+    calibrate::save_profile(p, o.out);
+  }
+  std::cout << (o.json ? fit_json(logs, fit, o.out).dump(2) + "\n" : fit_text(logs, fit, o.out));
+  return 0;
+}
+
+int run_from_log(const FromLogOptions& o) {
+  const auto logs = read_logs(o, resolve_gpu(o.gpu, o.hardware_dir));
+  std::vector<sim::MeasuredRun> runs;
+  std::vector<std::string> file_of;
+  for (const auto& l : logs) {
+    runs.push_back(l.run.run);
+    file_of.push_back(l.log.file.string());
   }
   sim::ValidateOptions options;
   options.hardware_dir = o.hardware_dir;

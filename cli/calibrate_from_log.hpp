@@ -15,9 +15,14 @@ struct FromLogOptions {
   std::string hardware_dir;
   int threads = 0;
   bool json = false;
+  std::string out;  ///< calibrate fit: the corrected profile's file
 };
 
 /// Prints the report; returns the exit code.
 int run_from_log(const FromLogOptions& o);
+
+/// `parasim calibrate fit`: the per-cluster correction (sim/log_fit.hpp) fitted on the logs, with each
+/// log's error before, after, and held out; writes the corrected profile to `o.out` when given.
+int run_fit_logs(const FromLogOptions& o);
 
 }  // namespace parasim::cli

@@ -433,7 +433,7 @@ std::vector<FillField> fill_fields(const MeasuredRun& r, const RowScenario& s) {
 }
 
 // Simulates one row: the given plan's unknown fields filled by the joint search (sim/fill_search.hpp).
-RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_dir) {
+RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_dir, const calibrate::Profile* profile) {
   RowResult out;
   out.run = &r;
   const auto built = row_scenario(r, hardware_dir);
@@ -446,7 +446,7 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   out.stack = s.stack;
   const topology::Cluster cluster(s.cluster);
   const auto& gpu = s.cluster.node.gpu;
-  const calibrate::CostModel cost(gpu, calibrate::default_profile(gpu.name));
+  const calibrate::CostModel cost(gpu, profile ? *profile : calibrate::default_profile(gpu.name));
   FillEvaluator evaluator;
   evaluator.complete = [&](Plan& p) { p.chunk_layers = row_chunk_layers(r, s.stack, p.vpp, p.schedule); };
   evaluator.probe = [&](const Plan& p) {
@@ -536,7 +536,7 @@ std::string plan_group(const MeasuredRun& r) {
 
 std::variant<RowExplanation, std::string> explain_row(const MeasuredRun& r, const std::filesystem::path& hardware_dir) {
   RowExplanation e;
-  e.row = run_row(r, hardware_dir);
+  e.row = run_row(r, hardware_dir, nullptr);
   if (e.row.skipped) return *e.row.skipped;
   const auto s = std::get<RowScenario>(row_scenario(r, hardware_dir));
   const topology::Cluster cluster(s.cluster);
@@ -693,7 +693,7 @@ ValidationReport validate(const std::vector<MeasuredRun>& runs, const std::vecto
   auto worker = [&]() {
     for (std::size_t i = next++; i < runs.size(); i = next++) {
       try {
-        report.rows[i] = run_row(runs[i], options.hardware_dir);
+        report.rows[i] = run_row(runs[i], options.hardware_dir, options.profile ? &*options.profile : nullptr);
       } catch (const std::exception& e) {
         // One row's failure is that row's result, never the end of the run; an input error says its
         // message alone (the row names the file).
@@ -739,6 +739,10 @@ ValidationReport validate(const std::vector<MeasuredRun>& runs, const std::vecto
     if (const auto m = check_memory(v); m.rows > 0) report.memory_files[k] = m;
   }
   return report;
+}
+
+RowResult simulate_row(const MeasuredRun& run, const std::filesystem::path& hardware_dir, const calibrate::Profile* profile) {
+  return run_row(run, hardware_dir, profile);
 }
 
 }  // namespace parasim::sim

@@ -90,7 +90,12 @@ struct ValidateOptions {
   std::filesystem::path hardware_dir;  ///< bundled hardware files, <gpu>.yaml
   int threads = 1;
   std::function<void(std::size_t done, std::size_t total)> progress;
+  /// Price every row with this profile instead of the bundled one of its GPU (calibrate fit).
+  std::optional<calibrate::Profile> profile;
 };
+
+/// One row as validate simulates it, priced with `profile` (nullptr: the bundled profile of its GPU).
+RowResult simulate_row(const MeasuredRun& run, const std::filesystem::path& hardware_dir, const calibrate::Profile* profile = nullptr);
 
 /// Rows from several files; `file_of[i]` names the file of row i (for the per-file summary).
 ValidationReport validate(const std::vector<MeasuredRun>& runs, const std::vector<std::string>& file_of, const ValidateOptions& options);

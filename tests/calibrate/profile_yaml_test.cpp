@@ -135,11 +135,11 @@ TEST_CASE("bad profile files fail with file, line, column and key path") {
   CHECK(error_of(replace("  k_half:", "  khalf:")) ==
         "p.yaml:17:3: error: gemm.khalf: unknown key (did you mean 'k_half'?); valid keys: efficiency, reference, tile, k_half, sustained_clock, points");
   CHECK(error_of(replace("source: \"public: [MAMF] [NCCL8] [FA2]\"", "source: \"the internet\"")) ==
-        "p.yaml:3:9: error: source: 'the internet' does not say where it comes from: start it with public:, trace:, cupti: or assumed:");
+        "p.yaml:3:9: error: source: 'the internet' does not say where it comes from: start it with public:, trace:, cupti:, log: or assumed:");
   CHECK(error_of(good + "sources:\n  gemm.efficency.bf16: \"public: x\"\n") ==
         "p.yaml:72:3: error: sources.gemm.efficency.bf16: 'gemm.efficency.bf16' is no key of a profile (did you mean 'gemm.efficiency.bf16'?)");
   CHECK(error_of(good + "sources:\n  gemm.tile: \"a guess\"\n") ==
-        "p.yaml:72:14: error: sources.gemm.tile: 'a guess' does not say where it comes from: start it with public:, trace:, cupti: or assumed:");
+        "p.yaml:72:14: error: sources.gemm.tile: 'a guess' does not say where it comes from: start it with public:, trace:, cupti:, log: or assumed:");
   CHECK(error_of(replace("  tile: 128\n", "  tile: 128\n  points:\n    - {precision: bf17, m: 1, n: 1, k: 1, time: 1 us, source: \"cupti: x\"}\n")) ==
         "p.yaml:18:19: error: gemm.points.0.precision: 'bf17' is not valid (did you mean 'bf16'?); valid values: fp32, tf32, bf16, fp16, fp8");
   CHECK(error_of(replace("  kernel: 4 us", "  kernel: 4 parsecs")) ==

@@ -190,3 +190,19 @@ parasim_cli_test(NAME calibrate_from_log_no_steps ARGS calibrate from-log tests/
                  STDERR ${cal_data}/from_log_no_steps.expected)
 parasim_cli_test(NAME calibrate_from_log_bad_gpu ARGS calibrate from-log ${h100_logs} --gpu h100 RC 2
                  STDERR ${cal_data}/from_log_bad_gpu.expected)
+
+# fit: the per-cluster correction on the three H100 logs; the corrected profile loads and prices a job.
+set(fitted_profile ${CMAKE_CURRENT_BINARY_DIR}/h100-logs-fit.yaml)
+parasim_cli_test(NAME calibrate_fit ARGS calibrate fit ${h100_logs} tests/data/logs/megatron/h100_gpt1.7b_s512_mb16.log --gpu h100-sxm5-80gb
+                      --out ${fitted_profile} MAX_COLUMNS 120
+                 STDOUT_REGEX "Correction +gemm x[0-9.]+ +memory-bound x[0-9.]+ +network not fitted"
+                              "h100_gpt0.7b_mb4 +1.265 s +-42.4% +[-+][0-9]\\.[0-9]% +[-+][0-9.]+%"
+                              "MAPE +35.3% +[0-9]\\.[0-9]% +[0-9.]+%" "Use it +parasim simulate JOB --set profile=")
+parasim_cli_test(NAME calibrate_fit_json ARGS calibrate fit ${h100_logs} --gpu h100-sxm5-80gb --json
+                 JSON network_fitted=OFF logs.0.id=h100_gpt0.7b_mb4 STDOUT_REGEX "\"profile\": null")
+parasim_cli_test(NAME calibrate_fit_profile_used ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set profile=${fitted_profile}
+                 STDOUT_REGEX "Iteration +[0-9.]+ m?s")
+set_tests_properties(cli_calibrate_fit_profile_used PROPERTIES DEPENDS cli_calibrate_fit)
+parasim_cli_test(NAME calibrate_fit_profile_shown ARGS calibrate show ${fitted_profile}
+                 STDOUT_REGEX "Source +log: the bundled h100 profile corrected by calibrate fit on 3 logs" "Hardware +H100-SXM5-80GB")
+set_tests_properties(cli_calibrate_fit_profile_shown PROPERTIES DEPENDS cli_calibrate_fit)
