@@ -154,8 +154,9 @@ std::string fit_text(const std::vector<ReadLog>& logs, const sim::LogFit& fit, c
   text += "\nheld out: each log predicted with the correction fitted on the others (leave one out); with few logs it says\n"
           "more than the in-sample column how the correction will do on the next run.\n";
   if (!out.empty()) {
-    text += fmt::format("\nProfile     written to {}\nUse it      parasim simulate JOB --set profile={} (plan, whatif likewise), or `profile: {}` in a scenario\n",
-                        out, out, out);
+    text += fmt::format("\nProfile     written to {}\nUse it      parasim simulate JOB --set profile={}\n"
+                        "            (plan and whatif alike), or `profile:` with its path in a scenario\n",
+                        out, out);
   }
   return text;
 }
