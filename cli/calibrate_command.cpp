@@ -286,7 +286,6 @@ int run_from_trace(const TraceOptions& o, const std::string& profiles_dir) {
   return 0;
 }
 
-
 /// The bundled job with the fewest GPUs whose GPU is `hardware`, or `fallback` where none is.
 std::string reference_job(const std::string& hardware, const std::string& fallback) {
   const std::filesystem::path jobs = std::filesystem::path(kSourceDir) / "scenarios" / "jobs";
@@ -321,7 +320,8 @@ Action add_calibrate_command(CLI::App& app) {
       "  parasim calibrate show scenarios/profiles/h100-sxm5.yaml\n"
       "  parasim calibrate diff a100-sxm4 my-profile.yaml --scenario scenarios/jobs/llama2-7b-lab.yaml\n"
       "  parasim calibrate from-trace rank0.pt.trace.json.gz rank1.pt.trace.json.gz --out my-profile.yaml\n"
-      "  parasim calibrate from-log train.log --gpu h100-sxm5-80gb");
+      "  parasim calibrate from-log train.log --gpu h100-sxm5-80gb\n"
+      "  parasim calibrate fit run-*.log --gpu h100-sxm5-80gb --out my-cluster.yaml");
   cmd->require_subcommand(1);
 
   auto* show = cmd->add_subcommand("show", "Every figure of a profile with its source, and its measured points");
