@@ -286,6 +286,15 @@ int run_from_trace(const TraceOptions& o, const std::string& profiles_dir) {
   return 0;
 }
 
+/// The logs and where they ran, as calibrate from-log and calibrate fit take them.
+void add_log_options(CLI::App& cmd, FromLogOptions& o) {
+  cmd.add_option("logs", o.logs, "Megatron-LM logs (rank 0's stdout, from the first line)")->required()->check(CLI::ExistingFile);
+  cmd.add_option("--gpu", o.gpu, "bundled hardware the runs used (scenarios/hardware: h100-sxm5-80gb, a100-sxm4-80gb, …)")->required();
+  cmd.add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (one NVSwitch domain)")->capture_default_str()->check(CLI::Range(1, 72));
+  cmd.add_option("--nic-gbps", o.nic_gbps, "inter-node bandwidth per GPU in Gb/s (default: the GPU's standard node: 200 on A100, 400 on H100)")
+      ->check(CLI::Range(0.001, 1e6));
+}
+
 /// The bundled job with the fewest GPUs whose GPU is `hardware`, or `fallback` where none is.
 std::string reference_job(const std::string& hardware, const std::string& fallback) {
   const std::filesystem::path jobs = std::filesystem::path(kSourceDir) / "scenarios" / "jobs";
@@ -356,11 +365,7 @@ Action add_calibrate_command(CLI::App& app) {
       "Examples:\n"
       "  parasim calibrate from-log tests/data/logs/megatron/h100_gpt0.7b_mb4.log --gpu h100-sxm5-80gb\n"
       "  parasim calibrate from-log run-*.log --gpu a100-sxm4-80gb --gpus-per-node 8 --nic-gbps 200 --json");
-  from_log->add_option("logs", o->log.logs, "Megatron-LM logs (rank 0's stdout, from the first line)")->required()->check(CLI::ExistingFile);
-  from_log->add_option("--gpu", o->log.gpu, "bundled hardware the run used (scenarios/hardware: h100-sxm5-80gb, a100-sxm4-80gb, …)")->required();
-  from_log->add_option("--gpus-per-node", o->log.gpus_per_node, "GPUs per node (one NVSwitch domain)")->capture_default_str()->check(CLI::Range(1, 72));
-  from_log->add_option("--nic-gbps", o->log.nic_gbps, "inter-node bandwidth per GPU in Gb/s (default: the GPU's standard node: 200 on A100, 400 on H100)")
-      ->check(CLI::Range(0.001, 1e6));
+  add_log_options(*from_log, o->log);
   from_log->add_option("--threads", o->log.threads, "logs simulated at once (default: the machine's cores)")->check(CLI::Range(1, 1024));
   from_log->add_flag("--json", o->log.json, "print JSON instead of a table");
 
@@ -372,10 +377,7 @@ Action add_calibrate_command(CLI::App& app) {
       "Examples:\n"
       "  parasim calibrate fit tests/data/logs/megatron/h100_*.log --gpu h100-sxm5-80gb --out my-cluster.yaml\n"
       "  parasim simulate scenarios/jobs/llama2-7b-lab.yaml --set profile=my-cluster.yaml");
-  fit->add_option("logs", o->log.logs, "Megatron-LM logs (rank 0's stdout, from the first line)")->required()->check(CLI::ExistingFile);
-  fit->add_option("--gpu", o->log.gpu, "bundled hardware the runs used (scenarios/hardware: h100-sxm5-80gb, a100-sxm4-80gb, …)")->required();
-  fit->add_option("--gpus-per-node", o->log.gpus_per_node, "GPUs per node (one NVSwitch domain)")->capture_default_str()->check(CLI::Range(1, 72));
-  fit->add_option("--nic-gbps", o->log.nic_gbps, "inter-node bandwidth per GPU in Gb/s (default: the GPU's standard node)")->check(CLI::Range(0.001, 1e6));
+  add_log_options(*fit, o->log);
   fit->add_option("--out", o->log.out, "write the corrected profile here");
   fit->add_flag("--json", o->log.json, "print JSON instead of a table");
 

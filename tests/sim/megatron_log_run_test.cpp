@@ -10,6 +10,16 @@ using namespace parasim;
 using namespace parasim::sim;
 
 namespace {
+// A two-layer model on one GPU: what every dump below starts from.
+const std::string kTinyDump =
+    "  world_size ...................................... 1\n"
+    "  num_layers ...................................... 2\n"
+    "  hidden_size ..................................... 64\n"
+    "  num_attention_heads ............................. 2\n"
+    "  seq_length ...................................... 128\n"
+    "  micro_batch_size ................................ 1\n"
+    "  global_batch_size ............................... 1\n";
+
 calibrate::MegatronLog log_with(const std::string& name, const std::string& arguments) {
   const auto path = std::filesystem::temp_directory_path() / name;
   std::ofstream(path) << "------------------------ arguments ------------------------\n"
@@ -108,15 +118,7 @@ TEST_CASE("what the row form cannot say is an error at the argument's line, or a
     CHECK(e.where().line == 2);
     CHECK(e.key_path() == "world_size");
   }
-  const auto fp32 = log_with("parasim_fp32_dump.log",
-                             "  world_size ...................................... 1\n"
-                             "  num_layers ...................................... 2\n"
-                             "  hidden_size ..................................... 64\n"
-                             "  num_attention_heads ............................. 2\n"
-                             "  seq_length ...................................... 128\n"
-                             "  micro_batch_size ................................ 1\n"
-                             "  global_batch_size ............................... 1\n"
-                             "  bf16 ............................................ False\n");
+  const auto fp32 = log_with("parasim_fp32_dump.log", kTinyDump + "  bf16 ............................................ False\n");
   CHECK_THROWS_WITH_AS(megatron_log_run(fp32, {"h100-sxm5-80gb", 8, std::nullopt}), doctest::Contains("fp32 training"), InputError);
   const auto huge = log_with("parasim_huge_dump.log",
                              "  world_size ...................................... 1\n"
@@ -124,17 +126,10 @@ TEST_CASE("what the row form cannot say is an error at the argument's line, or a
                              "  global_batch_size ............................... 1\n"
                              "  num_layers ...................................... 4294967297\n");
   CHECK_THROWS_WITH_AS(megatron_log_run(huge, {"h100-sxm5-80gb", 8, std::nullopt}), doctest::Contains("out of range"), InputError);
-  const auto rope_gpt = log_with("parasim_rope_gpt_dump.log",
-                                 "  world_size ...................................... 1\n"
-                                 "  num_layers ...................................... 2\n"
-                                 "  hidden_size ..................................... 64\n"
-                                 "  num_attention_heads ............................. 2\n"
-                                 "  seq_length ...................................... 128\n"
-                                 "  micro_batch_size ................................ 1\n"
-                                 "  global_batch_size ............................... 1\n"
-                                 "  position_embedding_type ......................... rope\n"
-                                 "  add_bias_linear ................................. True\n"
-                                 "  bf16 ............................................ True\n");
+  const auto rope_gpt = log_with("parasim_rope_gpt_dump.log", kTinyDump +
+                                                                  "  position_embedding_type ......................... rope\n"
+                                                                  "  add_bias_linear ................................. True\n"
+                                                                  "  bf16 ............................................ True\n");
   const auto r = megatron_log_run(rope_gpt, {"h100-sxm5-80gb", 8, std::nullopt});
   REQUIRE(r.notes.size() == 1);
   CHECK(r.notes[0] == "position_embedding_type rope: the gpt form's positions are priced");
