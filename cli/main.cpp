@@ -8,11 +8,13 @@
 #include <map>
 
 #include "cli/commands.hpp"
+#include "cli/help_formatter.hpp"
 #include "core/error.hpp"
 
 int main(int argc, char** argv) {
   CLI::App app{"parasim - simulate and plan hybrid-parallel Transformer training"};
   app.require_subcommand(1);
+  app.formatter(std::make_shared<parasim::cli::WrappingFormatter>());  // subcommands made below inherit it
   app.set_version_flag("--version", std::string("parasim 0.1.0"));
   std::map<const CLI::App*, parasim::cli::Action> actions;
   auto add = [&](parasim::cli::Action (*adder)(CLI::App&)) {

@@ -133,7 +133,7 @@ Action add_simulate_command(CLI::App& app) {
       "  parasim simulate scenarios/default.yaml --trace default.json --trace-links all\n"
       "  parasim simulate scenarios/default.yaml --plan plan/best_plan.yaml --json\n"
       "  parasim simulate scenarios/default.yaml --from-megatron-args plan/launch_megatron.sh\n"
-      "  parasim simulate scenarios/default.yaml --set plan.pp=1 --set plan.vpp=1 --set plan.dp=128 --fail-on-oom   # exit 3: OOM");
+      "  parasim simulate scenarios/default.yaml --set plan.pp=1 --set plan.vpp=1 --set plan.dp=128 --fail-on-oom  # exit 3");
   cmd->add_option("scenario", o->scenario, "scenario YAML with cluster, model, training and plan")->required();
   cmd->add_option("--set", o->set, "override a scenario key: --set plan.tp=4, --set cluster.node.nics.bandwidth=800Gb/s (repeatable)");
   cmd->add_flag("--json", o->json, "print JSON instead of tables");

@@ -58,3 +58,11 @@ parasim_cli_test(NAME plan_clock_hbm ARGS plan ${lab} --set cluster.node.hardwar
 parasim_cli_test(NAME whatif_clock_variant ARGS whatif ${lab} --vary cluster.node.nics.bandwidth=1e-300Gb/s,400Gb/s --fixed-plan --json
                  JSON "variants.0.failure=the iteration would run past 100 days of simulated time (an activity of 1.49e+299 s): a bandwidth, a peak or a size in the scenario is out of proportion"
                       variants.0.internal_error=OFF variants.1.fits=ON)
+
+# Every --help within 120 columns: descriptions wrap under their column (cli/help_formatter.hpp).
+foreach(help_of IN ITEMS plan simulate whatif validate topo tasks model schema calibrate)
+  parasim_cli_test(NAME help_width_${help_of} ARGS ${help_of} --help MAX_COLUMNS 120 STDOUT_REGEX "Examples")
+endforeach()
+foreach(help_of IN ITEMS show diff from-trace from-log fit)
+  parasim_cli_test(NAME help_width_calibrate_${help_of} ARGS calibrate ${help_of} --help MAX_COLUMNS 120 STDOUT_REGEX "Usage")
+endforeach()
