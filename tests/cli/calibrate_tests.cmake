@@ -109,12 +109,12 @@ foreach(input IN ITEMS bad/empty.json bad/not_json.json bad/truncated.json bad/t
   parasim_cli_test(NAME calibrate_trace_error_${name} ARGS calibrate from-trace tests/data/kineto/${input} RC 2
                    STDERR ${trace_errors}/${name}.expected)
 endforeach()
-# A truncated gzip file whose last bytes read as a 4 GiB trailer fails at once in little memory (256 MiB of
-# address space: sized from that trailer, the buffer alone would be 4 GiB). Not under ASan, whose shadow
+# A truncated gzip file whose last bytes read as a 4 GiB trailer fails at once in little memory (100 MiB of
+# address space, the program and its libraries included: sized from that trailer, the buffer alone would be 4 GiB). Not under ASan, whose shadow
 # memory alone reserves terabytes of address space.
 if(NOT PARASIM_SANITIZE)
   add_test(NAME cli_calibrate_trace_truncated_trailer_bounded
-           COMMAND bash -c "ulimit -v 262144; \"$<TARGET_FILE:parasim>\" calibrate from-trace tests/data/kineto/bad/truncated_trailer.json.gz; test $? -eq 2"
+           COMMAND bash -c "ulimit -v 102400; \"$<TARGET_FILE:parasim>\" calibrate from-trace tests/data/kineto/bad/truncated_trailer.json.gz; test $? -eq 2"
            WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
   set_tests_properties(cli_calibrate_trace_truncated_trailer_bounded PROPERTIES LABELS cli TIMEOUT 10)
 endif()
