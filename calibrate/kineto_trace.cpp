@@ -6,6 +6,7 @@
 #include <cstring>
 #include <fmt/format.h>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <memory>
 #include <simdjson.h>
@@ -134,6 +135,15 @@ std::int64_t integer(od::value v, std::int64_t fallback = -1) {
   return fallback;
 }
 
+/// A count or index that must fit an int: a larger one is an error naming the key, never a wrapped number.
+int small_integer(od::value v, const std::string& file, std::string_view key, std::int64_t fallback = 0) {
+  const std::int64_t i = integer(v, fallback);
+  if (i < std::numeric_limits<int>::min() || i > std::numeric_limits<int>::max()) {
+    fail(file, fmt::format("{}: {} is out of range for a count or index", key, i));
+  }
+  return static_cast<int>(i);
+}
+
 double number(od::value v, double fallback = 0) {
   double d;
   if (v.get_double().get(d)) return fallback;
@@ -244,13 +254,13 @@ class Reader {
         std::string_view k;
         od::value x;
         if (f.unescaped_key().get(k) || f.value().get(x)) continue;
-        if (k == "id") d.id = static_cast<int>(integer(x, 0));
+        if (k == "id") d.id = small_integer(x, t_.file, "deviceProperties.id");
         else if (k == "name") d.name = std::string(str(x));
-        else if (k == "numSms") d.sms = static_cast<int>(integer(x, 0));
+        else if (k == "numSms") d.sms = small_integer(x, t_.file, "deviceProperties.numSms");
         else if (k == "totalGlobalMem") d.memory_bytes = number(x);
-        else if (k == "computeMajor") d.compute_major = static_cast<int>(integer(x, 0));
-        else if (k == "computeMinor") d.compute_minor = static_cast<int>(integer(x, 0));
-        else if (k == "warpSize") d.warp_size = static_cast<int>(integer(x, 0));
+        else if (k == "computeMajor") d.compute_major = small_integer(x, t_.file, "deviceProperties.computeMajor");
+        else if (k == "computeMinor") d.compute_minor = small_integer(x, t_.file, "deviceProperties.computeMinor");
+        else if (k == "warpSize") d.warp_size = small_integer(x, t_.file, "deviceProperties.warpSize");
       }
       t_.devices.push_back(std::move(d));
     }
@@ -263,8 +273,8 @@ class Reader {
       std::string_view k;
       od::value x;
       if (f.unescaped_key().get(k) || f.value().get(x)) continue;
-      if (k == "rank") t_.rank = static_cast<int>(integer(x, 0));
-      else if (k == "world_size") t_.world_size = static_cast<int>(integer(x, 0));
+      if (k == "rank") t_.rank = small_integer(x, t_.file, "distributedInfo.rank");
+      else if (k == "world_size") t_.world_size = small_integer(x, t_.file, "distributedInfo.world_size");
       else if (k == "backend") t_.backend = std::string(str(x));
       else if (k == "nccl_version") t_.nccl_version = std::string(str(x));
       else if (k == "pg_config") {
@@ -280,13 +290,15 @@ class Reader {
             if (gf.unescaped_key().get(gk) || gf.value().get(gx)) continue;
             if (gk == "pg_name") pg.name = std::string(str(gx));
             else if (gk == "pg_desc") pg.description = std::string(str(gx));
-            else if (gk == "pg_size") pg.size = static_cast<int>(integer(gx, 0));
+            else if (gk == "pg_size") pg.size = small_integer(gx, t_.file, "distributedInfo.pg_config.pg_size");
             else if (gk == "ranks") {
               od::array r;
               if (gx.get_array().get(r)) continue;
               for (auto rv : r) {
                 std::int64_t rank;
-                if (!rv.get_int64().get(rank)) pg.ranks.push_back(static_cast<int>(rank));
+                if (rv.get_int64().get(rank)) continue;
+                if (rank < 0 || rank > std::numeric_limits<int>::max()) fail(t_.file, fmt::format("distributedInfo.pg_config.ranks: {} is out of range for a rank", rank));
+                pg.ranks.push_back(static_cast<int>(rank));
               }
             }
           }
@@ -369,7 +381,7 @@ class Reader {
         a.has_comm = true;
       } else if (k == "In msg nelems") a.comm.in_elements = integer(x);
       else if (k == "Out msg nelems") a.comm.out_elements = integer(x);
-      else if (k == "Group size") a.comm.group_size = static_cast<int>(integer(x, 0));
+      else if (k == "Group size") a.comm.group_size = small_integer(x, t_.file, "args.Group size");
       else if (k == "dtype") a.comm.dtype = std::string(str(x));
     }
   }
@@ -401,7 +413,11 @@ class Reader {
       GpuEvent g;
       g.klass = cat == "gpu_memcpy" ? KernelClass::memcpy : cat == "gpu_memset" ? KernelClass::memset : classify_kernel(name);
       g.name = intern(name);
-      g.device = static_cast<int>(a.device >= 0 ? a.device : pid);
+      const std::int64_t device = a.device >= 0 ? a.device : pid;
+      if (device < std::numeric_limits<int>::min() || device > std::numeric_limits<int>::max()) {
+        fail(t_.file, fmt::format("a kernel's device (args.device, else pid): {} is out of range for a device", device));
+      }
+      g.device = static_cast<int>(device);
       g.stream = a.stream >= 0 ? a.stream : tid;
       g.start_ns = ts;
       g.dur_ns = dur;
