@@ -18,7 +18,8 @@ foreach(case IN ITEMS
     "hf_vocab_past_32_bits|model;tests/data/hf/bad/vocab-2e32/config.json"
     "hf_number_overflow|model;tests/data/hf/bad/vocab-1e400/config.json"
     "number_overflow|simulate;${lab};--set;plan.bucket_params=1e400"
-    "unit_product_overflow|topo;scenarios/clusters/lab-2node.yaml;--set;node.nics.bandwidth=1e308 TB/s")
+    "unit_product_overflow|topo;scenarios/clusters/lab-2node.yaml;--set;node.nics.bandwidth=1e308 TB/s"
+    "hardware_sms_past_32_bits|topo;scenarios/clusters/lab-2node.yaml;--set;node.hardware.sms=4294967297")
   string(REPLACE "|" ";" parts "${case}")
   list(GET parts 0 name)
   list(REMOVE_AT parts 0)
