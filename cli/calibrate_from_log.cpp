@@ -7,16 +7,16 @@
 #include <nlohmann/json.hpp>
 #include <thread>
 
+#include "calibrate/profile_yaml.hpp"
 #include "cli/table.hpp"
 #include "core/error.hpp"
+#include "core/schema.hpp"
 #include "core/suggest.hpp"
 #include "core/units.hpp"
-#include "calibrate/profile_yaml.hpp"
-#include "core/schema.hpp"
 #include "sim/log_fit.hpp"
 #include "sim/megatron_log_run.hpp"
-#include "topology/gpu_spec.hpp"
 #include "sim/validation.hpp"
+#include "topology/gpu_spec.hpp"
 
 namespace parasim::cli {
 namespace {

@@ -1,6 +1,7 @@
 #pragma once
-// `parasim calibrate from-log`: Megatron-LM training logs read back (calibrate/megatron_log.hpp),
-// priced as `validate` prices a published run (sim/megatron_log_run.hpp), and the error printed.
+// Training logs against the model: `parasim calibrate from-log` reads Megatron-LM logs back
+// (calibrate/megatron_log.hpp) and prices them as `validate` prices a published run
+// (sim/megatron_log_run.hpp); `parasim calibrate fit` fits a per-cluster correction on them (sim/log_fit.hpp).
 #include <optional>
 #include <string>
 #include <vector>
