@@ -9,6 +9,7 @@
 
 #include "calibrate/profile_yaml.hpp"
 #include "cli/table.hpp"
+#include "core/bundled_files.hpp"
 #include "core/error.hpp"
 #include "core/schema.hpp"
 #include "core/suggest.hpp"
@@ -26,22 +27,13 @@ struct ReadLog {
   sim::LogRun run;
 };
 
-/// The --gpu name as a bundled hardware file: the file of that name, or the only one whose name begins
-/// with it and a dash (`h200` -> h200-sxm-141gb), as scenario files name them; else an error.
+/// The --gpu name as a bundled hardware file, by the rule scenario files name them (core/bundled_files.hpp).
 std::string resolve_gpu(const std::string& gpu, const std::filesystem::path& dir) {
-  std::vector<std::string> names, matches;
-  for (const auto& e : std::filesystem::directory_iterator(dir)) {
-    if (e.path().extension() == ".yaml") names.push_back(e.path().stem().string());
-  }
-  std::sort(names.begin(), names.end());
-  for (const auto& n : names) {
-    if (n == gpu) return n;
-    if (n.rfind(gpu + "-", 0) == 0) matches.push_back(n);
-  }
-  if (matches.size() == 1) return matches.front();
-  const std::string what = matches.empty() ? fmt::format("is not a bundled GPU{}", did_you_mean(gpu, names))
-                                           : fmt::format("names several bundled GPUs: {}", fmt::join(matches, ", "));
-  throw InputError({"--gpu", 0, 0}, {}, fmt::format("'{}' {}; bundled: {}", gpu, what, fmt::join(names, ", ")));
+  const auto found = find_bundled_file(dir, gpu);
+  if (found.file) return found.file->stem().string();
+  const std::string what = found.matches.empty() ? fmt::format("is not a bundled GPU{}", did_you_mean(gpu, found.names))
+                                                 : fmt::format("names several bundled GPUs: {}", fmt::join(found.matches, ", "));
+  throw InputError({"--gpu", 0, 0}, {}, fmt::format("'{}' {}; bundled: {}", gpu, what, fmt::join(found.names, ", ")));
 }
 
 std::string signed_percent(double x) { return fmt::format("{:+.1f}%", 100 * x); }

@@ -1,5 +1,7 @@
 #include "core/schema.hpp"
 
+#include "core/bundled_files.hpp"
+
 #include <algorithm>
 #include <charconv>
 #include <filesystem>
@@ -9,6 +11,7 @@
 #include <fmt/format.h>
 #include <set>
 
+#include "core/bundled_files.hpp"
 #include "core/suggest.hpp"
 
 namespace parasim::yaml {
@@ -85,20 +88,10 @@ bool in_range(const Field& f, double v) {
 std::optional<std::filesystem::path> bundled_file(const Field& f, const Node& v) {
   const std::string name = v.raw().as<std::string>();
   if (f.bundled.empty() || name.empty() || name.find_first_of("/.\\") != std::string::npos) return std::nullopt;
-  const std::filesystem::path dir = std::filesystem::path(PARASIM_SOURCE_DIR) / f.bundled;
-  std::vector<std::string> names, matches;
-  std::error_code ec;
-  for (const auto& e : std::filesystem::directory_iterator(dir, ec)) {
-    if (e.path().extension() != ".yaml") continue;
-    names.push_back(e.path().stem().string());
-    if (names.back() == name) return e.path();
-    if (names.back().rfind(name + "-", 0) == 0) matches.push_back(names.back());
-  }
-  std::sort(names.begin(), names.end());
-  std::sort(matches.begin(), matches.end());
-  if (matches.size() == 1) return dir / (matches.front() + ".yaml");
-  if (matches.size() > 1) v.fail(fmt::format("'{}' names several bundled files: {}", name, join_names(matches)));
-  v.fail(fmt::format("'{}' is neither a file nor a bundled name{}; bundled: {}", name, did_you_mean(name, names), join_names(names)));
+  const auto found = find_bundled_file(std::filesystem::path(PARASIM_SOURCE_DIR) / f.bundled, name);
+  if (found.file) return found.file;
+  if (found.matches.size() > 1) v.fail(fmt::format("'{}' names several bundled files: {}", name, join_names(found.matches)));
+  v.fail(fmt::format("'{}' is neither a file nor a bundled name{}; bundled: {}", name, did_you_mean(name, found.names), join_names(found.names)));
 }
 
 // Integer keys are counts the model keeps in 32 bits: a value past that is out of range, never wrapped.
