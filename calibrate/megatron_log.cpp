@@ -60,14 +60,21 @@ std::optional<std::string> MegatronLog::argument(const std::string& name) const 
   return it->second.value;
 }
 
-MegatronLog read_megatron_log(const std::filesystem::path& file) {
+namespace {
+
+// A line that says why a run stopped: the exception a rank raised ("[rank0]: TypeError: …",
+// "torch.OutOfMemoryError: CUDA out of memory…"), not the "Traceback" line above it, which says nothing.
+bool is_failure_line(const std::string& line) {
+  static const std::regex exception(R"((^|[\s:\]])[A-Za-z_][\w.]*(Error|Exception)(: |$))");
+  return line.find("CUDA out of memory") != std::string::npos || std::regex_search(line, exception);
+}
+
+void read_one(const std::filesystem::path& file, MegatronLog& log, bool& dump_seen, int& last_line) {
   std::ifstream in(file);
   if (!in) throw InputError({file.string(), 0, 0}, {}, "cannot read the log");
-  MegatronLog log;
-  log.file = file;
   std::string line;
   int number = 0;
-  bool in_dump = false, dump_seen = false;
+  bool in_dump = false;
   while (std::getline(in, line)) {
     ++number;
     if (line.find(kDumpStart) != std::string::npos) {
@@ -84,15 +91,35 @@ MegatronLog read_megatron_log(const std::filesystem::path& file) {
     }
     read_step(line, number, log);
     read_memory(line, number, log);
+    if (!log.failure && is_failure_line(line)) log.failure = LoggedFailure{file, number, line.substr(0, 200)};
   }
+  last_line = number;
+}
+
+}  // namespace
+
+MegatronLog read_megatron_log(const std::filesystem::path& file) { return read_megatron_logs({file}); }
+
+MegatronLog read_megatron_logs(const std::vector<std::filesystem::path>& files) {
+  if (files.empty()) throw InputError({"", 0, 0}, {}, "no log to read");
+  MegatronLog log;
+  log.file = files.front();
+  bool dump_seen = false;
+  int last_line = 0;
+  for (const auto& file : files) read_one(file, log, dump_seen, last_line);
+  const std::string where = log.failure ? fmt::format("{}:{}: {}", log.failure->file.string(), log.failure->line, log.failure->text) : "";
   if (!dump_seen || log.arguments.empty()) {
-    throw InputError({file.string(), 1, 1}, {},
-                     fmt::format("no argument dump ('{}'): Megatron-LM prints one on rank 0 at start-up; keep the log from its first line", kDumpStart));
+    throw InputError({files.front().string(), 1, 1}, {},
+                     fmt::format("no argument dump ('{}'): Megatron-LM prints one on rank 0 at start-up; {}", kDumpStart,
+                                 log.failure ? "the run failed before it, at " + where : std::string("keep the log from its first line")));
   }
   if (log.steps.empty()) {
-    throw InputError({file.string(), number, 1}, {},
-                     "no step line ('elapsed time per iteration (ms): …') in the log: did the run reach its first --log-interval?");
+    throw InputError({files.back().string(), last_line, 1}, {},
+                     "no step line ('elapsed time per iteration (ms): …') in the log: " +
+                         (log.failure ? "the run failed before its first --log-interval, at " + where : std::string("did the run reach its first --log-interval?")));
   }
+  // Node logs come in any order; a step is an interval's mean, printed once, by the last rank.
+  std::stable_sort(log.steps.begin(), log.steps.end(), [](const LoggedStep& a, const LoggedStep& b) { return a.iteration < b.iteration; });
   return log;
 }
 

@@ -36,11 +36,19 @@ struct LoggedMemory {
   int line = 0;
 };
 
-struct MegatronLog {
+/// The first line that says why the run stopped, where one does.
+struct LoggedFailure {
   std::filesystem::path file;
+  int line = 0;
+  std::string text;  ///< the line, cut at 200 characters
+};
+
+struct MegatronLog {
+  std::filesystem::path file;  ///< the first of the files read
   std::map<std::string, LoggedArgument> arguments;
   std::vector<LoggedStep> steps;
   std::vector<LoggedMemory> memory;
+  std::optional<LoggedFailure> failure;
 
   /// The value of an argument, or nullopt where the dump lacks it or prints None.
   std::optional<std::string> argument(const std::string& name) const;
@@ -49,6 +57,11 @@ struct MegatronLog {
 /// Reads a Megatron-LM log. Throws InputError (FILE:LINE:COL) for a file that cannot be read, a log
 /// without an argument dump, or one without any "elapsed time per iteration" line.
 MegatronLog read_megatron_log(const std::filesystem::path& file);
+
+/// One run's logs read as one: a multi-node run's node logs, where rank 0 printed the argument dump and
+/// the last rank the step lines. The errors name the first file (no dump) or the last (no step line),
+/// and say where the run failed first when a line says so (an exception, out of memory).
+MegatronLog read_megatron_logs(const std::vector<std::filesystem::path>& files);
 
 /// The steady step time: the median of the step lines after the first third (at least one line
 /// dropped when there are two or more), so that warm-up, first-step allocation and a profiled or

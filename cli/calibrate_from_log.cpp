@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <fmt/format.h>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -105,6 +106,15 @@ nlohmann::json json_report(const std::vector<ReadLog>& logs, const sim::Validati
   return {{"logs", out}};
 }
 
+// Runners write one log per node into each plan's folder (plan-01/node0.log, plan-02/node0.log): where
+// file names repeat, a log is named by its folder too.
+void name_logs_apart(std::vector<ReadLog>& logs) {
+  std::map<std::string, int> seen;
+  for (const auto& l : logs) ++seen[l.run.run.id];
+  for (auto& l : logs) {
+    if (seen[l.run.run.id] > 1) l.run.run.id = (l.log.file.parent_path().filename() / l.log.file.stem()).string();
+  }
+}
 
 std::vector<ReadLog> read_logs(const FromLogOptions& o, const std::string& gpu) {
   const sim::LogCluster cluster{gpu, o.gpus_per_node, o.nic_gbps};
@@ -114,6 +124,7 @@ std::vector<ReadLog> read_logs(const FromLogOptions& o, const std::string& gpu) 
     auto run = sim::megatron_log_run(log, cluster);
     logs.push_back({std::move(log), std::move(run)});
   }
+  name_logs_apart(logs);
   return logs;
 }
 

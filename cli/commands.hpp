@@ -17,6 +17,7 @@ Action add_simulate_command(CLI::App& app);
 Action add_validate_command(CLI::App& app);
 Action add_calibrate_command(CLI::App& app);
 Action add_plan_command(CLI::App& app);
+Action add_confirm_command(CLI::App& app);
 Action add_whatif_command(CLI::App& app);
 
 }  // namespace parasim::cli

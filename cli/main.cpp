@@ -26,6 +26,7 @@ int main(int argc, char** argv) {
   add(parasim::cli::add_tasks_command);
   add(parasim::cli::add_simulate_command);
   add(parasim::cli::add_plan_command);
+  add(parasim::cli::add_confirm_command);
   add(parasim::cli::add_whatif_command);
   add(parasim::cli::add_validate_command);
   add(parasim::cli::add_calibrate_command);

@@ -10,8 +10,8 @@
 #include <unistd.h>
 
 #include "cli/commands.hpp"
-#include "cli/constraint_options.hpp"
 #include "cli/launch_files.hpp"
+#include "cli/plan_search.hpp"
 #include "cli/located.hpp"
 #include "cli/prediction_interval.hpp"
 #include "cli/progress_bar.hpp"
@@ -28,28 +28,16 @@ namespace parasim::cli {
 namespace {
 
 struct Options {
-  std::string scenario;
-  std::vector<std::string> set;
+  PlanSearchOptions search;
   bool list_space = false;
   int gpus = 0;
   bool json = false;
   bool wide = false;
   bool explain = false;
   int top = 10;
-  int simulate_top = 32;
-  int global_batch = 0;
-  std::string headroom = "0 GiB";
-  bool power_of_two = false;
-  std::vector<int> micro_batches;
-  std::vector<std::string> include;
-  std::vector<std::string> megatron_args;
-  bool ignore_unknown_flags = false;
   std::string out;
-  int threads = 0;
   std::string published;
   std::vector<std::string> rows;
-  ConstraintOptions constraints;
-  double time_limit = 0;
   std::string hardware = std::string(PARASIM_SOURCE_DIR) + "/scenarios/hardware";
 };
 
@@ -160,24 +148,6 @@ std::string top_table(const planner::SearchReport& report, int top, bool wide, c
   return t.render();
 }
 
-// Where nothing fits: the fewest nodes, doubling up to 16 times as many, on which a plan fits.
-std::string gpus_that_fit(const sim::Scenario& s, int global_batch, const planner::SearchOptions& base) {
-  planner::SearchOptions options = base;
-  options.simulate_top = 1;
-  options.megatron_variants = false;
-  options.include.clear();
-  options.progress = nullptr;
-  for (int factor = 2; factor <= 16; factor *= 2) {
-    auto cluster = s.cluster;
-    cluster.nodes *= factor;
-    const auto report = planner::search(cluster, *s.model, *s.training, global_batch, s.effective_profile(), options);
-    if (!report.ranked.empty() && report.ranked.front().fits) {
-      return fmt::format("; with {} GPUs ({} nodes) it fits, e.g. {}", cluster.gpus(), cluster.nodes, planner::plan_name(report.ranked.front().plan, true));
-    }
-  }
-  return fmt::format("; nor on {} GPUs", s.cluster.gpus() * 16);
-}
-
 nlohmann::json plan_json(const planner::RankedPlan& r, const planner::SearchReport& rep, int rank, const sim::ErrorModel& errors, Precision precision,
                          const LaunchChoice& choice) {
   const auto& s = r.simulated;
@@ -247,8 +217,8 @@ PublishedCheck check_published(const sim::MeasuredRun& run, const Options& o) {
   }
   const auto& row = std::get<sim::RowScenario>(built);
   planner::SearchOptions options;
-  options.simulate_top = o.simulate_top;
-  options.threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  options.simulate_top = o.search.simulate_top;
+  options.threads = o.search.threads > 0 ? o.search.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
   // The published plan with its unprinted fields filled as validate fills them (the fastest choice
   // that fits under the fill policy), so that both commands speak of the same plan.
   sim::ValidateOptions vo;
@@ -406,29 +376,15 @@ Action add_plan_command(CLI::App& app) {
       "  parasim plan scenarios/default.yaml --from-megatron-args plan/launch_megatron.sh   # rank your own launch\n"
       "  parasim plan --list-space --gpus 8\n"
       "  parasim plan --published ../shared/validation/megatron.yaml --json");
-  cmd->add_option("scenario", o->scenario, "scenario YAML with cluster, model and training (a plan in it is ranked too)");
-  cmd->add_option("--set", o->set, "override a scenario key (repeatable)");
+  o->search.add_to(cmd);
   cmd->add_flag("--list-space", o->list_space, "list Galvatron's per-layer strategies for --gpus GPUs and exit");
   cmd->add_option("--gpus", o->gpus, "GPUs for --list-space");
   cmd->add_flag("--json", o->json, "print JSON instead of tables");
   cmd->add_flag("--wide", o->wide, "one line a plan with its whole layer split (wider than 120 columns)");
   cmd->add_flag("--explain", o->explain, "say which costs make the runner-up (and every plan given) slower than the best");
   cmd->add_option("--top", o->top, "plans to show")->check(CLI::Range(1, 1000));
-  cmd->add_option("--simulate-top", o->simulate_top, "best analytical candidates the simulator scores")->check(CLI::Range(1, 100000));
-  cmd->add_option("--global-batch", o->global_batch, "samples per iteration; default: the scenario plan's global_batch")->check(CLI::Range(1, 1 << 30));
-  cmd->add_option("--headroom", o->headroom, "memory kept free on every GPU beyond the model's allowance, e.g. 2GiB");
-  cmd->add_flag("--power-of-two", o->power_of_two, "only power-of-two pp and dp (Galvatron's default)");
-  cmd->add_option("--micro-batch", o->micro_batches, "micro-batch sizes to try (repeatable); default 1, 2, 4, 8, 16")->check(CLI::Range(1, 1 << 20));
-  cmd->add_option("--include", o->include, "a plan YAML to simulate and rank with the rest (repeatable)");
-  cmd->add_option("--from-megatron-args", o->megatron_args,
-                  "a plan as Megatron-LM arguments (quoted), or a launch_megatron.sh / argument file, to rank with the rest (repeatable)");
-  cmd->add_flag("--ignore-unknown-flags", o->ignore_unknown_flags, "with --from-megatron-args: skip flags parasim does not know, listing them, instead of exit 2");
   cmd->add_option("--out", o->out,
                   "directory for the launched plan: best_plan.yaml, launch_megatron.sh, megatron_args.txt, ds_config.json, and plans.json");
-  cmd->add_option("--threads", o->threads, "threads for both phases (default: the machine's cores); the result is the same for any count");
-  o->constraints.add_to(cmd, "the search");
-  cmd->add_option("--time-limit", o->time_limit, "seconds for the whole search: the analytical scan stops at half, the simulator scores what it can "
-                                                 "in the rest (results then depend on the machine)")->check(CLI::PositiveNumber);
   cmd->add_option("--published", o->published,
                   "plan every row of a measured-run file (../shared/validation/*.yaml) and compare with the published plan; exit 3 if one is faster "
                   "than the plan found");
@@ -437,72 +393,14 @@ Action add_plan_command(CLI::App& app) {
   return [o]() {
     if (o->list_space) return list_space(*o);
     if (!o->published.empty()) return check_published_file(*o);
-    if (o->scenario.empty()) throw InputError({"", 0, 0}, "scenario", "missing: parasim plan <scenario.yaml> (or --list-space --gpus N)");
-    const auto s = sim::load_scenario(o->scenario, o->set);
-    for (auto [present, key] : {std::pair{s.model.has_value(), "model"}, {s.training.has_value(), "training"}}) {
-      if (!present) throw InputError({o->scenario, 1, 1}, key, "missing: parasim plan needs a scenario with model and training sections");
-    }
-    const auto& gpu = s.cluster.node.gpu;
-    if (!gpu.peak_for(s.training->precision)) {
-      throw InputError({o->scenario, 1, 1}, "training.precision", fmt::format("{} has no {} peak in its hardware file", gpu.name, precision_name(s.training->precision)));
-    }
-    const int global_batch = o->global_batch > 0 ? o->global_batch : (s.plan ? s.plan->global_batch : 0);
-    if (global_batch <= 0) throw InputError({o->scenario, 1, 1}, "plan.global_batch", "missing: give --global-batch or a plan with global_batch");
-
-    planner::SearchOptions options;
-    try {
-      options.headroom = parse_bytes(o->headroom);
-    } catch (const UnitError& e) {
-      throw InputError({"", 0, 0}, "--headroom", e.what());
-    }
-    if (options.headroom.value() < 0) throw InputError({"", 0, 0}, "--headroom", "must not be negative");
-    options.simulate_top = o->simulate_top;
-    options.power_of_two = o->power_of_two;
-    options.micro_batches = o->micro_batches;
-    options.threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    options.constraints = o->constraints.parse();
-    options.time_limit = o->time_limit;
+    if (o->search.scenario.empty()) throw InputError({"", 0, 0}, "scenario", "missing: parasim plan <scenario.yaml> (or --list-space --gpus N)");
+    const auto searched = run_plan_search(o->search, !o->json);
+    const auto& s = searched.scenario;
+    const auto& report = searched.report;
+    const auto& options = searched.options;
+    const int global_batch = searched.global_batch;
     const int gpus = s.cluster.gpus();
-    if (s.plan) {
-      if (auto given = planner::scenario_candidate(*s.plan, *s.model, *s.training, gpus, global_batch, options.constraints)) options.include.push_back(*given);
-    }
-    for (const auto& file : o->include) {
-      const auto plan = sim::load_plan(file, *s.model, gpus, s.training->seq_len);
-      options.include.push_back(plan);
-    }
-    for (const auto& args : o->megatron_args) options.include.push_back(read_megatron_source(args, s, o->ignore_unknown_flags));
-    // One bar per phase (the analytical scan, then the simulations); the search serializes the calls.
-    std::unique_ptr<ProgressBar> bar;
-    std::string bar_phase;
-    if (isatty(STDERR_FILENO) && !o->json) {
-      options.progress = [&bar, &bar_phase](const char* phase, std::size_t done, std::size_t total) {
-        if (!bar || bar_phase != phase) {
-          bar.reset();
-          bar_phase = phase;
-          bar = std::make_unique<ProgressBar>(fmt::format("{:<10}", phase), total, true);
-        }
-        bar->set_done(done);
-      };
-    }
-    const auto report = located(o->scenario, [&] { return planner::search(s.cluster, *s.model, *s.training, global_batch, s.effective_profile(), options); });
-    bar.reset();
-    if (report.considered == 0) {
-      // The message names the pin (--fix tp=16, --max-pp 4, --framework) that removed the last candidate.
-      throw InputError({"", 0, 0}, "", planner::why_no_candidate(s.cluster, *s.model, *s.training, global_batch, options));
-    }
-    if (report.ranked.empty() || !report.ranked.front().fits) {
-      std::string reasons;
-      for (const auto& [why, n] : report.rejected) reasons += fmt::format("{}{}: {}", reasons.empty() ? "" : "; ", why, n);
-      throw InputError({o->scenario, 1, 1}, "plan",
-                       fmt::format("no plan of the {} considered fits in {} per GPU ({}){}{}", report.considered, format_bytes(report.budget), reasons,
-                                   report.smallest_footprint ? fmt::format("; the smallest footprint found is {} per GPU with every layer recomputed",
-                                                                           format_bytes(*report.smallest_footprint))
-                                                             : "",
-                                   gpus_that_fit(s, global_batch, options)));
-    }
-    std::cerr << fmt::format("searched {} candidates ({} fit) in {:.2f} s, {:.0f} per second; simulated {} in {:.2f} s\n", report.visited,
-                             report.scored, report.analytical_seconds, report.visited / std::max(1e-9, report.analytical_seconds),
-                             report.ranked.size(), report.simulated_seconds);
+    const auto& gpu = s.cluster.node.gpu;
     const auto& best = report.ranked.front();
     const auto errors = bundled_error_model();
     const auto choice = choose_launch(report, s, errors);
@@ -551,7 +449,7 @@ Action add_plan_command(CLI::App& app) {
     out += fmt::format("Searched   {} candidates; {} fit in {} per GPU (capacity {} less headroom {}); {} simulated\n", report.visited,
                        report.scored, format_bytes(report.budget), format_bytes(report.capacity), format_bytes(options.headroom), report.ranked.size());
     if (report.time_limited) {
-      out += fmt::format("  time limit {} s reached: {} of {} candidates scanned, {} simulated\n", o->time_limit, report.visited, report.considered,
+      out += fmt::format("  time limit {} s reached: {} of {} candidates scanned, {} simulated\n", o->search.time_limit, report.visited, report.considered,
                          report.ranked.size());
     }
     for (const auto& [why, n] : report.rejected) out += fmt::format("  rejected {:>6}  {}\n", n, why);

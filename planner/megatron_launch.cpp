@@ -3,7 +3,10 @@
 #include <algorithm>
 #include <fmt/format.h>
 #include <stdexcept>
+#include <string>
+#include <vector>
 
+#include "core/suggest.hpp"
 #include "planner/megatron_flags.hpp"
 #include "planner/megatron_rules.hpp"
 
@@ -205,11 +208,14 @@ MegatronArgumentGroup data_arguments(const workload::ModelSpec& m) {
   return g.done();
 }
 
-MegatronArgumentGroup training_arguments() {
+MegatronArgumentGroup training_arguments(int train_iters) {
   Group g("TRAINING_ARGS");
-  g.add("--train-iters", 100).add("--lr", "3e-4").add("--min-lr", "3e-5").add("--lr-decay-style", "cosine").add("--lr-warmup-iters", 10);
+  // The learning-rate schedule needs its warm-up shorter than its decay (train_iters long).
+  g.add("--train-iters", train_iters).add("--lr", "3e-4").add("--min-lr", "3e-5").add("--lr-decay-style", "cosine");
+  g.add("--lr-warmup-iters", std::min(10, train_iters / 2));
   g.add("--weight-decay", "0.1").add("--adam-beta1", "0.9").add("--adam-beta2", "0.95").add("--clip-grad", "1.0").add("--init-method-std", "0.02");
-  g.add("--log-interval", 1).add("--log-throughput").add("--eval-iters", 0);
+  // No evaluation; Megatron-LM divides by --eval-interval when it sizes the datasets, so it is set too.
+  g.add("--log-interval", 1).add("--log-throughput").add("--eval-iters", 0).add("--eval-interval", train_iters);
   return g.done();
 }
 
@@ -237,20 +243,100 @@ std::string shell_word(const std::string& s) {
 
 std::string argument_text(const MegatronArgument& a) { return a.value.empty() ? a.flag : a.flag + " " + shell_word(a.value); }
 
-MegatronLaunch megatron_launch(const Plan& p, const workload::ModelSpec& m, const workload::TrainingSpec& tr, const topology::GpuSpec& gpu) {
+MegatronLaunch megatron_launch(const Plan& p, const workload::ModelSpec& m, const workload::TrainingSpec& tr, const topology::GpuSpec& gpu,
+                               int train_iters) {
+  if (train_iters < 2) throw std::invalid_argument("a launch needs at least 2 training iterations");
   if (const auto problem = megatron_plan_problem(p, m)) throw std::invalid_argument("Megatron-LM cannot run this plan: " + *problem);
   MegatronLaunch out;
   out.groups = {model_arguments(m, tr), parallel_arguments(p, m, tr), batch_arguments(p, m), precision_arguments(tr, gpu), data_arguments(m),
-                training_arguments()};
+                training_arguments(train_iters)};
   out.environment.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", cuda_device_max_connections(p, gpu));
   out.notes = notes(tr);
   return out;
 }
 
+MegatronArgumentGroup site_arguments(const std::string& words) {
+  std::vector<std::string> split;
+  for (std::size_t at = 0; at < words.size();) {
+    const auto start = words.find_first_not_of(" \t\n", at);
+    if (start == std::string::npos) break;
+    const auto end = std::min(words.find_first_of(" \t\n", start), words.size());
+    split.push_back(words.substr(start, end - start));
+    at = end;
+  }
+  MegatronArgumentGroup g{"SITE_ARGS", {}};
+  for (std::size_t i = 0; i < split.size(); ++i) {
+    const auto flag = megatron_flag(split[i]);
+    if (!split[i].starts_with("--")) throw std::invalid_argument(fmt::format("'{}' is a value without a flag before it", split[i]));
+    if (!flag || flag->role == FlagRole::legacy) {
+      std::vector<std::string> known;
+      for (const auto& f : megatron_flags()) {
+        if (f.role != FlagRole::legacy) known.emplace_back(f.name);
+      }
+      throw std::invalid_argument(fmt::format("{} is not a current Megatron-LM flag parasim knows{}", split[i], did_you_mean(split[i], known)));
+    }
+    if (flag->role == FlagRole::plan || flag->role == FlagRole::model) {
+      throw std::invalid_argument(fmt::format("{} is the {}'s: parasim writes it for each plan (change the scenario instead)", split[i],
+                                              flag->role == FlagRole::plan ? "plan" : "model"));
+    }
+    const bool has_value = i + 1 < split.size() && !split[i + 1].starts_with("--");
+    if (flag->takes_value != has_value) {
+      throw std::invalid_argument(fmt::format("{} {}", split[i], flag->takes_value ? "needs a value" : "takes no value"));
+    }
+    if (has_value && i + 2 < split.size() && !split[i + 2].starts_with("--")) {
+      throw std::invalid_argument(fmt::format("{} takes one value here (for several data paths use --data-args-path FILE)", split[i]));
+    }
+    g.arguments.push_back({split[i], has_value ? split[i + 1] : ""});
+    i += has_value;
+  }
+  return g;
+}
+
+namespace {
+
+bool is_data_source(const std::string& flag) {
+  for (const char* f : {"--data-path", "--data-args-path", "--per-split-data-args-path", "--train-data-path", "--valid-data-path", "--test-data-path"}) {
+    if (flag == f) return true;
+  }
+  return false;
+}
+
+MegatronArgument* find_argument(MegatronLaunch& launch, const std::string& flag) {
+  for (auto& g : launch.groups) {
+    for (auto& a : g.arguments) {
+      if (a.flag == flag) return &a;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+MegatronLaunch with_site_arguments(MegatronLaunch launch, const MegatronArgumentGroup& site) {
+  MegatronArgumentGroup rest{site.name, {}};
+  bool data_source = false;
+  for (const auto& a : site.arguments) {
+    data_source = data_source || is_data_source(a.flag);
+    if (auto* written = find_argument(launch, a.flag)) {
+      written->value = a.value;
+    } else {
+      rest.arguments.push_back(a);
+    }
+  }
+  if (data_source) {
+    for (auto& g : launch.groups) std::erase_if(g.arguments, [](const MegatronArgument& a) { return a.flag == "--mock-data"; });
+  }
+  if (!rest.arguments.empty()) launch.groups.push_back(std::move(rest));
+  return launch;
+}
+
 std::string megatron_argument_line(const MegatronLaunch& launch) {
   std::string out;
   for (const auto& g : launch.groups) {
-    for (const auto& a : g.arguments) out += (out.empty() ? "" : " ") + argument_text(a);
+    for (const auto& a : g.arguments) {
+      if (!out.empty()) out += ' ';
+      out += argument_text(a);
+    }
   }
   return out;
 }

@@ -32,10 +32,21 @@ struct MegatronLaunch {
   std::vector<std::string> notes;
 };
 
-/// The launch of a plan Megatron-LM can run (megatron_plan_problem is nullopt); throws
-/// std::invalid_argument otherwise.
+/// The launch of a plan Megatron-LM can run (megatron_plan_problem is nullopt) for `train_iters`
+/// iterations; throws std::invalid_argument otherwise.
 MegatronLaunch megatron_launch(const workload::Plan& plan, const workload::ModelSpec& model, const workload::TrainingSpec& training,
-                               const topology::GpuSpec& gpu);
+                               const topology::GpuSpec& gpu, int train_iters = 100);
+
+/// Arguments a site adds to every launch ("--data-path /data/x --transformer-impl local"): each word
+/// starting with "--" a Megatron-LM flag parasim knows, the words up to the next flag its value; not
+/// the plan's or the model's (the launch would no longer be the plan priced). Throws
+/// std::invalid_argument naming the first word that is not.
+MegatronArgumentGroup site_arguments(const std::string& words);
+
+/// The launch with a site's arguments: one the launch already writes takes the site's value where it
+/// stands (--lr, --train-iters, --tokenizer-type); a data source (--data-path, --data-args-path, …)
+/// replaces --mock-data, as Megatron-LM allows one source; the rest follow in SITE_ARGS.
+MegatronLaunch with_site_arguments(MegatronLaunch launch, const MegatronArgumentGroup& site);
 
 /// What every launch file says about itself: which plan, predicted how fast, on what.
 struct LaunchHeader {

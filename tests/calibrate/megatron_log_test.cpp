@@ -86,3 +86,41 @@ TEST_CASE("a log without an argument dump, or without a step line, is a located 
   }
   CHECK_THROWS_AS(read_megatron_log("tests/data/logs/megatron/nowhere.log"), InputError);
 }
+
+TEST_CASE("a multi-node run's logs read as one: rank 0's argument dump, the last rank's steps in order") {
+  const std::string dump = "------------------------ arguments ------------------------\n"
+                           "  micro_batch_size ................................ 4\n"
+                           "-------------------- end of arguments ---------------------\n";
+  const auto step = [](int iteration, const char* ms) {
+    return " [2026-11-27] iteration        " + std::to_string(iteration) + "/       4 | elapsed time per iteration (ms): " + ms + " | x\n";
+  };
+  const auto node0 = write_log("parasim_node0.log", dump);
+  const auto node1 = write_log("parasim_node1.log", step(3, "1100.0") + step(1, "2000.0") + step(2, "1000.0") + step(4, "1200.0"));
+  const auto log = read_megatron_logs({node0, node1});
+  CHECK(log.argument("micro_batch_size") == "4");
+  REQUIRE(log.steps.size() == 4);
+  CHECK(log.steps[0].iteration == 1);
+  CHECK(log.steps[3].iteration == 4);
+  CHECK(log.steps[2].seconds == doctest::Approx(1.1));
+  CHECK_FALSE(log.failure);
+  // The steady time drops the first third (iteration 1) and takes the median of the rest.
+  int used = 0;
+  CHECK(steady_step_seconds(log, &used) == doctest::Approx(1.1));
+  CHECK(used == 3);
+}
+
+TEST_CASE("a run that failed says where: the exception's own line, not the Traceback above it") {
+  const auto path = write_log("parasim_failed.log",
+                              "------------------------ arguments ------------------------\n"
+                              "  error_injection_type ............................ transient_error\n"
+                              "-------------------- end of arguments ---------------------\n"
+                              "[rank0]: Traceback (most recent call last):\n"
+                              "[rank0]:   File \"pretrain_gpt.py\", line 536, in <module>\n"
+                              "[rank0]: TypeError: unsupported operand type(s) for //: 'int' and 'NoneType'\n"
+                              "torch.distributed.elastic.multiprocessing.errors.ChildFailedError: \n");
+  const std::string said = "the run failed before its first --log-interval, at " + path.string() + ":6: [rank0]: TypeError: unsupported";
+  CHECK_THROWS_WITH_AS(read_megatron_log(path), doctest::Contains(said.c_str()), InputError);
+  const auto oom = write_log("parasim_oom.log", "torch.OutOfMemoryError: CUDA out of memory. Tried to allocate 2.00 GiB\n");
+  const std::string oom_said = "the run failed before it, at " + oom.string() + ":1: torch.OutOfMemoryError";
+  CHECK_THROWS_WITH_AS(read_megatron_log(oom), doctest::Contains(oom_said.c_str()), InputError);
+}

@@ -42,7 +42,7 @@ parasim_cli_test(NAME hardware_short_name ARGS topo scenarios/default.yaml --set
 parasim_cli_test(NAME hardware_ambiguous ARGS topo scenarios/default.yaml --set cluster.node.hardware=h100 RC 2 STDERR ${hardening}/hardware_ambiguous.expected)
 parasim_cli_test(NAME hardware_unknown ARGS topo scenarios/default.yaml --set cluster.node.hardware=h20 RC 2 STDERR ${hardening}/hardware_unknown.expected)
 # Every command's --help ends with examples of itself.
-foreach(command IN ITEMS plan simulate validate tasks model topo whatif calibrate schema)
+foreach(command IN ITEMS plan simulate validate tasks model topo whatif calibrate schema confirm)
   parasim_cli_test(NAME help_examples_${command} ARGS ${command} --help STDOUT_REGEX "Examples:\n  parasim ${command} ")
 endforeach()
 # A file that cannot be written (a full disk: /dev/full) is an error, not a success.
@@ -61,7 +61,7 @@ parasim_cli_test(NAME whatif_clock_variant ARGS whatif ${lab} --vary cluster.nod
                       variants.0.internal_error=OFF variants.1.fits=ON)
 
 # Every --help within 120 columns: descriptions wrap under their column (cli/help_formatter.hpp).
-foreach(help_of IN ITEMS plan simulate whatif validate topo tasks model schema calibrate)
+foreach(help_of IN ITEMS plan simulate whatif validate topo tasks model schema calibrate confirm)
   parasim_cli_test(NAME help_width_${help_of} ARGS ${help_of} --help MAX_COLUMNS 120 STDOUT_REGEX "Examples")
 endforeach()
 foreach(help_of IN ITEMS show diff from-trace from-log fit)

@@ -13,6 +13,11 @@ script would run:
      and, where DeepSpeed's tree is laid out too, DeepSpeedConfig reads ds_config.json with the plan's
      data-parallel size (config checks only: not its engine's, such as ZeRO-2/3 with a pipeline).
 
+With --confirm, `parasim confirm JOB --out DIR` instead: every plan's launch script, run by the
+confirm folder's own run_on_node.sh with the stub torchrun, writes its argv into plan-NN/node0.log;
+each reads back to its plan in confirm.json (and, with --checker, passes Megatron-LM's checks), and
+`confirm --read DIR` refuses the folder, as no plan has a step line yet.
+
 Exit 0 when every check passes, 1 otherwise; 77 (a ctest skip) with --checker when the checker is
 not set up, after printing "skipped: launch checker not set up".
 """
@@ -85,14 +90,7 @@ def check_job(o, job: str, framework: str) -> list[str]:
             failures.append(f"{os.path.basename(source)} reads back as {json.loads(r.stdout)['plan']}, not {want}")
 
     if o.checker:
-        cmd = [os.path.join(o.checker, "run.sh"), "check_megatron_args.py", argv, "--gpus", str(plans["gpus"]), "--te-version", "2.14.0", "--json"]
-        if launch.get("compute_capability"):
-            cmd += ["--compute-capability", launch["compute_capability"]]
-        c = run(cmd)
-        try:
-            verdict = json.loads(c.stdout)
-        except json.JSONDecodeError:
-            verdict = {"status": "ERROR", "message": (c.stdout + c.stderr).strip()[-300:]}
+        verdict = megatron_verdict(o, argv, plans["gpus"], launch.get("compute_capability"))
         json.dump(verdict, open(os.path.join(out, "megatron_check.json"), "w"), indent=2)
         if verdict.get("status") != "PASS":
             failures.append(f"Megatron-LM {verdict.get('status')} [{verdict.get('stage')}] {verdict.get('message', '')[:300]} "
@@ -102,6 +100,57 @@ def check_job(o, job: str, framework: str) -> list[str]:
                      "--plan", os.path.join(out, "best_plan.yaml")])
             if not d.stdout.startswith("PASS"):
                 failures.append(f"DeepSpeed's config check: {(d.stdout + d.stderr).strip()[:300]}")
+    return failures
+
+
+CONFIRM_SITE_ARGS = "--transformer-impl local --no-persist-layer-norm --lr 1e-4"
+
+
+def megatron_verdict(o, argv: str, gpus: int, compute_capability: str | None) -> dict:
+    """Megatron-LM's own checks on a torchrun argv line, as ../shared/tools/launch_check judges it."""
+    cmd = [os.path.join(o.checker, "run.sh"), "check_megatron_args.py", argv, "--gpus", str(gpus), "--te-version", "2.14.0", "--json"]
+    if compute_capability:
+        cmd += ["--compute-capability", compute_capability]
+    c = run(cmd)
+    try:
+        return json.loads(c.stdout)
+    except json.JSONDecodeError:
+        return {"status": "ERROR", "message": (c.stdout + c.stderr).strip()[-300:]}
+
+
+def check_confirm(o, job: str) -> list[str]:
+    """The failures of `parasim confirm` on one job (empty: it passed)."""
+    out = os.path.join(o.work, os.path.splitext(os.path.basename(job))[0] + "-confirm")
+    shutil.rmtree(out, ignore_errors=True)
+    p = run([o.parasim, "confirm", job, "--top", "3", "--steps", "8", "--out", out, "--extra-args", CONFIRM_SITE_ARGS])
+    if p.returncode != 0:
+        return [f"confirm exit {p.returncode}: {p.stderr.strip()[-300:]}"]
+    manifest = json.load(open(os.path.join(out, "confirm.json")))
+    env = {k: v for k, v in os.environ.items() if k != "CUDA_DEVICE_MAX_CONNECTIONS"}
+    env.update(PATH=HERE + os.pathsep + env.get("PATH", ""), MASTER_ADDR="node0", NODE_RANK="0",
+               MEGATRON_LM=os.environ.get("MEGATRON_LM", "/tmp/megatron-lm"))
+    r = run(["bash", os.path.join(out, "run_on_node.sh")], env=env)
+    if r.returncode != 0:
+        return [f"run_on_node.sh: exit {r.returncode}: {r.stderr.strip()[-300:]}"]
+    failures = []
+    for plan in manifest["plans"]:
+        log = os.path.join(out, plan["dir"], "node0.log")
+        text = open(log).read() if os.path.isfile(log) else ""
+        if "pretrain_gpt.py" not in text or "--train-iters 8" not in text or "--lr 1e-4" not in text:
+            failures.append(f"{plan['dir']}/node0.log is not its launch with 8 iterations and the site's --lr: {text[-300:]}")
+            continue
+        b = run([o.parasim, "simulate", job, "--from-megatron-args", log, "--json"])
+        if b.returncode != 0:
+            failures.append(f"{plan['dir']}: simulate --from-megatron-args: {b.stderr.strip()[-300:]}")
+        elif json.loads(b.stdout)["plan"] != plan["plan"]:
+            failures.append(f"{plan['dir']} reads back as {json.loads(b.stdout)['plan']}, not {plan['plan']}")
+        if o.checker:
+            verdict = megatron_verdict(o, log, manifest["gpus"], None)
+            if verdict.get("status") != "PASS":
+                failures.append(f"{plan['dir']}: Megatron-LM {verdict.get('status')} [{verdict.get('stage')}] {verdict.get('message', '')[:300]}")
+    back = run([o.parasim, "confirm", "--read", out])
+    if back.returncode != 2 or "no plan has a measured step time" not in back.stderr:
+        failures.append(f"confirm --read on runs without step lines: exit {back.returncode}: {back.stderr.strip()[-300:]}")
     return failures
 
 
@@ -118,6 +167,7 @@ def main() -> int:
     a.add_argument("--framework", action="append", help="any, megatron (repeatable; default both)")
     a.add_argument("--checker", help="../shared/tools/launch_check: also judge with Megatron-LM's own checks")
     a.add_argument("--plan-arg", action="append", default=[], help="an extra argument to parasim plan (repeatable)")
+    a.add_argument("--confirm", action="store_true", help="check parasim confirm's folders instead of parasim plan's")
     o = a.parse_args()
     if o.checker:
         why = checker_ready(o.checker)
@@ -126,14 +176,14 @@ def main() -> int:
             return 77
     os.makedirs(o.work, exist_ok=True)
     failed = 0
-    for job in o.jobs:
-        for framework in o.framework or ["any", "megatron"]:
-            failures = check_job(o, job, framework)
-            print(f"{'PASS' if not failures else 'FAIL'}  {job} --framework {framework}", flush=True)
-            for f in failures:
-                print(f"      {f}", flush=True)
-            failed += bool(failures)
-    print(f"{failed} failed of {len(o.jobs) * len(o.framework or [1, 2])}")
+    runs = [(job, "confirm") for job in o.jobs] if o.confirm else [(job, f) for job in o.jobs for f in o.framework or ["any", "megatron"]]
+    for job, what in runs:
+        failures = check_confirm(o, job) if what == "confirm" else check_job(o, job, what)
+        print(f"{'PASS' if not failures else 'FAIL'}  {job} {'confirm' if what == 'confirm' else '--framework ' + what}", flush=True)
+        for f in failures:
+            print(f"      {f}", flush=True)
+        failed += bool(failures)
+    print(f"{failed} failed of {len(runs)}")
     return 1 if failed else 0
 
 
