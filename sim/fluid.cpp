@@ -76,99 +76,116 @@ double FluidModel::rate(ActivityId a) {
   return activities_[a].rate;
 }
 
-// Weighted progressive filling over the activities connected (through shared resources) to the
-// dirty ones. Every unfixed activity's rate rises together; a resource saturates at level
-// C_r / W_r (remaining capacity over the weights of its unfixed users); its users are fixed at that
-// level, as is an activity that reaches its cap first.
 void FluidModel::solve() {
   if (!any_dirty_) return;
   any_dirty_ = false;
-  std::vector<ActivityId> component;
-  std::vector<ResourceId> touched;
   ++stamp_;
-  std::vector<ActivityId> stack = std::move(dirty_);
+  auto& stack = scratch_.stack;
+  stack.swap(dirty_);
   dirty_.clear();
+  collect_component(stack);
+  fill_component();
+}
+
+// The running activities connected to the dirty ones through shared resources, in a deterministic
+// order (the users' start order). A resource only one activity uses limits it as a cap does (it
+// saturates when that activity reaches capacity / weight): it is folded into the activity's limit
+// here, and the filling runs over the shared resources alone. A ring collective's activity uses
+// every link of its ring, most of them its own, and is solved again each time a neighbour changes.
+void FluidModel::collect_component(std::vector<ActivityId>& stack) {
+  auto& c = scratch_;
+  c.component.clear();
+  c.touched.clear();
+  c.limit.clear();
+  c.uses.clear();
+  c.first_use.clear();
   while (!stack.empty()) {
     const ActivityId a = stack.back();
     stack.pop_back();
     if (activity_stamp_[a] == stamp_ || !activities_[a].running) continue;
     activity_stamp_[a] = stamp_;
-    component.push_back(a);
-    for (const auto& u : activities_[a].usage) {
-      if (resource_stamp_[u.resource] == stamp_) continue;
-      resource_stamp_[u.resource] = stamp_;
-      touched.push_back(u.resource);
-      for (ActivityId b : resources_[u.resource].users) {
-        if (activity_stamp_[b] != stamp_) stack.push_back(b);
+    const Activity& act = activities_[a];
+    c.component.push_back(a);
+    c.first_use.push_back(c.uses.size());
+    double limit = act.cap;
+    for (const auto& u : act.usage) {
+      const Resource& res = resources_[u.resource];
+      if (res.users.size() == 1) {
+        if (u.weight > 1e-300) limit = std::min(limit, std::max(0.0, res.capacity) / u.weight);
+        continue;
       }
+      if (resource_stamp_[u.resource] != stamp_) {
+        resource_stamp_[u.resource] = stamp_;
+        resource_slot_[u.resource] = static_cast<std::uint32_t>(c.touched.size());
+        c.touched.push_back(u.resource);
+        for (ActivityId b : res.users) {
+          if (activity_stamp_[b] != stamp_) stack.push_back(b);
+        }
+      }
+      c.uses.push_back({resource_slot_[u.resource], u.weight});
     }
+    c.limit.push_back(limit);
   }
-  if (component.size() == 1) {
-    // Alone: the tightest of its resources, or its cap.
-    auto& act = activities_[component.front()];
-    double level = act.cap;
-    for (const auto& u : act.usage) level = std::min(level, resources_[u.resource].capacity / u.weight);
-    act.share = std::isfinite(level) ? level : 0.0;
-    act.rate = act.share * act.efficiency;
-    act.dirty = false;
-    return;
-  }
-  // The traversal order is itself deterministic (start order of users), so no sort is needed.
-  for (std::size_t i = 0; i < touched.size(); ++i) resource_slot_[touched[i]] = static_cast<std::uint32_t>(i);
+  c.first_use.push_back(c.uses.size());
+}
 
-  std::vector<double> left(touched.size()), weight(touched.size(), 0.0);
-  auto slot = [&](ResourceId r) { return static_cast<std::size_t>(resource_slot_[r]); };
-  for (std::size_t i = 0; i < touched.size(); ++i) left[i] = resources_[touched[i]].capacity;
-  std::vector<char> fixed(component.size(), 0);
+// Weighted progressive filling over the component: every unfixed activity's rate rises together; a
+// shared resource saturates at level C_r / W_r (remaining capacity over the weights of its unfixed
+// users); its users are fixed at that level, as is an activity that reaches its limit first.
+void FluidModel::fill_component() {
+  auto& c = scratch_;
+  const std::size_t shared = c.touched.size(), n = c.component.size();
+  c.left.resize(shared);
+  c.weight.assign(shared, 0.0);
+  c.users_left.assign(shared, 0);
+  c.saturated.resize(shared);
+  c.fixed.assign(n, 0);
+  for (std::size_t i = 0; i < shared; ++i) c.left[i] = resources_[c.touched[i]].capacity;
   // Unfixed users per resource: a resource whose users are all fixed limits nothing, whatever
   // rounding leaves in its weight (a residue of 1e-16 over a capacity left at 0 would otherwise set
   // the level to 0 and fix no one, starving the rest).
-  std::vector<int> users_left(touched.size(), 0);
-  for (ActivityId a : component) {
-    for (const auto& u : activities_[a].usage) {
-      weight[slot(u.resource)] += u.weight;
-      ++users_left[slot(u.resource)];
-    }
+  for (const auto& u : c.uses) {
+    c.weight[u.slot] += u.weight;
+    ++c.users_left[u.slot];
   }
-  std::size_t unfixed = component.size();
+  std::size_t unfixed = n;
   while (unfixed > 0) {
     double level = kUnlimited;
-    for (std::size_t i = 0; i < touched.size(); ++i) {
-      if (users_left[i] > 0 && weight[i] > 1e-300) level = std::min(level, std::max(0.0, left[i]) / weight[i]);
+    for (std::size_t i = 0; i < shared; ++i) {
+      if (c.users_left[i] > 0 && c.weight[i] > 1e-300) level = std::min(level, std::max(0.0, c.left[i]) / c.weight[i]);
     }
-    for (std::size_t k = 0; k < component.size(); ++k) {
-      if (!fixed[k]) level = std::min(level, activities_[component[k]].cap);
+    for (std::size_t k = 0; k < n; ++k) {
+      if (!c.fixed[k]) level = std::min(level, c.limit[k]);
     }
-    // Fix what saturates at this level: users of resources at it, and activities capped at it.
-    std::vector<char> saturated(touched.size(), 0);
-    for (std::size_t i = 0; i < touched.size(); ++i) {
-      if (users_left[i] > 0 && weight[i] > 1e-300 && std::max(0.0, left[i]) / weight[i] <= level * (1 + 1e-12)) saturated[i] = 1;
+    // Fix what saturates at this level: users of resources at it, and activities limited at it.
+    for (std::size_t i = 0; i < shared; ++i) {
+      c.saturated[i] = c.users_left[i] > 0 && c.weight[i] > 1e-300 && std::max(0.0, c.left[i]) / c.weight[i] <= level * (1 + 1e-12);
     }
     bool progress = false;
-    for (std::size_t k = 0; k < component.size(); ++k) {
-      if (fixed[k]) continue;
-      Activity& act = activities_[component[k]];
-      bool fix = act.cap <= level * (1 + 1e-12);
-      for (const auto& u : act.usage) fix = fix || saturated[slot(u.resource)];
+    for (std::size_t k = 0; k < n; ++k) {
+      if (c.fixed[k]) continue;
+      bool fix = c.limit[k] <= level * (1 + 1e-12);
+      for (std::size_t j = c.first_use[k]; !fix && j < c.first_use[k + 1]; ++j) fix = c.saturated[c.uses[j].slot];
       if (!fix) continue;
-      fixed[k] = 1;
+      c.fixed[k] = 1;
       --unfixed;
       progress = true;
+      Activity& act = activities_[c.component[k]];
       act.share = std::isfinite(level) ? level : 0.0;
       act.rate = act.share * act.efficiency;
       act.dirty = false;
-      for (const auto& u : act.usage) {
-        const auto i = slot(u.resource);
-        left[i] -= u.weight * level;
-        weight[i] -= u.weight;
-        if (--users_left[i] == 0) weight[i] = 0;
+      for (std::size_t j = c.first_use[k]; j < c.first_use[k + 1]; ++j) {
+        const auto i = c.uses[j].slot;
+        c.left[i] -= c.uses[j].weight * level;
+        c.weight[i] -= c.uses[j].weight;
+        if (--c.users_left[i] == 0) c.weight[i] = 0;
       }
     }
     if (!progress) break;  // nothing limits the rest: unbounded (no usage, no cap)
   }
-  for (std::size_t k = 0; k < component.size(); ++k) {
-    if (fixed[k]) continue;
-    auto& act = activities_[component[k]];
+  for (std::size_t k = 0; k < n; ++k) {
+    if (c.fixed[k]) continue;
+    auto& act = activities_[c.component[k]];
     act.share = act.rate = 0.0;
     act.dirty = false;
   }
@@ -188,7 +205,8 @@ void FluidModel::advance(double dt, std::vector<ActivityId>& done, double tolera
   free_.insert(free_.end(), finished_last_.begin(), finished_last_.end());
   finished_last_.clear();
   solve();
-  std::vector<ActivityId> finished;
+  auto& finished = scratch_.finished;
+  finished.clear();
   for (ActivityId a : running_list_) {
     auto& act = activities_[a];
     act.remaining -= act.rate * dt;

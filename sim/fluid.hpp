@@ -58,6 +58,8 @@ class FluidModel {
   };
   void mark_dirty(ActivityId a);
   void solve();
+  void collect_component(std::vector<ActivityId>& stack);
+  void fill_component();
 
   std::vector<Resource> resources_;
   std::vector<Activity> activities_;
@@ -73,6 +75,22 @@ class FluidModel {
   std::vector<std::uint32_t> activity_stamp_, resource_stamp_;
   std::vector<std::uint32_t> resource_slot_;  // position in the current solve's scratch arrays
   std::uint32_t stamp_ = 0;
+  // solve()'s and advance()'s working arrays, kept between calls: a solve runs at every event, and
+  // allocating them each time cost as much as the filling itself.
+  struct Scratch {
+    std::vector<ActivityId> stack, component, finished;
+    std::vector<ResourceId> touched;
+    std::vector<double> left, weight;
+    std::vector<int> users_left;
+    std::vector<char> fixed, saturated;
+    std::vector<double> limit;  // per component activity: its cap and the resources it alone uses
+    struct Use {
+      std::uint32_t slot;  // a shared resource's position in left / weight
+      double weight;
+    };
+    std::vector<Use> uses;               // the component's shared uses, activity after activity
+    std::vector<std::size_t> first_use;  // where each activity's run of uses starts
+  } scratch_;
 };
 
 }  // namespace parasim::sim
