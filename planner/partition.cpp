@@ -25,6 +25,25 @@ double slowest(const std::vector<int>& stage_layers, const std::vector<double>& 
   return *std::max_element(t.begin(), t.end());
 }
 
+// The slowest stage of `first` layers, pp - 2 stages of `mid` and `last`, summed as stage_times sums
+// them; stops at the first stage reaching `bound` (the split cannot win then), returning its time.
+// No allocation: the search calls it for every split of every candidate plan.
+double slowest_split(const std::vector<double>& layer_time, int pp, int first, int mid, int last, double first_extra, double last_extra,
+                     double bound) {
+  double worst = -std::numeric_limits<double>::infinity();
+  std::size_t l = 0;
+  for (int s = 0; s < pp; ++s) {
+    const int n = s == 0 ? first : s + 1 == pp ? last : mid;
+    double t = 0;
+    for (int i = 0; i < n && l < layer_time.size(); ++i) t += layer_time[l++];
+    if (s == 0) t += first_extra;
+    if (s + 1 == pp) t += last_extra;
+    worst = std::max(worst, t);
+    if (worst >= bound) break;
+  }
+  return worst;
+}
+
 std::vector<int> to_chunks(const std::vector<int>& stage_layers, int vpp) {
   const int pp = static_cast<int>(stage_layers.size());
   std::vector<int> chunks(static_cast<std::size_t>(pp * vpp));
@@ -47,13 +66,13 @@ std::vector<int> balanced_chunks(const std::vector<double>& layer_time, int pp, 
   for (int mid = vpp; middle_stages == 0 ? mid == vpp : mid * middle_stages <= layers - 2 * vpp; ++mid) {
     const int rest = layers - mid * middle_stages;
     for (int first = vpp; first <= rest - vpp; ++first) {
-      std::vector<int> split(static_cast<std::size_t>(pp), mid);
-      split.front() = first;
-      split.back() = rest - first;
-      const double t = slowest(split, layer_time, first_extra, last_extra);
-      if (t < best_time * (1 - 1e-12)) {
+      const double bound = best_time * (1 - 1e-12);
+      const double t = slowest_split(layer_time, pp, first, mid, rest - first, first_extra, last_extra, bound);
+      if (t < bound) {
         best_time = t;
-        best = split;
+        best.assign(static_cast<std::size_t>(pp), mid);
+        best.front() = first;
+        best.back() = rest - first;
       }
     }
   }
@@ -63,6 +82,13 @@ std::vector<int> balanced_chunks(const std::vector<double>& layer_time, int pp, 
     if (slowest(even, layer_time, first_extra, last_extra) <= best_time * (1 + tolerance)) return {};
   }
   return to_chunks(best, vpp);
+}
+
+const std::vector<int>& ChunkCache::get(const std::vector<double>& layer_time, int pp, int vpp, double first_extra, double last_extra) {
+  auto key = std::make_tuple(pp, vpp, first_extra, last_extra, layer_time);
+  auto it = built_.find(key);
+  if (it == built_.end()) it = built_.emplace(std::move(key), balanced_chunks(layer_time, pp, vpp, first_extra, last_extra)).first;
+  return it->second;
 }
 
 }  // namespace parasim::planner

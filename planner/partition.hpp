@@ -4,6 +4,8 @@
 // may take fewer layers. The split stays launchable with Megatron-LM: a first-stage and a
 // last-stage count (--decoder-first-pipeline-num-layers / --decoder-last-pipeline-num-layers), every
 // other stage the same, each stage's layers spread as evenly as possible over its vpp chunks.
+#include <map>
+#include <tuple>
 #include <vector>
 
 namespace parasim::planner {
@@ -17,5 +19,16 @@ std::vector<double> stage_times(const std::vector<int>& stage_layers, const std:
 /// empty too when no split gives every chunk one.
 std::vector<int> balanced_chunks(const std::vector<double>& layer_time, int pp, int vpp, double first_extra, double last_extra,
                                  double tolerance = 0.005);
+
+/// balanced_chunks kept by its arguments, for the planner's scan: candidates that differ only in what
+/// leaves layer costs alone (ZeRO stage, schedule, recompute) split their layers alike. A value: each
+/// search thread owns one.
+class ChunkCache {
+ public:
+  const std::vector<int>& get(const std::vector<double>& layer_time, int pp, int vpp, double first_extra, double last_extra);
+
+ private:
+  std::map<std::tuple<int, int, double, double, std::vector<double>>, std::vector<int>> built_;
+};
 
 }  // namespace parasim::planner

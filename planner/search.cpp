@@ -205,6 +205,7 @@ struct Context {
   AnalyticCost& cost;
   Bytes budget;
   workload::ScheduleCache& schedules;  // the thread's built schedules, by shape
+  ChunkCache& chunks;                  // the thread's balanced layer splits, by layer costs
 
   const std::vector<std::vector<workload::ScheduleStep>>& schedule(const Plan& p) {
     return schedules.get(workload::planned_shape(model, training, p));
@@ -362,7 +363,7 @@ void scan_candidate(Context& c, Plan p, std::size_t index, int gpus, bool megatr
   if (p.pp > 1) {
     std::vector<double> layer_time;
     for (int l = 0; l < c.model.layers; ++l) layer_time.push_back(c.cost.layer(p, l, Recompute::none).total());
-    p.chunk_layers = balanced_chunks(layer_time, p.pp, p.vpp, c.cost.embedding_time(p), c.cost.head_time(p));
+    p.chunk_layers = c.chunks.get(layer_time, p.pp, p.vpp, c.cost.embedding_time(p), c.cost.head_time(p));
   }
   if (const auto problem = workload::find_plan_problem(p, c.model, gpus, c.training.seq_len)) {
     out.rejected = fmt::format("invalid plan ({})", problem->key);
@@ -518,7 +519,8 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
   const bool megatron_only = options.constraints.framework == Constraints::Framework::megatron;
   auto scan = [&](AnalyticCost& oracle) {
     workload::ScheduleCache schedules;
-    Context c{model, training, spec, oracle, report.budget, schedules};
+    ChunkCache chunks;
+    Context c{model, training, spec, oracle, report.budget, schedules, chunks};
     for (std::size_t k = next_visit++; k < global.size(); k = next_visit++) {
       if (past(scan_deadline)) {
         cut = true;

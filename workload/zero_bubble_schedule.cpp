@@ -40,6 +40,7 @@ class ZeroBubblePlanner {
     bubble_.assign(static_cast<std::size_t>(pp), 0.0);
     memory_.assign(static_cast<std::size_t>(pp), 0);
     steps_.resize(static_cast<std::size_t>(pp));
+    for (auto& stage : steps_) stage.reserve(static_cast<std::size_t>(3 * m));
   }
 
   /// False when the limit could not be kept.
@@ -64,7 +65,8 @@ class ZeroBubblePlanner {
  private:
   int& count(Kind k, int stage) { return count_[k][static_cast<std::size_t>(stage)]; }
   double done(Kind k, int stage, int mb) const { return done_[k][static_cast<std::size_t>(stage * m_ + mb)]; }
-  double worst_bubble() const { return *std::max_element(bubble_.begin(), bubble_.end()); }
+  // Bubbles only grow, so the worst is kept as they do (it is asked before every weight step).
+  double worst_bubble() const { return worst_bubble_; }
   int memory_change(Kind k) const { return k == kF ? 1 : k == kW ? -1 : 0; }
 
   void put(int j, Kind k) {
@@ -74,7 +76,10 @@ class ZeroBubblePlanner {
     double finish = earliest;
     if (k == kF && j > 0) finish = std::max(finish, done(kF, j - 1, mb) + comm_ + cost_[k]);
     if (k == kB && j + 1 < pp_) finish = std::max(finish, done(kB, j + 1, mb) + comm_ + cost_[k]);
-    if (count(kF, j) > 0) bubble_[s] += finish - earliest;
+    if (count(kF, j) > 0) {
+      bubble_[s] += finish - earliest;
+      worst_bubble_ = std::max(worst_bubble_, bubble_[s]);
+    }
     if (start_[s] < 0) start_[s] = finish - cost_[k];
     end_[s] = finish;
     done_[k][static_cast<std::size_t>(j * m_ + mb)] = finish;
@@ -185,6 +190,7 @@ class ZeroBubblePlanner {
   std::vector<int> count_[3];
   std::vector<double> done_[3];
   std::vector<double> end_, start_, bubble_;
+  double worst_bubble_ = 0;
   std::vector<int> memory_;
   std::vector<std::vector<ScheduleStep>> steps_;
 };

@@ -45,3 +45,16 @@ TEST_CASE("layers that do not divide the stages are spread, every chunk getting 
 }
 
 TEST_CASE("too few layers for the chunks: no split") { CHECK(balanced_chunks(std::vector<double>(6, 1.0), 4, 2, 0, 0).empty()); }
+
+TEST_CASE("the chunk cache gives balanced_chunks' split, built once per distinct argument set") {
+  ChunkCache cache;
+  std::vector<double> layers(30, 1.0);
+  layers[3] = 2.5;  // an uneven layer moves the split
+  const auto& split = cache.get(layers, 4, 2, 3.0, 0.5);
+  CHECK(split == balanced_chunks(layers, 4, 2, 3.0, 0.5));
+  CHECK(&cache.get(layers, 4, 2, 3.0, 0.5) == &split);  // the same entry, not rebuilt
+  CHECK(cache.get(layers, 4, 2, 0.5, 3.0) == balanced_chunks(layers, 4, 2, 0.5, 3.0));
+  layers[3] = 1.0;
+  CHECK(cache.get(layers, 4, 2, 3.0, 0.5) == balanced_chunks(layers, 4, 2, 3.0, 0.5));
+  CHECK(split != balanced_chunks(layers, 4, 2, 0.5, 3.0));  // the arguments do change the split
+}
