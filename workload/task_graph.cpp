@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <map>
 #include <numeric>
+#include <stdexcept>
 #include <tuple>
 #include <unordered_map>
 
@@ -1032,14 +1033,24 @@ class Builder {
     }
   }
 
+  // Each task's dependencies, ascending and once each. The edges are bucketed by task (a counting
+  // sort: a graph has hundreds of thousands) and only each task's few are sorted.
   void finish_dependencies() {
-    std::sort(edges_.begin(), edges_.end());
-    edges_.erase(std::unique(edges_.begin(), edges_.end()), edges_.end());
+    const std::size_t tasks = g_.tasks.size();
+    std::vector<std::uint32_t> start(tasks + 1, 0), deps(edges_.size());
+    for (const auto& [task, dep] : edges_) {
+      if (task >= tasks) throw std::logic_error("task graph: a dependency of a task that does not exist");
+      ++start[task + 1];
+    }
+    for (std::size_t t = 0; t < tasks; ++t) start[t + 1] += start[t];
+    std::vector<std::uint32_t> at(start.begin(), start.end() - 1);
+    for (const auto& [task, dep] : edges_) deps[at[task]++] = dep;
     g_.deps.reserve(edges_.size());
-    std::size_t e = 0;
-    for (std::uint32_t id = 0; id < g_.tasks.size(); ++id) {
+    for (std::uint32_t id = 0; id < tasks; ++id) {
+      const auto first = deps.begin() + start[id], last = deps.begin() + start[id + 1];
+      std::sort(first, last);
       g_.tasks[id].deps_begin = static_cast<std::uint32_t>(g_.deps.size());
-      for (; e < edges_.size() && edges_[e].first == id; ++e) g_.deps.push_back(edges_[e].second);
+      g_.deps.insert(g_.deps.end(), first, std::unique(first, last));
       g_.tasks[id].deps_end = static_cast<std::uint32_t>(g_.deps.size());
     }
   }
