@@ -152,11 +152,17 @@ void write_launch_files(const std::string& dir, const LaunchChoice& c, const sim
     write("launch_megatron.sh", planner::megatron_launch_script(*c.megatron, header), true);
     write("megatron_args.txt", planner::megatron_argument_file(*c.megatron, header));
   }
-  auto ds = planner::deepspeed_config(c.plan, *s.training);
-  // JSON has no comments: the plan and its prediction under a key DeepSpeed does not read.
-  ds["parasim"] = {{"plan", planner::plan_name(c.plan)}, {"note", c.header.size() > 2 ? c.header[2] : c.header.back()}};
-  write("ds_config.json", ds.dump(2) + "\n");
-  write("plans.json", plans.dump(2) + "\n");
+  std::filesystem::remove(std::filesystem::path(dir) / "ds_config.json", ec);
+  const auto deepspeed_problem = planner::deepspeed_plan_problem(c.plan);
+  if (!deepspeed_problem) {
+    auto ds = planner::deepspeed_config(c.plan, *s.training);
+    // JSON has no comments: the plan and its prediction under a key DeepSpeed does not read.
+    ds["parasim"] = {{"plan", planner::plan_name(c.plan)}, {"note", c.header.size() > 2 ? c.header[2] : c.header.back()}};
+    write("ds_config.json", ds.dump(2) + "\n");
+  }
+  auto listed = plans;
+  listed["deepspeed"] = {{"ds_config", !deepspeed_problem}, {"why_not", deepspeed_problem ? nlohmann::json(*deepspeed_problem) : nlohmann::json(nullptr)}};
+  write("plans.json", listed.dump(2) + "\n");
 }
 
 std::string launch_summary(const LaunchChoice& c) {

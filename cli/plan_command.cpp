@@ -384,7 +384,7 @@ Action add_plan_command(CLI::App& app) {
   cmd->add_flag("--explain", o->explain, "say which costs make the runner-up (and every plan given) slower than the best");
   cmd->add_option("--top", o->top, "plans to show")->check(CLI::Range(1, 1000));
   cmd->add_option("--out", o->out,
-                  "directory for the launched plan: best_plan.yaml, launch_megatron.sh, megatron_args.txt, ds_config.json, and plans.json");
+                  "directory for the launched plan: best_plan.yaml, launch_megatron.sh, megatron_args.txt, ds_config.json (where DeepSpeed runs the plan), and plans.json");
   cmd->add_option("--published", o->published,
                   "plan every row of a measured-run file (../shared/validation/*.yaml) and compare with the published plan; exit 3 if one is faster "
                   "than the plan found");
@@ -468,7 +468,10 @@ Action add_plan_command(CLI::App& app) {
     out += fmt::format("\nAnalytical vs simulated order: {} of {} pairs of simulated candidates disagree; {} of the {} pairs more than 2% apart\n",
                        report.discordant, report.pairs, report.distinct_discordant, report.distinct_pairs);
     out += launch_summary(choice);
-    if (choice.launched && choice.plan.zero >= 1) {
+    const auto deepspeed_problem = choice.launched ? planner::deepspeed_plan_problem(choice.plan) : std::nullopt;
+    if (choice.launched && deepspeed_problem) {
+      out += "\nDeepSpeed  no ds_config.json: " + *deepspeed_problem + "\n";
+    } else if (choice.launched && choice.plan.zero >= 1) {
       out += "\nDeepSpeed config (ds_config.json)\n" + planner::deepspeed_config(choice.plan, *s.training).dump(2) + "\n";
       // DeepSpeed's ZeRO-3 gathers and reduces in smaller pieces than FSDP, which the plan was priced as.
       if (choice.plan.zero == 3 && s.training->zero3_engine != workload::Zero3Engine::deepspeed) {

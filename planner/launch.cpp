@@ -69,6 +69,13 @@ nlohmann::json deepspeed_config(const Plan& p, const workload::TrainingSpec& tr)
   if (p.recompute != Recompute::none || !p.recompute_overrides.empty()) {
     c["activation_checkpointing"] = {{"partition_activations", p.tp > 1}, {"contiguous_memory_optimization", false}, {"cpu_checkpointing", false}};
   }
+  if (p.cp > 1 && p.cp_kind == workload::CpKind::ulysses && p.tp == 1 && p.pp == 1) {
+    // deepspeed.initialize builds its (data, sequence) mesh over every rank from these two keys when
+    // both are there; with tensor or pipeline parallelism the mesh would not cover the ranks, and
+    // Megatron-DeepSpeed's mpu gives the sequence-parallel groups instead.
+    c["data_parallel_size"] = p.dp;
+    c["sequence_parallel_size"] = p.cp;
+  }
   c["gradient_clipping"] = 1.0;
   c["steps_per_print"] = 10;
   return c;

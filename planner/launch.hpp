@@ -8,6 +8,7 @@
 #include "workload/model.hpp"
 #include "workload/plan.hpp"
 #include "workload/training.hpp"
+#include "planner/deepspeed_rules.hpp"
 #include "planner/megatron_flags.hpp"
 #include "planner/megatron_launch.hpp"
 #include "planner/megatron_reader.hpp"
@@ -18,7 +19,10 @@ namespace parasim::planner {
 /// The plan as a `plan:` section file, every field the plan sets written out.
 std::string plan_yaml(const workload::Plan& plan, const std::string& comment);
 
-/// DeepSpeed's JSON config for the plan's batch, precision and ZeRO stage.
+/// DeepSpeed's JSON config for the plan's batch, precision and ZeRO stage, and for Ulysses over data
+/// parallelism alone both sizes of the mesh deepspeed.initialize builds over every rank
+/// (data_parallel_size, sequence_parallel_size; with TP or PP Megatron-DeepSpeed's mpu gives the
+/// groups and the keys would break the mesh). Only for a plan DeepSpeed runs (deepspeed_plan_problem).
 nlohmann::json deepspeed_config(const workload::Plan& plan, const workload::TrainingSpec& training);
 
 }  // namespace parasim::planner

@@ -17,6 +17,7 @@
 #include "core/error.hpp"
 #include "planner/analytic_cost.hpp"
 #include "planner/megatron_rules.hpp"
+#include "planner/deepspeed_rules.hpp"
 #include "planner/partition.hpp"
 #include "planner/recompute_choice.hpp"
 #include "sim/simulator.hpp"
@@ -139,10 +140,7 @@ bool Constraints::set_framework(const std::string& name) {
 bool Constraints::allows(const Plan& p) const {
   auto same = [](const std::optional<int>& want, int have) { return !want || *want == have; };
   if (framework == Framework::megatron && megatron_structure_problem(p)) return false;
-  if (framework == Framework::deepspeed &&
-      (p.schedule != Schedule::one_f_one_b || p.vpp > 1 || (p.pp > 1 && p.zero > 1) || (p.cp > 1 && p.cp_kind != workload::CpKind::ulysses))) {
-    return false;
-  }
+  if (framework == Framework::deepspeed && deepspeed_plan_problem(p)) return false;
   return same(tp, p.tp) && same(pp, p.pp) && same(dp, p.dp) && same(cp, p.cp) && same(ep, p.ep) && same(vpp, p.vpp) &&
          same(micro_batch, p.micro_batch) && same(zero, p.zero) && (!schedule || *schedule == p.schedule) && (!ep_comm || *ep_comm == p.overlap.ep_comm) &&
          (!cp_kind || p.cp == 1 || *cp_kind == p.cp_kind) && (max_pp == 0 || p.pp <= max_pp) && (max_tp == 0 || p.tp <= max_tp);

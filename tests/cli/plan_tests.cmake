@@ -114,3 +114,11 @@ parasim_cli_test(NAME plan_default_explain_launched ARGS plan scenarios/default.
                               "\nLaunched   anyway: tp[^\n]+\n +[^\n]*median error of a difference")
 parasim_cli_test(NAME plan_ties_json ARGS plan ${lab} --json JSON plans.0.tie_group=1 plans.0.rank=1
                  STDOUT_REGEX "\"margin\": [0-9.e+]+" "\"recommended\": true" "\"why_recommended\": ")
+# DeepSpeed's config only for a plan DeepSpeed runs (issue 20): an interleaved pipeline gets none and the
+# reason instead; a Ulysses plan over data parallelism carries both sizes of DeepSpeed's mesh.
+parasim_cli_test(NAME plan_no_ds_config_interleaved ARGS plan ${lab} --fix pp=2 --fix vpp=2 --out ${CMAKE_CURRENT_BINARY_DIR}/plan-interleaved
+                 STDOUT_REGEX "Launch +tp1 · pp2 vpp2 interleaved-1f1b"
+                              "\nDeepSpeed  no ds_config.json: DeepSpeed's pipeline engine has no interleaved schedule \\(virtual pipeline stages\\)\n")
+parasim_cli_test(NAME plan_ds_config_ulysses_mesh ARGS plan scenarios/jobs/llama3-8b-128k-cp8.yaml --fix cp=8 --fix cp_kind=ulysses --fix pp=1 --fix tp=1
+                 STDOUT_REGEX "Launch +tp1 · cp8 ulysses · pp1 · dp8" "DeepSpeed config \\(ds_config.json\\)\n\\{" "\"data_parallel_size\": 8,"
+                              "\"sequence_parallel_size\": 8,")

@@ -11,7 +11,9 @@ script would run:
   4. with --checker: Megatron-LM's own parse_args + validate_args + TransformerConfig judge that
      argv as printed (../shared/tools/launch_check, Transformer Engine 2.14.0, the cluster's GPU);
      and, where DeepSpeed's tree is laid out too, DeepSpeedConfig reads ds_config.json with the plan's
-     data-parallel size (config checks only: not its engine's, such as ZeRO-2/3 with a pipeline).
+     data-parallel size (config checks only: not its engine's, such as ZeRO-2/3 with a pipeline, which
+     parasim's own rules keep out: no ds_config.json is written for a plan DeepSpeed cannot run, and
+     plans.json says why).
 
 With --confirm, `parasim confirm JOB --out DIR` instead: every plan's launch script, run by the
 confirm folder's own run_on_node.sh with the stub torchrun, writes its argv into plan-NN/node0.log;
@@ -69,7 +71,13 @@ def check_job(o, job: str, framework: str) -> list[str]:
     failures = []
     if "nominal" not in launch or not launch.get("gap_to_nominal", -1) >= 0:
         failures.append("plans.json lacks the nominal best or the gap to it")
-    for f in ("best_plan.yaml", "launch_megatron.sh", "megatron_args.txt", "ds_config.json"):
+    ds_config = os.path.join(out, "ds_config.json")
+    deepspeed = plans.get("deepspeed", {})
+    if deepspeed.get("ds_config") != os.path.isfile(ds_config):
+        failures.append(f"plans.json says ds_config {deepspeed.get('ds_config')}, the folder {'has' if os.path.isfile(ds_config) else 'lacks'} it")
+    if not deepspeed.get("ds_config") and not deepspeed.get("why_not"):
+        failures.append("no ds_config.json and no reason in plans.json")
+    for f in ("best_plan.yaml", "launch_megatron.sh", "megatron_args.txt") + (("ds_config.json",) if os.path.isfile(ds_config) else ()):
         if want not in open(os.path.join(out, f)).read():
             failures.append(f"{f} does not name the launched plan {want}")
 
@@ -95,7 +103,7 @@ def check_job(o, job: str, framework: str) -> list[str]:
         if verdict.get("status") != "PASS":
             failures.append(f"Megatron-LM {verdict.get('status')} [{verdict.get('stage')}] {verdict.get('message', '')[:300]} "
                             f"({verdict.get('raised_at', '')})")
-        if deepspeed_ready():
+        if deepspeed_ready() and os.path.isfile(ds_config):
             d = run([os.path.join(o.checker, "run.sh"), "check_ds_config.py", os.path.join(out, "ds_config.json"), "--gpus", str(plans["gpus"]),
                      "--plan", os.path.join(out, "best_plan.yaml")])
             if not d.stdout.startswith("PASS"):
