@@ -75,16 +75,6 @@ nlohmann::json checked_arguments(const planner::MegatronLaunch& launch) {
   return out;
 }
 
-void write_file(const std::filesystem::path& path, const std::string& text, bool executable) {
-  std::ofstream f(path);
-  f << text;
-  f.close();
-  if (!f) throw InputError({path.string(), 0, 0}, "--out", "cannot write the file");
-  std::error_code ec;
-  if (executable) std::filesystem::permissions(path, std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec | std::filesystem::perms::others_exec,
-                                               std::filesystem::perm_options::add, ec);
-}
-
 std::string predicted_text(const planner::RankedPlan& r) {
   return fmt::format("{} per iteration, peak {} per GPU", format_duration(r.simulated.iteration), format_bytes(r.simulated.memory.peak()));
 }
@@ -112,8 +102,8 @@ nlohmann::json write_confirm(const Options& o, const PlanSearch& searched, const
                                         fmt::format("Predicted: {} (#{} of {} simulated)", predicted_text(*c.ranked), c.rank, searched.report.ranked.size()),
                                         fmt::format("{} iterations; the runners in .. write its logs here, parasim confirm --read reads them", o.steps)},
                                        s.cluster.nodes, s.cluster.node.gpus};
-    write_file(sub / "launch_megatron.sh", planner::megatron_launch_script(c.launch, header), true);
-    write_file(sub / "megatron_args.txt", planner::megatron_argument_file(c.launch, header), false);
+    write_output_file(sub / "launch_megatron.sh", planner::megatron_launch_script(c.launch, header), true);
+    write_output_file(sub / "megatron_args.txt", planner::megatron_argument_file(c.launch, header), false);
     plans.push_back({{"dir", plan_dir(i)},
                      {"plan", planner::plan_name(c.plan)},
                      {"simulated_rank", c.rank},
@@ -128,8 +118,8 @@ nlohmann::json write_confirm(const Options& o, const PlanSearch& searched, const
                                s.model->name, s.cluster.gpus(), s.cluster.node.gpu.name),
                    fmt::format("{} iterations each, predicted fastest first (confirm.json has the predictions).", o.steps)};
   runner.wall_seconds = planner::confirm_wall_seconds(predicted, o.steps);
-  write_file(dir / "confirm.sbatch", planner::confirm_sbatch(runner), true);
-  write_file(dir / "run_on_node.sh", planner::confirm_node_script(runner), true);
+  write_output_file(dir / "confirm.sbatch", planner::confirm_sbatch(runner), true);
+  write_output_file(dir / "run_on_node.sh", planner::confirm_node_script(runner), true);
   nlohmann::json manifest = {{"parasim_confirm", kManifestVersion},
                              {"scenario", s.name},
                              {"model", s.model->name},
@@ -141,7 +131,7 @@ nlohmann::json write_confirm(const Options& o, const PlanSearch& searched, const
                              {"megatron_lm_commit", std::string(planner::kMegatronCommit)},
                              {"site_arguments", o.extra_args},
                              {"plans", plans}};
-  write_file(dir / "confirm.json", manifest.dump(2) + "\n", false);
+  write_output_file(dir / "confirm.json", manifest.dump(2) + "\n", false);
   return manifest;
 }
 

@@ -128,19 +128,23 @@ nlohmann::json launch_json(const LaunchChoice& c) {
   return j;
 }
 
+void write_output_file(const std::filesystem::path& path, const std::string& text, bool executable) {
+  {
+    std::ofstream f(path);
+    f << text;
+    f.close();  // a full disk shows when the buffer is written
+    if (!f) throw InputError({path.parent_path().string(), 0, 0}, "--out", fmt::format("cannot write {}", path.filename().string()));
+  }
+  std::error_code ec;
+  if (executable) std::filesystem::permissions(path, std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec | std::filesystem::perms::others_exec,
+                                               std::filesystem::perm_options::add, ec);
+}
+
 void write_launch_files(const std::string& dir, const LaunchChoice& c, const sim::Scenario& s, const nlohmann::json& plans) {
   std::error_code ec;
   std::filesystem::create_directories(dir, ec);
   auto write = [&](const std::string& name, const std::string& text, bool executable = false) {
-    const auto path = std::filesystem::path(dir) / name;
-    {
-      std::ofstream f(path);
-      f << text;
-      f.close();  // a full disk shows when the buffer is written
-      if (!f) throw InputError({dir, 0, 0}, "--out", fmt::format("cannot write {}", name));
-    }
-    if (executable) std::filesystem::permissions(path, std::filesystem::perms::owner_exec | std::filesystem::perms::group_exec | std::filesystem::perms::others_exec,
-                                                 std::filesystem::perm_options::add, ec);
+    write_output_file(std::filesystem::path(dir) / name, text, executable);
   };
   std::string comment;
   for (const auto& line : c.header) comment += line + "\n";

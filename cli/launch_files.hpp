@@ -2,6 +2,7 @@
 // What `parasim plan` launches: the fastest simulated plan that fits and that the target framework
 // (Megatron-LM) runs, chosen before any other preference; every file of --out describes that plan,
 // names it and its predicted time; plans.json also keeps the nominal fastest and the gap to it.
+#include <filesystem>
 #include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
@@ -40,6 +41,10 @@ LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scena
 nlohmann::json launch_json(const LaunchChoice& choice);
 
 /// Writes best_plan.yaml, launch_megatron.sh, megatron_args.txt, ds_config.json and plans.json.
+/// Writes one file of an --out folder (executable for a script); an error naming it when the write
+/// fails (a full disk shows when the buffer is written).
+void write_output_file(const std::filesystem::path& path, const std::string& text, bool executable = false);
+
 void write_launch_files(const std::string& dir, const LaunchChoice& choice, const sim::Scenario& scenario, const nlohmann::json& plans);
 
 /// A plan from --from-megatron-args: a launch script or argument file by path, else the arguments
