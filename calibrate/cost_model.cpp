@@ -65,10 +65,13 @@ double CostModel::attended_keys(const workload::Op& op) {
 }
 
 double CostModel::attention_efficiency(const workload::Op& op) const {
-  const bool flash1 = op.flash_kernel == workload::FlashKernel::flash1;
-  const double quoted = op.kind == OpKind::attention_grad
-                            ? (flash1 ? profile_.attention_flash1_backward_efficiency : profile_.attention_backward_efficiency)
-                            : (flash1 ? profile_.attention_flash1_forward_efficiency : profile_.attention_forward_efficiency);
+  const bool backward = op.kind == OpKind::attention_grad;
+  double quoted = backward ? profile_.attention_backward_efficiency : profile_.attention_forward_efficiency;
+  if (op.flash_kernel == workload::FlashKernel::flash1) {
+    quoted = backward ? profile_.attention_flash1_backward_efficiency : profile_.attention_flash1_forward_efficiency;
+  } else if (op.flash_kernel == workload::FlashKernel::flash2) {
+    quoted = backward ? profile_.attention_flash2_backward_efficiency : profile_.attention_flash2_forward_efficiency;
+  }
   // Head dim: one exponential per score on the special-function units, whose time adds to the rest
   // of the kernel's (4·d tensor-core FLOPs a score at the kernel's own efficiency). Per score, in units
   // of 4·d / peak: 1/quoted = 1/rest + E/d_ref at the reference head dim, so the rest runs at

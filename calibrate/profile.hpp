@@ -122,6 +122,10 @@ struct Profile {
   /// them on Hopper, whose tensor cores reach their rate only through wgmma (training.flash_kernel).
   double attention_flash1_forward_efficiency = 0.40;
   double attention_flash1_backward_efficiency = 0.30;
+  /// The same for FlashAttention-2 (flash-attn 2.x, PyTorch SDPA's flash backend): also Ampere's
+  /// mma.sync, so its Ampere fractions halve on Hopper too.
+  double attention_flash2_forward_efficiency = 0.61;
+  double attention_flash2_backward_efficiency = 0.48;
   /// Fraction of the full s² work a causal flash kernel does (masked blocks skipped).
   double causal_work_fraction = 0.5;
   /// Keys at which a flash kernel's per-(query block) prologue and epilogue halve its efficiency:

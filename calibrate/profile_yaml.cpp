@@ -83,6 +83,12 @@ constexpr Field kFlash1Fields[] = {
 };
 constexpr Schema kFlash1Schema{"flash1", "FlashAttention-1 (flash-attn 1.x, built for Ampere's instructions) on this GPU.", kFlash1Fields};
 
+constexpr Field kFlash2Fields[] = {
+    {.name = "forward_efficiency", .type = FieldType::number, .description = "FlashAttention-2 forward, of the dense peak", .required = true, .min = 0, .max = 1, .min_exclusive = true},
+    {.name = "backward_efficiency", .type = FieldType::number, .description = "FlashAttention-2 backward, of the dense peak", .required = true, .min = 0, .max = 1, .min_exclusive = true},
+};
+constexpr Schema kFlash2Schema{"flash2", "FlashAttention-2 (flash-attn 2.x, PyTorch SDPA's flash backend; built for Ampere's instructions) on this GPU.", kFlash2Fields};
+
 constexpr Field kAttentionFields[] = {
     {.name = "forward_efficiency", .type = FieldType::number, .description = "flash attention forward, of the dense peak", .required = true, .min = 0, .max = 1, .min_exclusive = true},
     {.name = "backward_efficiency", .type = FieldType::number, .description = "flash attention backward, of the dense peak", .required = true, .min = 0, .max = 1, .min_exclusive = true},
@@ -90,6 +96,7 @@ constexpr Field kAttentionFields[] = {
     {.name = "seq_half", .type = FieldType::number, .description = "keys at which a flash kernel's efficiency halves (s / (s + seq_half)); 0: off", .required = true, .min = 0},
     {.name = "exp_head_dim", .type = FieldType::number, .description = "head dim at which the softmax exponentials take as long as the matmuls; 0: off", .required = true, .min = 0},
     {.name = "flash1", .type = FieldType::section, .description = "FlashAttention-1 on this GPU (training.flash_kernel: flash1)", .required = true, .schema = &kFlash1Schema},
+    {.name = "flash2", .type = FieldType::section, .description = "FlashAttention-2 on this GPU (training.flash_kernel: flash2)", .required = true, .schema = &kFlash2Schema},
 };
 constexpr Schema kAttentionSchema{"attention", "Attention kernels.", kAttentionFields};
 
@@ -215,6 +222,8 @@ const std::vector<Accessor>& accessors() {
     number("attention.backward_efficiency", NumberUnit::fraction, &Profile::attention_backward_efficiency);
     number("attention.flash1.forward_efficiency", NumberUnit::fraction, &Profile::attention_flash1_forward_efficiency);
     number("attention.flash1.backward_efficiency", NumberUnit::fraction, &Profile::attention_flash1_backward_efficiency);
+    number("attention.flash2.forward_efficiency", NumberUnit::fraction, &Profile::attention_flash2_forward_efficiency);
+    number("attention.flash2.backward_efficiency", NumberUnit::fraction, &Profile::attention_flash2_backward_efficiency);
     number("attention.causal_work_fraction", NumberUnit::fraction, &Profile::causal_work_fraction);
     number("attention.seq_half", NumberUnit::number, &Profile::attention_seq_half);
     number("attention.exp_head_dim", NumberUnit::number, &Profile::attention_exp_head_dim);

@@ -224,6 +224,7 @@ std::vector<std::string> notes(const workload::TrainingSpec& tr) {
   std::vector<std::string> out;
   if (!tr.async_tp_allreduce) out.push_back("priced with a synchronous TP all-reduce (2021 stacks); Megatron-LM overlaps it, a little faster");
   if (tr.flash_kernel == workload::FlashKernel::flash1) out.push_back("priced with FlashAttention-1; Megatron-LM runs the backend named below");
+  if (tr.flash_kernel == workload::FlashKernel::flash2) out.push_back("priced with FlashAttention-2; Megatron-LM runs the backend named below");
   if (tr.zero1_engine == workload::Zero1Engine::deepspeed) out.push_back("priced with DeepSpeed's ZeRO-1 engine; Megatron-LM's distributed optimizer reduce-scatters instead");
   if (tr.recompute_early_stop) out.push_back("priced with recompute that stops early (non-reentrant); Megatron-LM reruns the whole layer");
   if (tr.gradient_accumulation_copy) out.push_back("priced with DeepSpeed's fp32 gradient-accumulation copy; Megatron-LM has none");

@@ -19,6 +19,7 @@ SoftwareStack software_stack_of(std::string_view source) {
   // Megatron-LM.
   if (mentions(s, "maxtext")) return SoftwareStack::maxtext;
   if (mentions(s, "llm-foundry")) return SoftwareStack::llm_foundry;
+  if (mentions(s, "torchtitan")) return SoftwareStack::torchtitan;
   if (mentions(s, "bigscience") || mentions(s, "megatron-deepspeed")) return SoftwareStack::megatron_deepspeed;
   if (mentions(s, "nemo") || mentions(s, "megatron-bridge") || mentions(s, "dgxc-benchmarking")) return SoftwareStack::nemo;
   if (mentions(s, "megatron-lm") || mentions(s, "narayanan et al") || mentions(s, "korthikanti et al")) return SoftwareStack::megatron_lm;
@@ -33,6 +34,7 @@ std::string_view software_stack_name(SoftwareStack stack) {
     case SoftwareStack::megatron_deepspeed: return "Megatron-DeepSpeed";
     case SoftwareStack::llm_foundry: return "llm-foundry";
     case SoftwareStack::maxtext: return "MaxText";
+    case SoftwareStack::torchtitan: return "torchtitan";
   }
   return "unknown";
 }

@@ -14,6 +14,7 @@ enum class SoftwareStack {
   megatron_deepspeed,  ///< Megatron-DeepSpeed (BigScience's BLOOM runs)
   llm_foundry,         ///< mosaicml/llm-foundry on Composer: PyTorch FSDP
   maxtext,             ///< MaxText on JAX/XLA
+  torchtitan,          ///< pytorch/torchtitan: FSDP2, DTensor TP, PyTorch SDPA for attention
 };
 
 /// The stack a source string names (case-insensitive repository and product names).

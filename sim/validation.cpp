@@ -51,7 +51,8 @@ const char* const kFillPolicy =
     "           NVIDIA publishes with, keep and reduce gradients in bf16 (grad_reduce_in_fp32 off);\n"
     "           Megatron-DeepSpeed's pipeline engine has no interleaved schedule (vpp 1), and its bf16 runs\n"
     "           DeepSpeed's BF16_Optimizer, which casts each gradient to fp32 in a copy before adding it (18 bytes a\n"
-    "           weight, not 10). Other sources: the rules below alone.\n"
+    "           weight, not 10); torchtitan (2024) attends through PyTorch's SDPA, whose flash backend is\n"
+    "           FlashAttention-2 (on Hopper at the Ampere instruction rate). Other sources: the rules below alone.\n"
     "  plan     overlap flags absent: off (Megatron-LM's defaults); sp absent with eager attention: off (it came\n"
     "           with Megatron-LM's 2022 release), and eager attention without sp is the 2021 stacks' synchronous TP\n"
     "           all-reduce of the input gradients (after the weight gradients). Absent micro_batch {1,2,4,8}, sp\n"
@@ -369,6 +370,12 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   if (s.stack == SoftwareStack::llm_foundry && !eager) {
     s.training.flash_kernel = workload::FlashKernel::flash1;
     s.filled.push_back("flash_kernel=flash1 (llm-foundry 2023: flash-attn 1.x)");
+  }
+  // PyTorch's SDPA ranks its flash backend (FlashAttention-2) ahead of cuDNN's on Hopper, and
+  // torchtitan's context parallelism dispatches to the flash and memory-efficient backends only.
+  if (s.stack == SoftwareStack::torchtitan && !eager) {
+    s.training.flash_kernel = workload::FlashKernel::flash2;
+    s.filled.push_back("flash_kernel=flash2 (torchtitan 2024: SDPA's flash backend, FlashAttention-2)");
   }
   if (s.stack == SoftwareStack::megatron_deepspeed && s.training.precision == Precision::bf16 && !s.training.gradient_accumulation_fusion) {
     s.training.gradient_accumulation_copy = true;

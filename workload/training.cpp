@@ -13,7 +13,7 @@ constexpr std::string_view kKernels[] = {"flash", "eager"};
 constexpr std::string_view kCrossEntropy[] = {"unfused", "fused"};
 constexpr std::string_view kZero3Engines[] = {"fsdp", "deepspeed"};
 constexpr std::string_view kZero1Engines[] = {"megatron", "deepspeed"};
-constexpr std::string_view kFlashKernels[] = {"native", "flash1"};
+constexpr std::string_view kFlashKernels[] = {"native", "flash1", "flash2"};
 constexpr std::string_view kZero3Prefetch[] = {"none", "post", "pre"};
 constexpr std::string_view kMoeDispatchers[] = {"alltoall", "deepep"};
 
@@ -21,7 +21,7 @@ constexpr Field kTrainingFields[] = {
     {.name = "precision", .type = FieldType::choice, .description = "GEMM format; fp8 as Transformer Engine runs it (other ops in bf16)", .default_text = "bf16", .choices = kPrecisions},
     {.name = "seq_len", .type = FieldType::integer, .description = "tokens per sample", .required = true, .min = 1, .max = 1 << 27},
     {.name = "attention", .type = FieldType::choice, .description = "attention kernel: flash (scores never stored) or eager (scores stored)", .default_text = "flash", .choices = kKernels},
-    {.name = "flash_kernel", .type = FieldType::choice, .description = "flash attention generation: native (the GPU's own, FlashAttention-3/cuDNN on Hopper) or flash1 (flash-attn 1.x of 2022-23 PyTorch stacks: built for Ampere, so at half the tensor-core rate on Hopper, and taking only unpadded tokens, so q, k, v are gathered and the output scattered back around it)", .default_text = "native", .choices = kFlashKernels},
+    {.name = "flash_kernel", .type = FieldType::choice, .description = "flash attention generation: native (the GPU's own, FlashAttention-3/cuDNN on Hopper) or flash1 (flash-attn 1.x of 2022-23 PyTorch stacks: built for Ampere, so at half the tensor-core rate on Hopper, and taking only unpadded tokens, so q, k, v are gathered and the output scattered back around it) or flash2 (flash-attn 2.x or PyTorch SDPA's flash backend, as torchtitan runs it: also built for Ampere, so at half the tensor-core rate on Hopper)", .default_text = "native", .choices = kFlashKernels},
     {.name = "cross_entropy", .type = FieldType::choice, .description = "loss kernel: unfused (Megatron-LM's passes over fp32 logits) or fused (one kernel each way, flash-attn's or XLA's)", .default_text = "unfused", .choices = kCrossEntropy},
     {.name = "async_tp_allreduce", .type = FieldType::boolean, .description = "without SP, the input-gradient all-reduce of a tensor-parallel block runs under its weight-gradient GEMMs (Megatron-LM since late 2021); false: after both, synchronously (2021 stacks)", .default_text = "true"},
     {.name = "zero1_engine", .type = FieldType::choice, .description = "ZeRO-1 engine: megatron (the distributed optimizer: gradients reduce-scattered) or deepspeed (stage 1, its bf16 optimizer: gradients all-reduced in full); both all-gather the updated parameters", .default_text = "megatron", .choices = kZero1Engines},
@@ -47,7 +47,8 @@ TrainingSpec parse_training(const yaml::Record& r) {
   t.precision = *precision_from_name(r.string("precision"));
   t.seq_len = static_cast<int>(r.integer("seq_len"));
   t.attention = r.string("attention") == "eager" ? AttentionKernel::eager : AttentionKernel::flash;
-  t.flash_kernel = r.string("flash_kernel") == "flash1" ? FlashKernel::flash1 : FlashKernel::native;
+  const auto& flash_kernel = r.string("flash_kernel");
+  t.flash_kernel = flash_kernel == "flash1" ? FlashKernel::flash1 : flash_kernel == "flash2" ? FlashKernel::flash2 : FlashKernel::native;
   t.cross_entropy = r.string("cross_entropy") == "fused" ? CrossEntropy::fused : CrossEntropy::unfused;
   t.async_tp_allreduce = r.boolean("async_tp_allreduce");
   t.zero1_engine = r.string("zero1_engine") == "deepspeed" ? Zero1Engine::deepspeed : Zero1Engine::megatron;

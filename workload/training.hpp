@@ -45,6 +45,9 @@ enum class FlashKernel {
   flash1,  ///< FlashAttention-1 (flash-attn 1.x, PyTorch stacks of 2022-23): Ampere's instructions,
            ///< which a Hopper GPU issues at half its tensor-core rate (the profile's attention.flash1),
            ///< behind an interface that takes unpadded tokens (q, k, v gathered, the output scattered back)
+  flash2,  ///< FlashAttention-2 (flash-attn 2.x, and PyTorch SDPA's flash backend, the kernel of
+           ///< PyTorch-native stacks such as torchtitan in 2024): also built for Ampere's instructions,
+           ///< so at half the tensor-core rate on Hopper (the profile's attention.flash2); padded batches
 };
 
 /// Which engine runs ZeRO-1 (optimizer states sharded over the data-parallel ranks); both gather the

@@ -39,15 +39,15 @@ const std::string kBundled[] = {"a100-sxm4", "h100-sxm5", "h200", "b200", "rtx-4
 }  // namespace
 
 TEST_CASE("every member of Profile has a place in the profile YAML") {
-  // 32 members: name, source, gpu, hardware, what_if, sources, three point lists, five GEMM figures,
-  // memory efficiency, five attention figures (two of them FlashAttention-1's), two launch costs, three fabrics, three NVLS figures and
+  // 34 members: name, source, gpu, hardware, what_if, sources, three point lists, five GEMM figures,
+  // memory efficiency, seven attention figures (two FlashAttention-1's, two FlashAttention-2's), two launch costs, three fabrics, three NVLS figures and
   // the two overlap tables. A new member needs a key in calibrate/profile_yaml.cpp (accessors() and
   // the schema tables) before this count moves.
-  CHECK(member_count<Profile>() == 32);
-  // 5 GEMM efficiencies + 3 reference + tile + k_half + sustained clock + memory + 7 attention (two
-  // of them FlashAttention-1's) + 2 launch + 3 x 4 fabric + 3 NVLS + 9 compute slowdowns + 3 comm
-  // slowdowns = 48 numbers.
-  CHECK(profile_numbers(Profile{}).size() == 48);
+  CHECK(member_count<Profile>() == 34);
+  // 5 GEMM efficiencies + 3 reference + tile + k_half + sustained clock + memory + 9 attention (two
+  // FlashAttention-1's, two FlashAttention-2's) + 2 launch + 3 x 4 fabric + 3 NVLS + 9 compute
+  // slowdowns + 3 comm slowdowns = 50 numbers.
+  CHECK(profile_numbers(Profile{}).size() == 50);
 }
 
 TEST_CASE("each bundled profile file equals the built-in default profile of its GPU, number by number") {
@@ -137,13 +137,13 @@ TEST_CASE("bad profile files fail with file, line, column and key path") {
   CHECK(error_of(replace("source: \"public: [MAMF] [NCCL8] [FA2]\"", "source: \"the internet\"")) ==
         "p.yaml:3:9: error: source: 'the internet' does not say where it comes from: start it with public:, trace:, cupti:, log: or assumed:");
   CHECK(error_of(good + "sources:\n  gemm.efficency.bf16: \"public: x\"\n") ==
-        "p.yaml:72:3: error: sources.gemm.efficency.bf16: 'gemm.efficency.bf16' is no key of a profile (did you mean 'gemm.efficiency.bf16'?)");
+        "p.yaml:75:3: error: sources.gemm.efficency.bf16: 'gemm.efficency.bf16' is no key of a profile (did you mean 'gemm.efficiency.bf16'?)");
   CHECK(error_of(good + "sources:\n  gemm.tile: \"a guess\"\n") ==
-        "p.yaml:72:14: error: sources.gemm.tile: 'a guess' does not say where it comes from: start it with public:, trace:, cupti:, log: or assumed:");
+        "p.yaml:75:14: error: sources.gemm.tile: 'a guess' does not say where it comes from: start it with public:, trace:, cupti:, log: or assumed:");
   CHECK(error_of(replace("  tile: 128\n", "  tile: 128\n  points:\n    - {precision: bf17, m: 1, n: 1, k: 1, time: 1 us, source: \"cupti: x\"}\n")) ==
         "p.yaml:18:19: error: gemm.points.0.precision: 'bf17' is not valid (did you mean 'bf16'?); valid values: fp32, tf32, bf16, fp16, fp8");
   CHECK(error_of(replace("  kernel: 4 us", "  kernel: 4 parsecs")) ==
-        "p.yaml:31:11: error: launch.kernel: unknown unit 'parsecs' for a duration; use one of: s, ms, us, µs, ns, ps");
+        "p.yaml:34:11: error: launch.kernel: unknown unit 'parsecs' for a duration; use one of: s, ms, us, µs, ns, ps");
 }
 
 TEST_CASE("load_profile names a missing file") {

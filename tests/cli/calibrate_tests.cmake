@@ -19,7 +19,7 @@ parasim_cli_test(NAME calibrate_show_bad_source ARGS calibrate show tests/calibr
 # What changed and how the reference job moves: by default the smallest bundled job on the second
 # profile's GPU (an H100 profile: the 8-GPU Llama-2 7B lab job), else GPT-3 175B on 1024 A100.
 parasim_cli_test(NAME calibrate_diff ARGS calibrate diff a100 scenarios/profiles/h100-sxm5.yaml
-                 STDOUT_REGEX "Numbers +14 changed" "gemm.efficiency.bf16 +0.869 +0.803 +-7.6%" "Reference +llama2-7b-lab"
+                 STDOUT_REGEX "Numbers +16 changed" "gemm.efficiency.bf16 +0.869 +0.803 +-7.6%" "Reference +llama2-7b-lab"
                               "iteration [0-9.]+ m?s -> [0-9.]+ m?s \\([-+][0-9.]+%\\)")
 parasim_cli_test(NAME calibrate_diff_same ARGS calibrate diff h200 scenarios/profiles/h200.yaml --json REPEAT
                  JSON a.name=h200 b.name=h200 reference.relative_change=0.0)

@@ -50,6 +50,7 @@ parasim_cli_test(NAME validate_stack_defaults ARGS validate tests/data/validatio
                  STDOUT_REGEX "stack +the stack the source names"
                               "foundry-068-760m-h100_80gb-8g-s2048-amp_bf16 [^\n]*\n    tp1 pp1 dp8 [^\n]*\n    filled: nic_gbps_per_gpu=400, embeddings tied, cross_entropy=fused,\n    flash_kernel=flash1 \\(llm-foundry 2023: flash-attn 1.x\\)"
                               "dgxc-maxtext-llama3-70b-bf16-256g [^\n]*\n    tp1 pp1 dp256 [^\n]*\n    filled: cross_entropy=fused, zero3_backward_prefetch=pre"
+                              "torchtitan-t1-llama31-8b-8g-fsdp +2.843 s +2.22 s [^\n]*\n    tp1 pp1 dp8 [^\n]*\n    filled: cross_entropy=fused, flash_kernel=flash2 \\(torchtitan 2024: SDPA's flash backend, FlashAttention-2\\)"
                               "dgxc-llama31-70b-fp8-64g [^\n]*\n    tp4 pp8 vpp5 dp2 mb1 sp on recompute none zero 1\n    filled: zero=1 \\(NeMo: distributed optimizer\\), bf16 gradients \\(NeMo performance recipes"
                               "bloom-prequel-44-h14336-l72-tp8pp2dp24mb1 [^\n]*\n    tp8 pp2 dp24 mb1 sp off recompute full zero 1\n    filled: ffn_hidden=57344, vocab=250880, embeddings tied, vpp=1 \\(Megatron-DeepSpeed: no interleaved schedule\\)"
                               "interleaved schedule\\),\n    gradient_accumulation_copy \\(DeepSpeed's BF16_Optimizer\\)")

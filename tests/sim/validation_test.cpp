@@ -96,6 +96,7 @@ TEST_CASE("the stack a source names: the repositories and papers of the publishe
   CHECK(software_stack_of("NVIDIA/NeMo: docs/source/performance/performance_summary.md") == SoftwareStack::nemo);
   CHECK(software_stack_of("NVIDIA-NeMo/Megatron-Bridge: docs/performance-summary-archive.md") == SoftwareStack::nemo);
   CHECK(software_stack_of("bigscience-workshop/bigscience: train/tr11-176B-ml/chronicles-prequel.md") == SoftwareStack::megatron_deepspeed);
+  CHECK(software_stack_of("pytorch/torchtitan: benchmarks/llama3_h100_202412_torchtitan.md (Dec 2024)") == SoftwareStack::torchtitan);
   CHECK(software_stack_of("NVIDIA/Megatron-LM README \"Performance Benchmarking\" (Megatron-Core r0.8.0)") == SoftwareStack::megatron_lm);
   CHECK(software_stack_of("Narayanan et al., \"Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM\" (SC21)") ==
         SoftwareStack::megatron_lm);
@@ -160,6 +161,11 @@ TEST_CASE("a row's stack sets what its source leaves out, as that stack ran; oth
   s = built(f);
   CHECK(s.training.flash_kernel == workload::FlashKernel::native);
   CHECK(s.training.zero3_backward_prefetch == workload::Zero3Prefetch::pre);
+  // torchtitan attends through SDPA, whose flash backend is FlashAttention-2.
+  f.source = "pytorch/torchtitan: benchmarks/llama3_h100_202412_torchtitan.md (Dec 2024; also docs/performance.md)";
+  s = built(f);
+  CHECK(s.training.flash_kernel == workload::FlashKernel::flash2);
+  CHECK(s.training.zero3_backward_prefetch == workload::Zero3Prefetch::none);
 }
 
 TEST_CASE("the row format's newer keys: head_dim, dense_layers, and the schedule a source names") {
