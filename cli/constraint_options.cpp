@@ -11,7 +11,7 @@ void ConstraintOptions::add_to(CLI::App* cmd, const std::string& scope) {
                   fmt::format("pin a dimension in {}, e.g. --fix tp=8 --fix schedule=zb-h1 (tp, pp, dp, cp, ep, vpp, mb, zero, schedule, cp_kind, ep_comm)", scope));
   cmd->add_option("--framework", framework,
                   fmt::format("what the plans of {} must launch on: any (the whole space), megatron (1F1B and interleaved, no FSDP with a pipeline), deepspeed (Megatron-DeepSpeed: 1F1B, "
-                              "ZeRO-1 with a pipeline, Ulysses for cp)",
+                              "ZeRO-1 with a pipeline, Ulysses for cp), torchtitan (v0.2.2: FSDP2 or DDP alone, ring cp, its schedules)",
                               scope))
       ->capture_default_str();
   cmd->add_option("--max-pp", max_pp, fmt::format("largest pipeline degree {} considers", scope))->check(CLI::Range(1, 1 << 20));
@@ -23,7 +23,7 @@ planner::Constraints ConstraintOptions::parse() const {
   for (const auto& f : fix) {
     if (const auto problem = c.set(f)) throw InputError({"", 0, 0}, "--fix", *problem);
   }
-  if (!c.set_framework(framework)) throw InputError({"", 0, 0}, "--framework", fmt::format("'{}' is not one of any, megatron, deepspeed", framework));
+  if (!c.set_framework(framework)) throw InputError({"", 0, 0}, "--framework", fmt::format("'{}' is not one of any, megatron, deepspeed, torchtitan", framework));
   c.max_pp = max_pp;
   c.max_tp = max_tp;
   return c;

@@ -66,14 +66,18 @@ std::string wrapped_paragraph(const std::string& label, const std::string& text)
   return out + line + "\n";
 }
 
-LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scenario& s, const sim::ErrorModel& errors) {
+LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scenario& s, const sim::ErrorModel& errors,
+                           planner::Constraints::Framework framework) {
   LaunchChoice c;
   const auto& model = *s.model;
+  const bool torchtitan = framework == planner::Constraints::Framework::torchtitan;
+  if (torchtitan) c.framework = "torchtitan";
+  const auto problem = [&](const workload::Plan& p) { return torchtitan ? planner::torchtitan_plan_problem(p) : planner::megatron_plan_problem(p, model); };
   c.nominal = &report.ranked.front();
   std::vector<planner::TieCandidate> candidates;
   std::vector<double> fitting;
   for (const auto& r : report.ranked) {
-    candidates.push_back({r.simulated.iteration.value(), margin(report, r), planner::complexity(r.plan), r.fits && !planner::megatron_plan_problem(r.plan, model)});
+    candidates.push_back({r.simulated.iteration.value(), margin(report, r), planner::complexity(r.plan), r.fits && !problem(r.plan)});
     if (r.fits) fitting.push_back(r.simulated.iteration.value());
   }
   c.tie_group = planner::tie_groups(fitting, errors.difference);
@@ -84,35 +88,41 @@ LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scena
     c.fastest_launchable = &report.ranked[static_cast<std::size_t>(rec.fastest)];
     c.rank = rec.index + 1;
   }
-  const auto nominal_problem = planner::megatron_plan_problem(c.nominal->plan, model);
+  const auto nominal_problem = problem(c.nominal->plan);
   c.header.push_back(fmt::format("parasim plan {}: {} on {} x {}", s.name, model.name, s.cluster.gpus(), s.cluster.node.gpu.name));
   if (!c.launched) {
     c.why_none = nominal_problem ? *nominal_problem : "no simulated plan that fits";
     c.header.push_back(fmt::format("Fastest plan found: {} ({})", planner::plan_name(c.nominal->plan), predicted(*c.nominal)));
-    c.header.push_back("Megatron-LM cannot run it or any other plan simulated: " + c.why_none);
+    c.header.push_back(c.framework + " cannot run it or any other plan simulated: " + c.why_none);
     c.plan = c.nominal->plan;
     return c;
   }
-  c.plan = planner::megatron_form(c.launched->plan, model);
-  c.megatron = planner::megatron_launch(c.plan, model, *s.training, s.cluster.node.gpu);
+  c.plan = torchtitan ? c.launched->plan : planner::megatron_form(c.launched->plan, model);
+  if (!torchtitan) c.megatron = planner::megatron_launch(c.plan, model, *s.training, s.cluster.node.gpu);
   c.header.push_back(fmt::format("Launches {}", planner::plan_name(c.plan)));
   c.header.push_back(fmt::format("Predicted: {} (#{} of {} simulated)", predicted(*c.launched), c.rank, report.ranked.size()));
   if (c.fastest_launchable != c.nominal) {
     c.why_not_nominal = nominal_problem ? *nominal_problem : "";
-    c.header.push_back(fmt::format("The fastest plan found, {}, is {:.1f}% faster; Megatron-LM cannot run it: {}", planner::plan_name(c.nominal->plan),
-                                   100 * gap(c), c.why_not_nominal));
+    c.header.push_back(fmt::format("The fastest plan found, {}, is {:.1f}% faster; {} cannot run it: {}", planner::plan_name(c.nominal->plan),
+                                   100 * gap(c), c.framework, c.why_not_nominal));
   }
   if (c.launched != c.fastest_launchable) {
     c.why_recommended = why_recommended(report, *c.launched, *c.fastest_launchable, errors);
-    c.header.push_back("Recommended over the fastest plan Megatron-LM runs: " + c.why_recommended);
+    c.header.push_back(fmt::format("Recommended over the fastest plan {} runs: {}", c.framework, c.why_recommended));
   }
+  if (torchtitan) c.torchtitan = planner::torchtitan_toml(c.plan, model, *s.training, c.header);
   return c;
 }
 
 nlohmann::json launch_json(const LaunchChoice& c) {
-  nlohmann::json j = {{"framework", "megatron-lm"},
-                      {"megatron_lm_commit", std::string(planner::kMegatronCommit)},
+  nlohmann::json j = {{"framework", c.framework == "torchtitan" ? "torchtitan" : "megatron-lm"},
                       {"nominal", {{"plan", planner::plan_name(c.nominal->plan)}, {"iteration_s", c.nominal->simulated.iteration.value()}}}};
+  if (c.framework == "torchtitan") {
+    j["torchtitan_release"] = std::string(planner::kTorchtitanRelease);
+    j["torchtitan_commit"] = std::string(planner::kTorchtitanCommit);
+  } else {
+    j["megatron_lm_commit"] = std::string(planner::kMegatronCommit);
+  }
   if (!c.launched) {
     j["launched"] = nullptr;
     j["why_not_launchable"] = c.why_none;
@@ -150,14 +160,16 @@ void write_launch_files(const std::string& dir, const LaunchChoice& c, const sim
   for (const auto& line : c.header) comment += line + "\n";
   write("best_plan.yaml", planner::plan_yaml(c.plan, comment));
   // Files of an earlier run that no longer describe this plan must not stay behind.
-  for (const char* stale : {"launch_megatron.sh", "megatron_args.txt"}) std::filesystem::remove(std::filesystem::path(dir) / stale, ec);
+  for (const char* stale : {"launch_megatron.sh", "megatron_args.txt", "torchtitan.toml"}) std::filesystem::remove(std::filesystem::path(dir) / stale, ec);
+  if (c.torchtitan) write("torchtitan.toml", *c.torchtitan);
   if (c.megatron) {
     const planner::LaunchHeader header{c.header, s.cluster.nodes, s.cluster.node.gpus};
     write("launch_megatron.sh", planner::megatron_launch_script(*c.megatron, header), true);
     write("megatron_args.txt", planner::megatron_argument_file(*c.megatron, header));
   }
   std::filesystem::remove(std::filesystem::path(dir) / "ds_config.json", ec);
-  const auto deepspeed_problem = planner::deepspeed_plan_problem(c.plan);
+  const auto deepspeed_problem = c.framework == "torchtitan" ? std::optional<std::string>("the launch is torchtitan's (--framework torchtitan)")
+                                                             : planner::deepspeed_plan_problem(c.plan);
   if (!deepspeed_problem) {
     auto ds = planner::deepspeed_config(c.plan, *s.training);
     // JSON has no comments: the plan and its prediction under a key DeepSpeed does not read.
@@ -173,15 +185,26 @@ std::string launch_summary(const LaunchChoice& c) {
   std::string out;
   if (!c.launched) {
     out += fmt::format("\nBest plan  {}\n           {}\n", planner::plan_name(c.nominal->plan, true), predicted(*c.nominal));
-    out += "\nNo launch script: Megatron-LM cannot run it or any other plan simulated: " + c.why_none + "\n";
+    out += fmt::format("\nNo launch file: {} cannot run it or any other plan simulated: {}\n", c.framework, c.why_none);
     return out;
   }
   out += fmt::format("\nLaunch     {}\n           {}\n", planner::plan_name(c.plan, true), predicted(*c.launched));
   if (c.fastest_launchable != c.nominal) {
-    out += fmt::format("Nominal    {}\n           is {:.1f}% faster ({}), but Megatron-LM cannot run it:\n           {}\n", planner::plan_name(c.nominal->plan, true),
-                       100 * gap(c), format_duration(c.nominal->simulated.iteration), c.why_not_nominal);
+    out += fmt::format("Nominal    {}\n           is {:.1f}% faster ({}), but {} cannot run it:\n           {}\n", planner::plan_name(c.nominal->plan, true),
+                       100 * gap(c), format_duration(c.nominal->simulated.iteration), c.framework, c.why_not_nominal);
   }
   if (c.launched != c.fastest_launchable) out += wrapped_paragraph("Tied", c.why_recommended);
+  if (c.torchtitan) {
+    out += fmt::format("\ntorchtitan job config (torchtitan {}; --out writes torchtitan.toml)\n", planner::kTorchtitanRelease);
+    std::size_t start = 0;
+    while (start < c.torchtitan->size()) {
+      const auto end = c.torchtitan->find('\n', start);
+      const auto line = c.torchtitan->substr(start, end - start);
+      if (!line.empty() && (line[0] != '#' || line.rfind("# note:", 0) == 0)) out += "  " + line + "\n";
+      start = end == std::string::npos ? c.torchtitan->size() : end + 1;
+    }
+    return out;
+  }
   const auto& launch = *c.megatron;
   out += fmt::format("\nMegatron-LM arguments (Megatron-LM {}; --out writes launch_megatron.sh)\n", planner::kMegatronCommit.substr(0, 7));
   for (const auto& [name, value] : launch.environment) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "planner/megatron_launch.hpp"
+#include "planner/torchtitan_config.hpp"
 #include "planner/search.hpp"
 #include "sim/error_model.hpp"
 #include "sim/scenario.hpp"
@@ -24,7 +25,9 @@ struct LaunchChoice {
   std::string why_recommended;  ///< why the launched plan won over the fastest launchable one, if it differs
   std::vector<int> tie_group;   ///< per ranked plan: its tie group (1 = tied with the fastest), 0 if it does not fit
   workload::Plan plan;                            ///< the launched plan as Megatron-LM's arguments state it
-  std::optional<planner::MegatronLaunch> megatron;  ///< its arguments and environment; set when launched
+  std::optional<planner::MegatronLaunch> megatron;  ///< its arguments and environment; set when launched on Megatron-LM
+  std::optional<std::string> torchtitan;            ///< its torchtitan.toml; set when launched on torchtitan
+  std::string framework = "Megatron-LM";            ///< what the launched plan runs on
   int rank = 0;                                   ///< 1-based among the simulated
   std::string why_not_nominal;                    ///< why Megatron-LM cannot run the nominal plan, if it differs
   std::string why_none;                           ///< why nothing simulated can be launched, if so
@@ -35,7 +38,9 @@ struct LaunchChoice {
 /// "Label      text" wrapped at spaces to 120 columns, the text's continuation lines under it.
 std::string wrapped_paragraph(const std::string& label, const std::string& text);
 
-LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scenario& scenario, const sim::ErrorModel& errors);
+/// The launch for `framework`: torchtitan's job config under --framework torchtitan, else Megatron-LM's.
+LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scenario& scenario, const sim::ErrorModel& errors,
+                           planner::Constraints::Framework framework = planner::Constraints::Framework::any);
 
 /// plans.json's account of the choice: the launched plan, the nominal best and the gap.
 nlohmann::json launch_json(const LaunchChoice& choice);

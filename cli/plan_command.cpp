@@ -403,7 +403,7 @@ Action add_plan_command(CLI::App& app) {
     const auto& gpu = s.cluster.node.gpu;
     const auto& best = report.ranked.front();
     const auto errors = bundled_error_model();
-    const auto choice = choose_launch(report, s, errors);
+    const auto choice = choose_launch(report, s, errors, options.constraints.framework);
     nlohmann::json plans = nlohmann::json::array();
     for (std::size_t i = 0; i < report.ranked.size(); ++i) {
       plans.push_back(plan_json(report.ranked[i], report, static_cast<int>(i) + 1, errors, s.training->precision, choice));
@@ -469,7 +469,9 @@ Action add_plan_command(CLI::App& app) {
                        report.discordant, report.pairs, report.distinct_discordant, report.distinct_pairs);
     out += launch_summary(choice);
     const auto deepspeed_problem = choice.launched ? planner::deepspeed_plan_problem(choice.plan) : std::nullopt;
-    if (choice.launched && deepspeed_problem) {
+    if (choice.torchtitan) {
+      // The launch is torchtitan's: no DeepSpeed config beside it.
+    } else if (choice.launched && deepspeed_problem) {
       out += "\nDeepSpeed  no ds_config.json: " + *deepspeed_problem + "\n";
     } else if (choice.launched && choice.plan.zero >= 1) {
       out += "\nDeepSpeed config (ds_config.json)\n" + planner::deepspeed_config(choice.plan, *s.training).dump(2) + "\n";

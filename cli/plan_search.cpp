@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include "cli/launch_files.hpp"
+#include "planner/torchtitan_rules.hpp"
 #include "cli/located.hpp"
 #include "cli/progress_bar.hpp"
 #include "core/error.hpp"
@@ -99,6 +100,9 @@ PlanSearch run_plan_search(const PlanSearchOptions& o, bool progress) {
   out.global_batch = o.global_batch > 0 ? o.global_batch : (s.plan ? s.plan->global_batch : 0);
   if (out.global_batch <= 0) throw InputError({o.scenario, 1, 1}, "plan.global_batch", "missing: give --global-batch or a plan with global_batch");
   out.options = search_options(o, s, out.global_batch);
+  if (out.options.constraints.framework == planner::Constraints::Framework::torchtitan) {
+    if (auto why = planner::torchtitan_job_problem(*s.model, *s.training)) throw InputError({"", 0, 0}, "--framework torchtitan", *why);
+  }
   // One bar per phase (the analytical scan, then the simulations); the search serializes the calls.
   std::unique_ptr<ProgressBar> bar;
   std::string bar_phase;

@@ -1,6 +1,7 @@
 #pragma once
 // A plan as something to launch: the plan YAML that `parasim simulate --plan` reads, a DeepSpeed
-// config for ZeRO plans, and (in their own headers) Megatron-LM's launch, its rules and the way back.
+// config for ZeRO plans, and (in their own headers) Megatron-LM's launch, its rules and the way back,
+// and torchtitan's job config and rules.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -13,6 +14,8 @@
 #include "planner/megatron_launch.hpp"
 #include "planner/megatron_reader.hpp"
 #include "planner/megatron_rules.hpp"
+#include "planner/torchtitan_config.hpp"
+#include "planner/torchtitan_rules.hpp"
 
 namespace parasim::planner {
 

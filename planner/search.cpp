@@ -18,6 +18,7 @@
 #include "planner/analytic_cost.hpp"
 #include "planner/megatron_rules.hpp"
 #include "planner/deepspeed_rules.hpp"
+#include "planner/torchtitan_rules.hpp"
 #include "planner/partition.hpp"
 #include "planner/recompute_choice.hpp"
 #include "sim/simulator.hpp"
@@ -133,6 +134,7 @@ bool Constraints::set_framework(const std::string& name) {
   if (name == "any") framework = Framework::any;
   else if (name == "megatron") framework = Framework::megatron;
   else if (name == "deepspeed") framework = Framework::deepspeed;
+  else if (name == "torchtitan") framework = Framework::torchtitan;
   else return false;
   return true;
 }
@@ -141,6 +143,7 @@ bool Constraints::allows(const Plan& p) const {
   auto same = [](const std::optional<int>& want, int have) { return !want || *want == have; };
   if (framework == Framework::megatron && megatron_structure_problem(p)) return false;
   if (framework == Framework::deepspeed && deepspeed_plan_problem(p)) return false;
+  if (framework == Framework::torchtitan && torchtitan_plan_problem(p)) return false;
   return same(tp, p.tp) && same(pp, p.pp) && same(dp, p.dp) && same(cp, p.cp) && same(ep, p.ep) && same(vpp, p.vpp) &&
          same(micro_batch, p.micro_batch) && same(zero, p.zero) && (!schedule || *schedule == p.schedule) && (!ep_comm || *ep_comm == p.overlap.ep_comm) &&
          (!cp_kind || p.cp == 1 || *cp_kind == p.cp_kind) && (max_pp == 0 || p.pp <= max_pp) && (max_tp == 0 || p.tp <= max_tp);
@@ -333,6 +336,19 @@ std::optional<std::string> fit_megatron_recompute(Context& c, Plan& p) {
   return std::nullopt;
 }
 
+// Memory first, in the forms torchtitan's activation checkpointing takes: none, selective (its op
+// policy), every layer in full.
+std::optional<std::string> fit_uniform_recompute(Context& c, Plan& p) {
+  p.recompute_overrides.clear();
+  p.recompute_method = workload::RecomputeMethod::uniform;
+  p.recompute_layers = 1;
+  for (auto r : {Recompute::none, Recompute::selective, Recompute::full}) {
+    p.recompute = r;
+    if (c.memory(p).fits()) return std::nullopt;
+  }
+  return "out of memory even with full recompute";
+}
+
 struct Scored {
   Plan plan;
   Estimate estimate;
@@ -357,7 +373,8 @@ Scored make_scored(Context& c, const Plan& p, std::size_t order) {
 // One candidate: stages balanced by cost, Megatron-LM's plan checks, memory first, the analytical
 // estimate. Under framework megatron only what it runs; otherwise also the candidate as Megatron-LM
 // runs it, its recompute fitted in the forms its arguments say (the launch is chosen among those).
-void scan_candidate(Context& c, Plan p, std::size_t index, int gpus, bool megatron_only, bool megatron_forms, Outcome& out) {
+void scan_candidate(Context& c, Plan p, std::size_t index, int gpus, Constraints::Framework framework, bool megatron_forms, Outcome& out) {
+  const bool megatron_only = framework == Constraints::Framework::megatron;
   if (p.pp > 1) {
     std::vector<double> layer_time;
     for (int l = 0; l < c.model.layers; ++l) layer_time.push_back(c.cost.layer(p, l, Recompute::none).total());
@@ -368,7 +385,10 @@ void scan_candidate(Context& c, Plan p, std::size_t index, int gpus, bool megatr
     return;
   }
   const Plan balanced = p;
-  if (const auto oom = megatron_only ? fit_megatron_recompute(c, p) : fit_recompute(c, p)) {
+  const auto oom = megatron_only                                      ? fit_megatron_recompute(c, p)
+                   : framework == Constraints::Framework::torchtitan ? fit_uniform_recompute(c, p)
+                                                                     : fit_recompute(c, p);
+  if (oom) {
     out.rejected = *oom;
     Plan full = balanced;
     full.recompute = Recompute::full;
@@ -515,6 +535,7 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
   std::atomic<bool> cut{false};
   std::mutex progress_mutex;
   const bool megatron_only = options.constraints.framework == Constraints::Framework::megatron;
+  const bool torchtitan_only = options.constraints.framework == Constraints::Framework::torchtitan;
   auto scan = [&](AnalyticCost& oracle) {
     workload::ScheduleCache schedules;
     ChunkCache chunks;
@@ -527,7 +548,7 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
       const std::size_t i = (k * stride) % global.size();
       auto& out = outcomes[i];
       out.visited = true;
-      scan_candidate(c, global[i], i, gpus, megatron_only, options.megatron_variants, out);
+      scan_candidate(c, global[i], i, gpus, options.constraints.framework, options.megatron_variants && !torchtitan_only, out);
       const std::size_t d = ++visited;
       if (options.progress && (d % 64 == 0 || d == global.size())) {
         std::lock_guard lock(progress_mutex);
@@ -659,7 +680,7 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
   chosen = simulate_batch(std::move(chosen));
   // The launch is the fastest plan Megatron-LM runs: when the fastest simulated plan that fits is not
   // one, the best K as Megatron-LM runs them are simulated too (what --framework megatron would).
-  if (options.megatron_variants && !megatron_only && !fastest_fitting_runs_on_megatron(chosen, model)) {
+  if (options.megatron_variants && !megatron_only && !torchtitan_only && !fastest_fitting_runs_on_megatron(chosen, model)) {
     std::vector<RankedPlan> batch;
     for (std::size_t j = 0; j < runnable.size() && static_cast<int>(j) < options.simulate_top; ++j) {
       if (std::any_of(chosen.begin(), chosen.end(), [&](const RankedPlan& r) { return r.plan == runnable[j].plan; })) continue;

@@ -41,10 +41,11 @@ struct Constraints {
   /// What the plan must launch on: any (the whole space), megatron (Megatron-LM/Megatron-Core as
   /// megatron_rules.hpp says: its schedules and rank orders, ZeRO-2/3 as Megatron-FSDP, recompute
   /// as its arguments say it), deepspeed (Megatron-DeepSpeed: 1F1B without interleaving, ZeRO-1 at
-  /// most with a pipeline, context parallelism only as Ulysses).
-  enum class Framework { any, megatron, deepspeed } framework = Framework::any;
+  /// most with a pipeline, context parallelism only as Ulysses), torchtitan (v0.2.2 as
+  /// torchtitan_rules.hpp says: FSDP2 or DDP alone, always SP with TP, ring CP, its schedules).
+  enum class Framework { any, megatron, deepspeed, torchtitan } framework = Framework::any;
 
-  /// Reads "any", "megatron" or "deepspeed"; false for anything else.
+  /// Reads "any", "megatron", "deepspeed" or "torchtitan"; false for anything else.
   bool set_framework(const std::string& name);
   /// Reads "key=value" (tp, pp, dp, cp, ep, vpp, mb, zero, schedule, cp_kind, ep_comm on/off); nullopt when it can,
   /// else a message naming what is wrong.

@@ -75,6 +75,15 @@ parasim_cli_test(NAME plan_published_megatron ARGS plan --published ${PROJECT_SO
 parasim_cli_test(NAME plan_framework_deepspeed ARGS plan ${lab} --framework deepspeed --json --top 3
                  JSON plans.0.schedule=1f1b plans.0.vpp=1 plans.1.schedule=1f1b plans.2.vpp=1)
 parasim_cli_test(NAME plan_bad_framework ARGS plan ${lab} --framework torch RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_bad_framework.expected)
+# --framework torchtitan: the plan torchtitan v0.2.2 runs and its job config, printed and named in
+# plans.json; a model it does not ship is refused before any search (exit 2).
+parasim_cli_test(NAME plan_framework_torchtitan ARGS plan scenarios/jobs/llama3-8b-128k-cp8.yaml --framework torchtitan
+                 STDOUT_REGEX "torchtitan job config \\(torchtitan v0.2.2; --out writes torchtitan.toml\\)" "  name = \"llama3\"\n  flavor = \"8B\""
+                              "  seq_len = 131072" "  data_parallel_shard_degree = [0-9]+")
+parasim_cli_test(NAME plan_framework_torchtitan_json ARGS plan scenarios/jobs/llama3-8b-128k-cp8.yaml --framework torchtitan --json
+                 JSON launch.framework=torchtitan launch.torchtitan_release=v0.2.2 plans.0.schedule=1f1b)
+parasim_cli_test(NAME plan_torchtitan_refused ARGS plan ${lab} --framework torchtitan RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_torchtitan_refused.expected)
 # Megatron-LM cannot launch the zero-bubble schedules: when the nominal best needs one (ZB-V for 7
 # micro-batches), what is launched is the fastest plan Megatron-LM runs, and the nominal best is named
 # with the gap and the reason.

@@ -1,0 +1,23 @@
+#pragma once
+// A plan as torchtitan v0.2.2's job config: the TOML its `--job.config_file` reads, every key a field
+// of that release's JobConfig (tests/data/launch/torchtitan-v0.2.2-job-config-keys.txt), for a job
+// and plan torchtitan runs (torchtitan_rules.hpp says which).
+#include <string>
+#include <vector>
+
+#include "planner/torchtitan_rules.hpp"
+
+namespace parasim::planner {
+
+/// What the plan was priced with that the TOML cannot say (the attention kernel, the meaning of
+/// selective recompute): one line each, written into the file and printed beside it.
+std::vector<std::string> torchtitan_notes(const workload::Plan& plan, const workload::ModelSpec& model, const workload::TrainingSpec& training);
+
+/// The job config for `steps` training steps on torchtitan's bundled offline dataset (c4_test):
+/// the header lines as comments, then [job], [model], [training], [parallelism], activation
+/// checkpointing, compile and, in fp8, torchao's float8 linears. Needs torchtitan_job_problem and
+/// torchtitan_plan_problem to be nullopt.
+std::string torchtitan_toml(const workload::Plan& plan, const workload::ModelSpec& model, const workload::TrainingSpec& training,
+                            const std::vector<std::string>& header, int steps = 100);
+
+}  // namespace parasim::planner
