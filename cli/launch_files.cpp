@@ -71,8 +71,15 @@ LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scena
   LaunchChoice c;
   const auto& model = *s.model;
   const bool torchtitan = framework == planner::Constraints::Framework::torchtitan;
+  const bool deepspeed = framework == planner::Constraints::Framework::deepspeed;
   if (torchtitan) c.framework = "torchtitan";
-  const auto problem = [&](const workload::Plan& p) { return torchtitan ? planner::torchtitan_plan_problem(p) : planner::megatron_plan_problem(p, model); };
+  if (deepspeed) c.framework = "Megatron-DeepSpeed";
+  const auto problem = [&](const workload::Plan& p) -> std::optional<std::string> {
+    if (torchtitan) return planner::torchtitan_plan_problem(p);
+    if (deepspeed && s.training->precision == Precision::fp8) return std::string("Megatron-DeepSpeed has no fp8 training");
+    if (deepspeed) return planner::megatron_deepspeed_plan_problem(p, model);
+    return planner::megatron_plan_problem(p, model);
+  };
   c.nominal = &report.ranked.front();
   std::vector<planner::TieCandidate> candidates;
   std::vector<double> fitting;
@@ -97,8 +104,9 @@ LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scena
     c.plan = c.nominal->plan;
     return c;
   }
-  c.plan = torchtitan ? c.launched->plan : planner::megatron_form(c.launched->plan, model);
-  if (!torchtitan) c.megatron = planner::megatron_launch(c.plan, model, *s.training, s.cluster.node.gpu);
+  c.plan = torchtitan || deepspeed ? c.launched->plan : planner::megatron_form(c.launched->plan, model);
+  if (deepspeed) c.megatron_deepspeed = planner::megatron_deepspeed_launch(c.plan, model, *s.training);
+  if (!torchtitan && !deepspeed) c.megatron = planner::megatron_launch(c.plan, model, *s.training, s.cluster.node.gpu);
   c.header.push_back(fmt::format("Launches {}", planner::plan_name(c.plan)));
   c.header.push_back(fmt::format("Predicted: {} (#{} of {} simulated)", predicted(*c.launched), c.rank, report.ranked.size()));
   if (c.fastest_launchable != c.nominal) {
@@ -115,11 +123,13 @@ LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scena
 }
 
 nlohmann::json launch_json(const LaunchChoice& c) {
-  nlohmann::json j = {{"framework", c.framework == "torchtitan" ? "torchtitan" : "megatron-lm"},
+  nlohmann::json j = {{"framework", c.framework == "torchtitan" ? "torchtitan" : c.framework == "Megatron-DeepSpeed" ? "megatron-deepspeed" : "megatron-lm"},
                       {"nominal", {{"plan", planner::plan_name(c.nominal->plan)}, {"iteration_s", c.nominal->simulated.iteration.value()}}}};
   if (c.framework == "torchtitan") {
     j["torchtitan_release"] = std::string(planner::kTorchtitanRelease);
     j["torchtitan_commit"] = std::string(planner::kTorchtitanCommit);
+  } else if (c.framework == "Megatron-DeepSpeed") {
+    j["megatron_deepspeed_commit"] = std::string(planner::kMegatronDeepSpeedCommit);
   } else {
     j["megatron_lm_commit"] = std::string(planner::kMegatronCommit);
   }
@@ -160,8 +170,13 @@ void write_launch_files(const std::string& dir, const LaunchChoice& c, const sim
   for (const auto& line : c.header) comment += line + "\n";
   write("best_plan.yaml", planner::plan_yaml(c.plan, comment));
   // Files of an earlier run that no longer describe this plan must not stay behind.
-  for (const char* stale : {"launch_megatron.sh", "megatron_args.txt", "torchtitan.toml"}) std::filesystem::remove(std::filesystem::path(dir) / stale, ec);
+  for (const char* stale : {"launch_megatron.sh", "megatron_args.txt", "torchtitan.toml", "launch_megatron_deepspeed.sh"}) {
+    std::filesystem::remove(std::filesystem::path(dir) / stale, ec);
+  }
   if (c.torchtitan) write("torchtitan.toml", *c.torchtitan);
+  if (c.megatron_deepspeed) {
+    write("launch_megatron_deepspeed.sh", planner::megatron_deepspeed_script(*c.megatron_deepspeed, {c.header, s.cluster.nodes, s.cluster.node.gpus}), true);
+  }
   if (c.megatron) {
     const planner::LaunchHeader header{c.header, s.cluster.nodes, s.cluster.node.gpus};
     write("launch_megatron.sh", planner::megatron_launch_script(*c.megatron, header), true);
@@ -179,6 +194,29 @@ void write_launch_files(const std::string& dir, const LaunchChoice& c, const sim
   auto listed = plans;
   listed["deepspeed"] = {{"ds_config", !deepspeed_problem}, {"why_not", deepspeed_problem ? nlohmann::json(*deepspeed_problem) : nlohmann::json(nullptr)}};
   write("plans.json", listed.dump(2) + "\n");
+}
+
+// A launch's environment, arguments (a line per group, wrapped at 112 columns) and notes, indented.
+static std::string arguments_text(const planner::MegatronLaunch& launch) {
+  std::string out;
+  for (const auto& [name, value] : launch.environment) {
+    if (value) out += fmt::format("  {}={}\n", name, *value);
+  }
+  for (const auto& g : launch.groups) {
+    std::string line;
+    for (const auto& a : g.arguments) {
+      // A $VARIABLE value is the launch script's own, expanded there.
+      const std::string word = !a.value.empty() && a.value[0] == '$' ? a.flag + " \"" + a.value + "\"" : planner::argument_text(a);
+      if (!line.empty() && line.size() + word.size() > 112) {
+        out += "  " + line + "\n";
+        line.clear();
+      }
+      line += (line.empty() ? "" : " ") + word;
+    }
+    if (!line.empty()) out += "  " + line + "\n";
+  }
+  for (const auto& n : launch.notes) out += "  # " + n + "\n";
+  return out;
 }
 
 std::string launch_summary(const LaunchChoice& c) {
@@ -205,25 +243,14 @@ std::string launch_summary(const LaunchChoice& c) {
     }
     return out;
   }
+  if (c.megatron_deepspeed) {
+    out += fmt::format("\nMegatron-DeepSpeed arguments (Megatron-DeepSpeed {}; --out writes launch_megatron_deepspeed.sh and ds_config.json)\n",
+                       planner::kMegatronDeepSpeedCommit);
+    return out + arguments_text(*c.megatron_deepspeed);
+  }
   const auto& launch = *c.megatron;
   out += fmt::format("\nMegatron-LM arguments (Megatron-LM {}; --out writes launch_megatron.sh)\n", planner::kMegatronCommit.substr(0, 7));
-  for (const auto& [name, value] : launch.environment) {
-    if (value) out += fmt::format("  {}={}\n", name, *value);
-  }
-  for (const auto& g : launch.groups) {
-    std::string line;
-    for (const auto& a : g.arguments) {
-      const std::string word = planner::argument_text(a);
-      if (!line.empty() && line.size() + word.size() > 112) {
-        out += "  " + line + "\n";
-        line.clear();
-      }
-      line += (line.empty() ? "" : " ") + word;
-    }
-    if (!line.empty()) out += "  " + line + "\n";
-  }
-  for (const auto& n : launch.notes) out += "  # " + n + "\n";
-  return out;
+  return out + arguments_text(launch);
 }
 
 workload::Plan read_megatron_source(const std::string& source, const sim::Scenario& s, bool ignore_unknown) {

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "planner/megatron_launch.hpp"
+#include "planner/megatron_deepspeed_launch.hpp"
 #include "planner/torchtitan_config.hpp"
 #include "planner/search.hpp"
 #include "sim/error_model.hpp"
@@ -27,6 +28,7 @@ struct LaunchChoice {
   workload::Plan plan;                            ///< the launched plan as Megatron-LM's arguments state it
   std::optional<planner::MegatronLaunch> megatron;  ///< its arguments and environment; set when launched on Megatron-LM
   std::optional<std::string> torchtitan;            ///< its torchtitan.toml; set when launched on torchtitan
+  std::optional<planner::MegatronLaunch> megatron_deepspeed;  ///< its pretrain_gpt.py arguments; set when launched on Megatron-DeepSpeed
   std::string framework = "Megatron-LM";            ///< what the launched plan runs on
   int rank = 0;                                   ///< 1-based among the simulated
   std::string why_not_nominal;                    ///< why Megatron-LM cannot run the nominal plan, if it differs
@@ -38,7 +40,8 @@ struct LaunchChoice {
 /// "Label      text" wrapped at spaces to 120 columns, the text's continuation lines under it.
 std::string wrapped_paragraph(const std::string& label, const std::string& text);
 
-/// The launch for `framework`: torchtitan's job config under --framework torchtitan, else Megatron-LM's.
+/// The launch for `framework`: torchtitan's job config under --framework torchtitan, Megatron-DeepSpeed's
+/// script under --framework deepspeed, else Megatron-LM's.
 LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scenario& scenario, const sim::ErrorModel& errors,
                            planner::Constraints::Framework framework = planner::Constraints::Framework::any);
 

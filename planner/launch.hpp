@@ -1,7 +1,7 @@
 #pragma once
 // A plan as something to launch: the plan YAML that `parasim simulate --plan` reads, a DeepSpeed
 // config for ZeRO plans, and (in their own headers) Megatron-LM's launch, its rules and the way back,
-// and torchtitan's job config and rules.
+// Megatron-DeepSpeed's launch, and torchtitan's job config and rules.
 #include <nlohmann/json.hpp>
 #include <string>
 #include <vector>
@@ -10,6 +10,7 @@
 #include "workload/plan.hpp"
 #include "workload/training.hpp"
 #include "planner/deepspeed_rules.hpp"
+#include "planner/megatron_deepspeed_launch.hpp"
 #include "planner/megatron_flags.hpp"
 #include "planner/megatron_launch.hpp"
 #include "planner/megatron_reader.hpp"

@@ -73,7 +73,12 @@ parasim_cli_test(NAME plan_published_megatron ARGS plan --published ${PROJECT_SO
                  JSON checked=40 sound=40 LABELS long)
 # --framework: what the plan must launch on (Megatron-DeepSpeed: 1F1B, no interleaving).
 parasim_cli_test(NAME plan_framework_deepspeed ARGS plan ${lab} --framework deepspeed --json --top 3
-                 JSON plans.0.schedule=1f1b plans.0.vpp=1 plans.1.schedule=1f1b plans.2.vpp=1)
+                 JSON plans.0.schedule=1f1b plans.0.vpp=1 plans.1.schedule=1f1b plans.2.vpp=1 launch.framework=megatron-deepspeed
+                      launch.megatron_deepspeed_commit=4efb479d)
+# ... and the launch is Megatron-DeepSpeed's: its pretrain_gpt.py arguments beside the DeepSpeed config.
+parasim_cli_test(NAME plan_framework_deepspeed_launch ARGS plan ${lab} --framework deepspeed
+                 STDOUT_REGEX "Megatron-DeepSpeed arguments \\(Megatron-DeepSpeed 4efb479d; --out writes launch_megatron_deepspeed.sh and ds_config.json\\)"
+                              "--zero-stage 2\n" "--deepspeed --deepspeed_config \"[$]HERE/ds_config.json\"")
 parasim_cli_test(NAME plan_bad_framework ARGS plan ${lab} --framework torch RC 2 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_bad_framework.expected)
 # --framework torchtitan: the plan torchtitan v0.2.2 runs and its job config, printed and named in
 # plans.json; a model it does not ship is refused before any search (exit 2).
