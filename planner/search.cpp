@@ -336,8 +336,8 @@ std::optional<std::string> fit_megatron_recompute(Context& c, Plan& p) {
   return std::nullopt;
 }
 
-// Memory first, in the forms torchtitan's activation checkpointing takes: none, selective (its op
-// policy), every layer in full.
+// Memory first, in the forms torchtitan's activation checkpointing and Megatron-DeepSpeed's
+// arguments take alike: none, selective, every layer in full.
 std::optional<std::string> fit_uniform_recompute(Context& c, Plan& p) {
   p.recompute_overrides.clear();
   p.recompute_method = workload::RecomputeMethod::uniform;
@@ -386,7 +386,7 @@ void scan_candidate(Context& c, Plan p, std::size_t index, int gpus, Constraints
   }
   const Plan balanced = p;
   const auto oom = megatron_only                                      ? fit_megatron_recompute(c, p)
-                   : framework == Constraints::Framework::torchtitan ? fit_uniform_recompute(c, p)
+                   : framework != Constraints::Framework::any         ? fit_uniform_recompute(c, p)
                                                                      : fit_recompute(c, p);
   if (oom) {
     out.rejected = *oom;
@@ -535,7 +535,9 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
   std::atomic<bool> cut{false};
   std::mutex progress_mutex;
   const bool megatron_only = options.constraints.framework == Constraints::Framework::megatron;
-  const bool torchtitan_only = options.constraints.framework == Constraints::Framework::torchtitan;
+  // The launch under torchtitan or Megatron-DeepSpeed is theirs: no Megatron-LM variants to rank.
+  const bool other_launch = options.constraints.framework == Constraints::Framework::torchtitan ||
+                               options.constraints.framework == Constraints::Framework::deepspeed;
   auto scan = [&](AnalyticCost& oracle) {
     workload::ScheduleCache schedules;
     ChunkCache chunks;
@@ -548,7 +550,7 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
       const std::size_t i = (k * stride) % global.size();
       auto& out = outcomes[i];
       out.visited = true;
-      scan_candidate(c, global[i], i, gpus, options.constraints.framework, options.megatron_variants && !torchtitan_only, out);
+      scan_candidate(c, global[i], i, gpus, options.constraints.framework, options.megatron_variants && !other_launch, out);
       const std::size_t d = ++visited;
       if (options.progress && (d % 64 == 0 || d == global.size())) {
         std::lock_guard lock(progress_mutex);
@@ -680,7 +682,7 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
   chosen = simulate_batch(std::move(chosen));
   // The launch is the fastest plan Megatron-LM runs: when the fastest simulated plan that fits is not
   // one, the best K as Megatron-LM runs them are simulated too (what --framework megatron would).
-  if (options.megatron_variants && !megatron_only && !torchtitan_only && !fastest_fitting_runs_on_megatron(chosen, model)) {
+  if (options.megatron_variants && !megatron_only && !other_launch && !fastest_fitting_runs_on_megatron(chosen, model)) {
     std::vector<RankedPlan> batch;
     for (std::size_t j = 0; j < runnable.size() && static_cast<int>(j) < options.simulate_top; ++j) {
       if (std::any_of(chosen.begin(), chosen.end(), [&](const RankedPlan& r) { return r.plan == runnable[j].plan; })) continue;

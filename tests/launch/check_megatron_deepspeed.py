@@ -5,7 +5,9 @@ torchrun (tests/launch/torchrun) first on PATH, and every flag of the command it
 Megatron-DeepSpeed's argument names (a fixture copied from its megatron/arguments.py and DeepSpeed's
 add_config_arguments as data); --deepspeed_config names the folder's ds_config.json, whose batch
 matches the arguments'. Jobs after --refused must end with no script and the reason in plans.json.
-usage: check_megatron_deepspeed.py --parasim BIN --work DIR JOB.yaml ... [--refused JOB.yaml ...]"""
+With --checker (../shared/tools/launch_check, set up): the ds_config.json also through DeepSpeed
+v0.19.5's own DeepSpeedConfig with the plan's data-parallel size; exit 77 (skipped) when it is not set up.
+usage: check_megatron_deepspeed.py --parasim BIN --work DIR [--checker DIR] JOB.yaml ... [--refused JOB.yaml ...]"""
 import argparse
 import json
 import os
@@ -16,6 +18,13 @@ import sys
 
 HERE = pathlib.Path(__file__).resolve().parent
 FLAGS = HERE.parent / "data" / "launch" / "megatron-deepspeed-4efb479-arguments.txt"
+
+
+def deepspeed_verdict(checker, out, gpus):
+    """DeepSpeed's own DeepSpeedConfig on the folder's ds_config.json (empty: it passed)."""
+    d = subprocess.run([os.path.join(checker, "run.sh"), "check_ds_config.py", str(out / "ds_config.json"), "--gpus", str(gpus),
+                        "--plan", str(out / "best_plan.yaml")], capture_output=True, text=True)
+    return [] if d.stdout.startswith("PASS") else [f"DeepSpeed's config check: {(d.stdout + d.stderr).strip()[:300]}"]
 
 
 def problems(out):
@@ -44,9 +53,13 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--parasim", required=True)
     ap.add_argument("--work", required=True)
+    ap.add_argument("--checker")
     ap.add_argument("jobs", nargs="*")
     ap.add_argument("--refused", nargs="*", default=[])
     a = ap.parse_args()
+    if a.checker and not os.path.isfile(os.path.join(os.environ.get("DEEPSPEED", "/tmp/deepspeed"), ".deepspeed_commit")):
+        print("skipped: launch checker not set up (../shared/tools/launch_check/README.md)")
+        return 77
     failed = 0
     for job in a.jobs + a.refused:
         out = pathlib.Path(a.work).resolve() / pathlib.Path(job).stem
@@ -59,6 +72,8 @@ def main():
             failed += not ok
             continue
         found = [f"exit {run.returncode}: {run.stderr.strip()}"] if run.returncode != 0 else problems(out)
+        if a.checker and not found:
+            found += deepspeed_verdict(a.checker, out, plans["gpus"])
         if launch.get("framework") != "megatron-deepspeed":
             found.append("plans.json does not name Megatron-DeepSpeed as the framework")
         print(("FAIL " if found else "ok   ") + f"{job}: {launch.get('launched', {}).get('plan', '-') if launch.get('launched') else '-'}")
