@@ -6,6 +6,7 @@
 
 #include "calibrate/cost_model.hpp"
 #include "cli/commands.hpp"
+#include "cli/simulate_report.hpp"
 #include "cli/located.hpp"
 #include "cli/prediction_interval.hpp"
 #include "cli/table.hpp"
@@ -18,9 +19,8 @@
 #include "sim/trace.hpp"
 
 namespace parasim::cli {
-namespace {
 
-nlohmann::json to_json(const sim::Scenario& s, const sim::Result& r) {
+nlohmann::json simulate_json(const sim::Scenario& s, const sim::Result& r) {
   nlohmann::json stages = nlohmann::json::array();
   for (std::size_t i = 0; i < r.stages.size(); ++i) {
     const auto& b = r.stages[i];
@@ -58,6 +58,22 @@ nlohmann::json to_json(const sim::Scenario& s, const sim::Result& r) {
           {"tasks", r.tasks},
           {"events", r.events}};
 }
+
+sim::Result run_simulation(const sim::Scenario& s, const std::string& file, bool full, sim::Timeline* timeline) {
+  s.require_workload();
+  const auto& gpu = s.cluster.node.gpu;
+  if (!gpu.peak_for(s.training->precision)) {
+    throw InputError({file, 1, 1}, "training.precision", fmt::format("{} has no {} peak in its hardware file", gpu.name, precision_name(s.training->precision)));
+  }
+  const topology::Cluster cluster(s.cluster);
+  const auto graph = workload::build_tasks(*s.model, *s.training, *s.plan);
+  const calibrate::CostModel cost(gpu, s.effective_profile());
+  const sim::SimInput in{&cluster, &*s.model, &*s.training, &*s.plan, &graph, &cost};
+  return located(file, [&] { return sim::simulate(in, {full, timeline != nullptr}, timeline); });
+}
+
+namespace {
+
 
 std::string seconds(Seconds s) { return format_duration(s); }
 
@@ -154,20 +170,13 @@ Action add_simulate_command(CLI::App& app) {
     }
     if (!o->plan.empty()) s.plan = sim::load_plan(o->plan, *s.model, s.cluster.gpus(), s.training->seq_len);
     if (!o->megatron_args.empty()) s.plan = read_megatron_source(o->megatron_args, s, o->ignore_unknown_flags);
-    s.require_workload();
-    const auto& gpu = s.cluster.node.gpu;
-    if (!gpu.peak_for(s.training->precision)) {
-      throw InputError({o->scenario, 1, 1}, "training.precision",
-                       fmt::format("{} has no {} peak in its hardware file", gpu.name, precision_name(s.training->precision)));
-    }
-    const topology::Cluster cluster(s.cluster);
-    const auto graph = workload::build_tasks(*s.model, *s.training, *s.plan);
-    const calibrate::CostModel cost(gpu, s.effective_profile());
-    const sim::SimInput in{&cluster, &*s.model, &*s.training, &*s.plan, &graph, &cost};
     sim::Timeline timeline;
-    const auto result = located(o->scenario, [&] { return sim::simulate(in, {o->full, !o->trace.empty()}, o->trace.empty() ? nullptr : &timeline); });
-    if (!o->trace.empty()) write_trace(o->trace, o->trace_links, graph, timeline, cluster);
-    std::cout << (o->json ? to_json(s, result).dump(2) + "\n" : to_text(s, result));
+    const auto result = run_simulation(s, o->scenario, o->full, o->trace.empty() ? nullptr : &timeline);
+    if (!o->trace.empty()) {
+      const topology::Cluster cluster(s.cluster);
+      write_trace(o->trace, o->trace_links, workload::build_tasks(*s.model, *s.training, *s.plan), timeline, cluster);
+    }
+    std::cout << (o->json ? simulate_json(s, result).dump(2) + "\n" : to_text(s, result));
     if (o->fail_on_oom && !result.memory.fits()) {
       std::cerr << fmt::format("parasim: simulate: {}\n", *result.memory.problem());
       return 3;

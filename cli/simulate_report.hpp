@@ -1,0 +1,19 @@
+#pragma once
+// One simulation as `parasim simulate` runs and reports it, for the CLI and the Python module alike.
+#include <nlohmann/json.hpp>
+#include <string>
+
+#include "sim/scenario.hpp"
+#include "sim/simulator.hpp"
+#include "sim/trace.hpp"
+
+namespace parasim::cli {
+
+/// Simulates the scenario's plan (the scenario needs model, training and plan; `file` names it in
+/// errors); a timeline, when given, records every task for a trace. Throws InputError.
+sim::Result run_simulation(const sim::Scenario& scenario, const std::string& file, bool full = false, sim::Timeline* timeline = nullptr);
+
+/// `parasim simulate --json`: iteration, its 80% interval, throughput, MFU, memory, stages, critical path.
+nlohmann::json simulate_json(const sim::Scenario& scenario, const sim::Result& result);
+
+}  // namespace parasim::cli

@@ -1,0 +1,125 @@
+// import parasim: the simulator and its readers in-process, over the same libraries as the CLI.
+// Results carry to_dict(), the CLI's --json document as Python objects; errors in what a user wrote
+// are parasim.InputError with its file, line, column and key.
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <string>
+#include <vector>
+
+#include "cli/simulate_report.hpp"
+#include "core/error.hpp"
+#include "planner/search.hpp"
+#include "sim/scenario.hpp"
+
+namespace py = pybind11;
+using namespace parasim;
+
+namespace {
+
+// A scenario as read, with the path errors name.
+struct PyScenario {
+  sim::Scenario scenario;
+  std::string file;
+};
+
+struct PyResult {
+  nlohmann::json document;
+  double iteration_s = 0, tokens_per_s = 0, mfu = 0, hfu = 0;
+  bool fits = true;
+};
+
+py::object to_python(const nlohmann::json& j) {
+  // Through the JSON text: Python's json reads nlohmann's shortest round-trip numbers back to the
+  // same doubles, so to_dict() serializes to the CLI's bytes.
+  return py::module_::import("json").attr("loads")(j.dump());
+}
+
+std::vector<std::string> overrides(const py::object& set) {
+  std::vector<std::string> out;
+  if (set.is_none()) return out;
+  if (py::isinstance<py::dict>(set)) {
+    for (const auto& [key, value] : set.cast<py::dict>()) out.push_back(py::str(key).cast<std::string>() + "=" + py::str(value).cast<std::string>());
+    return out;
+  }
+  for (const auto& item : set) out.push_back(py::str(item).cast<std::string>());
+  return out;
+}
+
+PyScenario load_scenario(const std::string& path, const py::object& set) {
+  const auto sets = overrides(set);
+  py::gil_scoped_release release;
+  return {sim::load_scenario(path, sets), path};
+}
+
+PyResult simulate(const PyScenario& s, const std::string& plan_file) {
+  PyResult out;
+  {
+    py::gil_scoped_release release;
+    sim::Scenario scenario = s.scenario;
+    if (!plan_file.empty()) {
+      scenario.require_workload();
+      scenario.plan = sim::load_plan(plan_file, *scenario.model, scenario.cluster.gpus(), scenario.training->seq_len);
+    }
+    const auto result = cli::run_simulation(scenario, s.file);
+    out.document = cli::simulate_json(scenario, result);
+    out.iteration_s = result.iteration.value();
+    out.tokens_per_s = result.tokens_per_s;
+    out.mfu = result.mfu;
+    out.hfu = result.hfu;
+    out.fits = result.memory.fits();
+  }
+  return out;
+}
+
+}  // namespace
+
+PYBIND11_MODULE(parasim, m) {
+  m.doc() = "parasim: simulate hybrid-parallel Transformer training in-process (the CLI's libraries).";
+  static py::exception<InputError> input_error(m, "InputError", PyExc_ValueError);
+  py::register_exception_translator([](std::exception_ptr p) {
+    try {
+      if (p) std::rethrow_exception(p);
+    } catch (const InputError& e) {
+      py::object error = py::reinterpret_borrow<py::object>(input_error.ptr())(e.what());
+      error.attr("file") = e.where().file;
+      error.attr("line") = e.where().line;
+      error.attr("column") = e.where().column;
+      error.attr("key") = e.key_path();
+      error.attr("message") = e.message();
+      PyErr_SetObject(input_error.ptr(), error.ptr());
+    }
+  });
+
+  py::class_<PyScenario>(m, "Scenario", "A scenario file as parasim read it (cluster, model, training, plan).")
+      .def_property_readonly("name", [](const PyScenario& s) { return s.scenario.name; })
+      .def_property_readonly("file", [](const PyScenario& s) { return s.file; })
+      .def_property_readonly("gpus", [](const PyScenario& s) { return s.scenario.cluster.gpus(); })
+      .def("__repr__", [](const PyScenario& s) { return "<parasim.Scenario " + s.scenario.name + " from " + s.file + ">"; });
+
+  py::class_<PyResult>(m, "Result", "One simulated training iteration.")
+      .def_readonly("iteration_s", &PyResult::iteration_s, "seconds per iteration")
+      .def_readonly("tokens_per_s", &PyResult::tokens_per_s)
+      .def_readonly("mfu", &PyResult::mfu, "model FLOPs utilization, 0..1")
+      .def_readonly("hfu", &PyResult::hfu, "hardware FLOPs utilization (recompute counted), 0..1")
+      .def_readonly("fits", &PyResult::fits, "whether every stage fits in GPU memory")
+      .def("to_dict", [](const PyResult& r) { return to_python(r.document); },
+           "The same document as `parasim simulate --json`: json.dumps(r.to_dict(), indent=2, ensure_ascii=False) is its text.")
+      .def("__repr__", [](const PyResult& r) { return "<parasim.Result " + std::to_string(r.iteration_s) + " s>"; });
+
+  m.def("load_scenario", &load_scenario, py::arg("path"), py::arg("set") = py::none(),
+        "Reads a scenario YAML. set: overrides as {'key.path': value} or ['key.path=value', ...], as the CLI's --set.\n"
+        "Raises parasim.InputError (file, line, column, key, message) for a bad file or override.");
+  m.def(
+      "simulate",
+      [](const py::object& scenario, const std::string& plan, const py::object& set) {
+        if (py::isinstance<PyScenario>(scenario)) {
+          if (!set.is_none()) throw py::value_error("set= applies to a path; pass overrides to load_scenario");
+          return simulate(scenario.cast<const PyScenario&>(), plan);
+        }
+        return simulate(load_scenario(py::str(scenario).cast<std::string>(), set), plan);
+      },
+      py::arg("scenario"), py::arg("plan") = "", py::arg("set") = py::none(),
+      "Simulates one iteration of a scenario (a Scenario or a path; set= overrides for a path) with its plan, or with the\n"
+      "plan file given (what `parasim plan --out` writes as best_plan.yaml). Returns a Result; the GIL is released meanwhile.");
+}

@@ -1,0 +1,35 @@
+"""parasim: simulate hybrid-parallel Transformer training in-process (the CLI's libraries)."""
+from typing import Any, Mapping, Sequence
+
+class InputError(ValueError):
+    """A bad scenario file or override: str() is the CLI's one line FILE:LINE:COL: error: key.path: what."""
+    file: str
+    line: int
+    column: int
+    key: str
+    message: str
+
+class Scenario:
+    """A scenario file as parasim read it (cluster, model, training, plan)."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def file(self) -> str: ...
+    @property
+    def gpus(self) -> int: ...
+
+class Result:
+    """One simulated training iteration."""
+    iteration_s: float
+    tokens_per_s: float
+    mfu: float
+    hfu: float
+    fits: bool
+    def to_dict(self) -> dict[str, Any]:
+        """The document `parasim simulate --json` prints."""
+
+def load_scenario(path: str, set: Mapping[str, Any] | Sequence[str] | None = None) -> Scenario:
+    """Reads a scenario YAML; set: overrides as {'key.path': value} or ['key.path=value'], as --set."""
+
+def simulate(scenario: Scenario | str, plan: str = "", set: Mapping[str, Any] | Sequence[str] | None = None) -> Result:
+    """Simulates one iteration of the scenario's plan, or of the plan file given."""

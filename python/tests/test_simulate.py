@@ -1,0 +1,57 @@
+"""import parasim: the same numbers as the CLI, errors as parasim.InputError."""
+import json
+import os
+import subprocess
+
+import pytest
+
+import parasim
+
+CLI = os.environ.get("PARASIM_CLI", "build/cli/parasim")
+LAB = "scenarios/jobs/llama2-7b-lab.yaml"
+
+
+def cli_json(*args):
+    return subprocess.run([CLI, *args], check=True, capture_output=True, text=True).stdout
+
+
+def test_simulate_is_the_cli_json_byte_for_byte():
+    result = parasim.simulate(LAB)
+    text = cli_json("simulate", LAB, "--json")
+    assert json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n" == text
+    assert result.iteration_s == json.loads(text)["iteration_s"]
+    assert 0 < result.mfu < 1 and result.fits
+
+
+def test_a_loaded_scenario_is_simulated_again_with_the_same_result():
+    scenario = parasim.load_scenario(LAB, set={"training.seq_len": 2048})
+    assert scenario.gpus == 16 and scenario.name == "llama2-7b-lab"
+    first, second = parasim.simulate(scenario), parasim.simulate(scenario)
+    assert first.to_dict() == second.to_dict()
+    assert first.iteration_s == json.loads(cli_json("simulate", LAB, "--set", "training.seq_len=2048", "--json"))["iteration_s"]
+
+
+def test_overrides_as_a_list_and_a_plan_file(tmp_path):
+    plan = tmp_path / "plan.yaml"
+    plan.write_text("plan:\n  tp: 2\n  pp: 1\n  dp: 8\n  micro_batch: 1\n  global_batch: 32\n")
+    result = parasim.simulate(LAB, plan=str(plan), set=["training.seq_len=2048"])
+    text = cli_json("simulate", LAB, "--set", "training.seq_len=2048", "--plan", str(plan), "--json")
+    assert result.to_dict() == json.loads(text)
+    assert result.to_dict()["plan"].startswith("tp2")
+
+
+def test_a_bad_override_is_an_input_error_with_where_and_what():
+    with pytest.raises(parasim.InputError) as e:
+        parasim.load_scenario(LAB, set={"training.seq_len": "many"})
+    assert e.value.file == "--set" and e.value.key == "training.seq_len"
+    assert str(e.value).startswith("--set: error: training.seq_len:")
+
+
+def test_a_bad_file_names_its_line():
+    # The CLI's own bad-input fixture: the same one line, as the exception's text and fields.
+    bad = "tests/cli/bad/bad_number.yaml"
+    with pytest.raises(parasim.InputError) as e:
+        parasim.simulate(bad)
+    assert str(e.value) + "\n" == open("tests/cli/bad/bad_number.expected").read()
+    assert e.value.file == bad and e.value.line > 1 and e.value.column > 0
+    assert str(e.value) == f"{bad}:{e.value.line}:{e.value.column}: error: {e.value.key}: {e.value.message}"
