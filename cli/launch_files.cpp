@@ -183,8 +183,10 @@ void write_launch_files(const std::string& dir, const LaunchChoice& c, const sim
     write("megatron_args.txt", planner::megatron_argument_file(*c.megatron, header));
   }
   std::filesystem::remove(std::filesystem::path(dir) / "ds_config.json", ec);
-  const auto deepspeed_problem = c.framework == "torchtitan" ? std::optional<std::string>("the launch is torchtitan's (--framework torchtitan)")
-                                                             : planner::deepspeed_plan_problem(c.plan);
+  // Under torchtitan the launch is its own; under Megatron-DeepSpeed the config goes with its launch.
+  std::optional<std::string> deepspeed_problem = planner::deepspeed_plan_problem(c.plan);
+  if (c.framework == "torchtitan") deepspeed_problem = "the launch is torchtitan's (--framework torchtitan)";
+  if (c.framework == "Megatron-DeepSpeed" && !c.launched) deepspeed_problem = "no launch: " + c.why_none;
   if (!deepspeed_problem) {
     auto ds = planner::deepspeed_config(c.plan, *s.training);
     // JSON has no comments: the plan and its prediction under a key DeepSpeed does not read.

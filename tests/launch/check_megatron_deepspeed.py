@@ -4,7 +4,7 @@
 torchrun (tests/launch/torchrun) first on PATH, and every flag of the command it ran checked against
 Megatron-DeepSpeed's argument names (a fixture copied from its megatron/arguments.py and DeepSpeed's
 add_config_arguments as data); --deepspeed_config names the folder's ds_config.json, whose batch
-matches the arguments'. Jobs after --refused must end with no script and the reason in plans.json.
+matches the arguments'. Jobs after --refused must end with no script, no ds_config.json and the reason in plans.json.
 With --checker (../shared/tools/launch_check, set up): the ds_config.json also through DeepSpeed
 v0.19.5's own DeepSpeedConfig with the plan's data-parallel size; exit 77 (skipped) when it is not set up.
 usage: check_megatron_deepspeed.py --parasim BIN --work DIR [--checker DIR] JOB.yaml ... [--refused JOB.yaml ...]"""
@@ -67,7 +67,8 @@ def main():
         plans = json.loads((out / "plans.json").read_text()) if (out / "plans.json").is_file() else {}
         launch = plans.get("launch", {})
         if job in a.refused:
-            ok = run.returncode == 0 and not (out / "launch_megatron_deepspeed.sh").exists() and launch.get("why_not_launchable")
+            ok = (run.returncode == 0 and not (out / "launch_megatron_deepspeed.sh").exists() and not (out / "ds_config.json").exists()
+                  and launch.get("why_not_launchable") and plans.get("deepspeed", {}).get("ds_config") is False)
             print(("ok   " if ok else "FAIL ") + f"{job} not launched: {launch.get('why_not_launchable')}")
             failed += not ok
             continue
