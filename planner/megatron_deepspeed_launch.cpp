@@ -113,29 +113,11 @@ std::string megatron_deepspeed_script(const MegatronLaunch& launch, const Launch
                      h.nodes > 1 ? fmt::format(" MASTER_ADDR=<node 0> NODE_RANK=<0..{}>", h.nodes - 1) : "");
   out += "# It reads DATA_PATH's token ids with a null tokenizer of the model's vocabulary (a benchmark of the plan); for\n"
          "# training, replace the tokenizer arguments with the dataset's own (--tokenizer-type HFTokenizer --tokenizer-model NAME).\n";
-  out += "set -euo pipefail\n\n";
-  out += fmt::format("NNODES={}\nGPUS_PER_NODE={}\n", h.nodes, h.gpus_per_node);
-  if (h.nodes > 1) {
-    out += "MASTER_ADDR=${MASTER_ADDR:?set MASTER_ADDR to the address of node 0}\n";
-    out += fmt::format("NODE_RANK=${{NODE_RANK:?set NODE_RANK to the index of this node, 0 to {}}}\n", h.nodes - 1);
-  } else {
-    out += "MASTER_ADDR=${MASTER_ADDR:-localhost}\nNODE_RANK=${NODE_RANK:-0}\n";
-  }
-  out += "MASTER_PORT=${MASTER_PORT:-6000}\nMEGATRON_DEEPSPEED=${MEGATRON_DEEPSPEED:-/workspace/Megatron-DeepSpeed}\n";
+  out += "set -euo pipefail\n\n" + torchrun_node_variables(h);
+  out += "MEGATRON_DEEPSPEED=${MEGATRON_DEEPSPEED:-/workspace/Megatron-DeepSpeed}\n";
   out += "HERE=$(cd \"$(dirname \"$0\")\" && pwd)\n";
   out += "DATA_PATH=${DATA_PATH:?set DATA_PATH to a Megatron-format dataset prefix (path/name without .bin/.idx)}\n\n";
-  std::string arrays;
-  for (const auto& g : launch.groups) {
-    out += g.name + "=(\n";
-    // $VARIABLE values are the script's own, expanded by the shell.
-    for (const auto& a : g.arguments) out += "  " + (!a.value.empty() && a.value[0] == '$' ? a.flag + " \"" + a.value + "\"" : argument_text(a)) + "\n";
-    out += ")\n";
-    arrays += fmt::format(" \\\n  \"${{{}[@]}}\"", g.name);
-  }
-  out += "\ntorchrun --nnodes \"$NNODES\" --nproc-per-node \"$GPUS_PER_NODE\" --node-rank \"$NODE_RANK\" \\\n"
-         "  --master-addr \"$MASTER_ADDR\" --master-port \"$MASTER_PORT\" \\\n"
-         "  \"$MEGATRON_DEEPSPEED/pretrain_gpt.py\"" +
-         arrays + "\n";
+  out += torchrun_arrays_and_command(launch, "\"$MEGATRON_DEEPSPEED/pretrain_gpt.py\"");
   return out;
 }
 

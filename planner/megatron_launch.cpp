@@ -367,6 +367,31 @@ std::string environment_text(const MegatronLaunch& launch) {
 
 }  // namespace
 
+std::string torchrun_node_variables(const LaunchHeader& h) {
+  std::string out = fmt::format("NNODES={}\nGPUS_PER_NODE={}\n", h.nodes, h.gpus_per_node);
+  if (h.nodes > 1) {
+    out += "MASTER_ADDR=${MASTER_ADDR:?set MASTER_ADDR to the address of node 0}\n";
+    out += fmt::format("NODE_RANK=${{NODE_RANK:?set NODE_RANK to the index of this node, 0 to {}}}\n", h.nodes - 1);
+  } else {
+    out += "MASTER_ADDR=${MASTER_ADDR:-localhost}\nNODE_RANK=${NODE_RANK:-0}\n";
+  }
+  return out + "MASTER_PORT=${MASTER_PORT:-6000}\n";
+}
+
+std::string torchrun_arrays_and_command(const MegatronLaunch& launch, const std::string& program) {
+  std::string out, arrays;
+  for (const auto& g : launch.groups) {
+    out += g.name + "=(\n";
+    // A $VARIABLE value is the script's own, expanded by the shell.
+    for (const auto& a : g.arguments) out += "  " + (!a.value.empty() && a.value[0] == '$' ? a.flag + " \"" + a.value + "\"" : argument_text(a)) + "\n";
+    out += ")\n";
+    arrays += fmt::format(" \\\n  \"${{{}[@]}}\"", g.name);
+  }
+  return out + "\ntorchrun --nnodes \"$NNODES\" --nproc-per-node \"$GPUS_PER_NODE\" --node-rank \"$NODE_RANK\" \\\n"
+               "  --master-addr \"$MASTER_ADDR\" --master-port \"$MASTER_PORT\" \\\n  " +
+         program + arrays + "\n";
+}
+
 std::string megatron_launch_script(const MegatronLaunch& launch, const LaunchHeader& h) {
   std::string out = "#!/bin/bash\n" + comment_block(h, launch);
   out += "#\n# Run on every node, in a container with Megatron-LM and Transformer Engine (an NGC PyTorch image):\n";
@@ -374,27 +399,10 @@ std::string megatron_launch_script(const MegatronLaunch& launch, const LaunchHea
                      : "#   MEGATRON_LM=/path/to/Megatron-LM bash launch_megatron.sh\n";
   out += "# As printed it trains on mock data with a null tokenizer: a benchmark of the plan. For real data, replace\n"
          "# DATA_ARGS by --data-path PREFIX --tokenizer-type HuggingFaceTokenizer --tokenizer-model NAME (same vocabulary).\n";
-  out += "set -euo pipefail\n\n";
-  out += fmt::format("NNODES={}\nGPUS_PER_NODE={}\n", h.nodes, h.gpus_per_node);
-  if (h.nodes > 1) {
-    out += "MASTER_ADDR=${MASTER_ADDR:?set MASTER_ADDR to the address of node 0}\n";
-    out += fmt::format("NODE_RANK=${{NODE_RANK:?set NODE_RANK to the index of this node, 0 to {}}}\n", h.nodes - 1);
-  } else {
-    out += "MASTER_ADDR=${MASTER_ADDR:-localhost}\nNODE_RANK=${NODE_RANK:-0}\n";
-  }
-  out += "MASTER_PORT=${MASTER_PORT:-6000}\nMEGATRON_LM=${MEGATRON_LM:-/workspace/megatron-lm}\n\n";
+  out += "set -euo pipefail\n\n" + torchrun_node_variables(h);
+  out += "MEGATRON_LM=${MEGATRON_LM:-/workspace/megatron-lm}\n\n";
   out += environment_text(launch) + "\n";
-  std::string arrays;
-  for (const auto& g : launch.groups) {
-    out += g.name + "=(\n";
-    for (const auto& a : g.arguments) out += "  " + argument_text(a) + "\n";
-    out += ")\n";
-    arrays += fmt::format(" \\\n  \"${{{}[@]}}\"", g.name);
-  }
-  out += "\ntorchrun --nnodes \"$NNODES\" --nproc-per-node \"$GPUS_PER_NODE\" --node-rank \"$NODE_RANK\" \\\n"
-         "  --master-addr \"$MASTER_ADDR\" --master-port \"$MASTER_PORT\" \\\n"
-         "  \"$MEGATRON_LM/pretrain_gpt.py\"" +
-         arrays + "\n";
+  out += torchrun_arrays_and_command(launch, "\"$MEGATRON_LM/pretrain_gpt.py\"");
   return out;
 }
 

@@ -55,6 +55,12 @@ struct LaunchHeader {
   int gpus_per_node = 8;
 };
 
+/// The node variables a torchrun launch script sets: NNODES, GPUS_PER_NODE, MASTER_ADDR and
+/// NODE_RANK (required from the user on more than one node), MASTER_PORT.
+std::string torchrun_node_variables(const LaunchHeader& header);
+/// The argument groups as bash arrays, then the torchrun line passing them to `program` (a shell word).
+std::string torchrun_arrays_and_command(const MegatronLaunch& launch, const std::string& program);
+
 /// launch_megatron.sh: a bash script that runs the plan with torchrun on every node.
 std::string megatron_launch_script(const MegatronLaunch& launch, const LaunchHeader& header);
 /// megatron_args.txt: the same arguments, one per line, with the header and notes as comments.

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "planner/launch.hpp"
+#include "plan_shapes.hpp"
 
 using namespace parasim;
 using namespace parasim::planner;
@@ -8,17 +9,7 @@ using workload::Plan;
 using workload::Schedule;
 
 namespace {
-Plan plan(int tp, int pp, int dp, int zero) {
-  Plan p;
-  p.tp = tp;
-  p.pp = pp;
-  p.dp = dp;
-  p.zero = zero;
-  p.micro_batch = 1;
-  p.global_batch = 64;
-  p.schedule = Schedule::one_f_one_b;
-  return p;
-}
+Plan plan(int tp, int pp, int dp, int zero) { return test::plan_of(tp, pp, dp, zero); }
 }  // namespace
 
 TEST_CASE("DeepSpeed runs 1F1B pipelines with ZeRO-1 at most, and data parallelism with any stage") {

@@ -4,6 +4,7 @@
 #include <set>
 
 #include "planner/launch.hpp"
+#include "plan_shapes.hpp"
 #include "planner/megatron_deepspeed_launch.hpp"
 #include "sim/scenario.hpp"
 
@@ -23,17 +24,7 @@ std::set<std::string> known_flags() {
   return flags;
 }
 
-Plan plan(int tp, int pp, int dp, int zero) {
-  Plan p;
-  p.tp = tp;
-  p.sp = tp > 1;
-  p.pp = pp;
-  p.dp = dp;
-  p.zero = zero;
-  p.micro_batch = 2;
-  p.global_batch = 64;
-  return p;
-}
+Plan plan(int tp, int pp, int dp, int zero) { return test::plan_of(tp, pp, dp, zero, 2); }
 
 workload::TrainingSpec training(Precision precision) {
   workload::TrainingSpec t;

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "planner/launch.hpp"
+#include "plan_shapes.hpp"
 #include "sim/scenario.hpp"
 
 using namespace parasim;
@@ -10,17 +11,7 @@ using workload::Recompute;
 using workload::Schedule;
 
 namespace {
-Plan plan(int tp, int pp, int dp, int zero) {
-  Plan p;
-  p.tp = tp;
-  p.sp = tp > 1;
-  p.pp = pp;
-  p.dp = dp;
-  p.zero = zero;
-  p.micro_batch = 1;
-  p.global_batch = 64;
-  return p;
-}
+Plan plan(int tp, int pp, int dp, int zero) { return test::plan_of(tp, pp, dp, zero); }
 
 workload::TrainingSpec bf16(int seq_len) {
   workload::TrainingSpec t;
