@@ -72,6 +72,7 @@ LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scena
   const auto& model = *s.model;
   const bool torchtitan = framework == planner::Constraints::Framework::torchtitan;
   const bool deepspeed = framework == planner::Constraints::Framework::deepspeed;
+  if (torchtitan || deepspeed) c.target = framework;
   if (torchtitan) c.framework = "torchtitan";
   if (deepspeed) c.framework = "Megatron-DeepSpeed";
   const auto problem = [&](const workload::Plan& p) -> std::optional<std::string> {
@@ -123,12 +124,14 @@ LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scena
 }
 
 nlohmann::json launch_json(const LaunchChoice& c) {
-  nlohmann::json j = {{"framework", c.framework == "torchtitan" ? "torchtitan" : c.framework == "Megatron-DeepSpeed" ? "megatron-deepspeed" : "megatron-lm"},
+  using Framework = planner::Constraints::Framework;
+  const bool torchtitan = c.target == Framework::torchtitan, deepspeed = c.target == Framework::deepspeed;
+  nlohmann::json j = {{"framework", torchtitan ? "torchtitan" : deepspeed ? "megatron-deepspeed" : "megatron-lm"},
                       {"nominal", {{"plan", planner::plan_name(c.nominal->plan)}, {"iteration_s", c.nominal->simulated.iteration.value()}}}};
-  if (c.framework == "torchtitan") {
+  if (torchtitan) {
     j["torchtitan_release"] = std::string(planner::kTorchtitanRelease);
     j["torchtitan_commit"] = std::string(planner::kTorchtitanCommit);
-  } else if (c.framework == "Megatron-DeepSpeed") {
+  } else if (deepspeed) {
     j["megatron_deepspeed_commit"] = std::string(planner::kMegatronDeepSpeedCommit);
   } else {
     j["megatron_lm_commit"] = std::string(planner::kMegatronCommit);
@@ -185,8 +188,8 @@ void write_launch_files(const std::string& dir, const LaunchChoice& c, const sim
   std::filesystem::remove(std::filesystem::path(dir) / "ds_config.json", ec);
   // Under torchtitan the launch is its own; under Megatron-DeepSpeed the config goes with its launch.
   std::optional<std::string> deepspeed_problem = planner::deepspeed_plan_problem(c.plan);
-  if (c.framework == "torchtitan") deepspeed_problem = "the launch is torchtitan's (--framework torchtitan)";
-  if (c.framework == "Megatron-DeepSpeed" && !c.launched) deepspeed_problem = "no launch: " + c.why_none;
+  if (c.target == planner::Constraints::Framework::torchtitan) deepspeed_problem = "the launch is torchtitan's (--framework torchtitan)";
+  if (c.target == planner::Constraints::Framework::deepspeed && !c.launched) deepspeed_problem = "no launch: " + c.why_none;
   if (!deepspeed_problem) {
     auto ds = planner::deepspeed_config(c.plan, *s.training);
     // JSON has no comments: the plan and its prediction under a key DeepSpeed does not read.

@@ -29,7 +29,8 @@ struct LaunchChoice {
   std::optional<planner::MegatronLaunch> megatron;  ///< its arguments and environment; set when launched on Megatron-LM
   std::optional<std::string> torchtitan;            ///< its torchtitan.toml; set when launched on torchtitan
   std::optional<planner::MegatronLaunch> megatron_deepspeed;  ///< its pretrain_gpt.py arguments; set when launched on Megatron-DeepSpeed
-  std::string framework = "Megatron-LM";            ///< what the launched plan runs on
+  planner::Constraints::Framework target = planner::Constraints::Framework::any;  ///< what it launches on (any: Megatron-LM)
+  std::string framework = "Megatron-LM";            ///< its name, in every file
   int rank = 0;                                   ///< 1-based among the simulated
   std::string why_not_nominal;                    ///< why Megatron-LM cannot run the nominal plan, if it differs
   std::string why_none;                           ///< why nothing simulated can be launched, if so
