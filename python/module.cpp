@@ -4,6 +4,7 @@
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -19,12 +20,14 @@ namespace {
 
 // A scenario as read, with the path errors name.
 struct PyScenario {
-  sim::Scenario scenario;
+  std::shared_ptr<const sim::Scenario> scenario;
   std::string file;
 };
 
+// The simulated scenario and its result; the CLI's document is built when asked for.
 struct PyResult {
-  nlohmann::json document;
+  std::shared_ptr<const sim::Scenario> scenario;
+  sim::Result result;
   double iteration_s = 0, tokens_per_s = 0, mfu = 0, hfu = 0;
   bool fits = true;
 };
@@ -49,25 +52,27 @@ std::vector<std::string> overrides(const py::object& set) {
 PyScenario load_scenario(const std::string& path, const py::object& set) {
   const auto sets = overrides(set);
   py::gil_scoped_release release;
-  return {sim::load_scenario(path, sets), path};
+  return {std::make_shared<const sim::Scenario>(sim::load_scenario(path, sets)), path};
 }
 
 PyResult simulate(const PyScenario& s, const std::string& plan_file) {
   PyResult out;
   {
     py::gil_scoped_release release;
-    sim::Scenario scenario = s.scenario;
+    auto scenario = s.scenario;
     if (!plan_file.empty()) {
-      scenario.require_workload();
-      scenario.plan = sim::load_plan(plan_file, *scenario.model, scenario.cluster.gpus(), scenario.training->seq_len);
+      scenario->require_workload();
+      auto with_plan = std::make_shared<sim::Scenario>(*scenario);
+      with_plan->plan = sim::load_plan(plan_file, *with_plan->model, with_plan->cluster.gpus(), with_plan->training->seq_len);
+      scenario = with_plan;
     }
-    const auto result = cli::run_simulation(scenario, s.file);
-    out.document = cli::simulate_json(scenario, result);
-    out.iteration_s = result.iteration.value();
-    out.tokens_per_s = result.tokens_per_s;
-    out.mfu = result.mfu;
-    out.hfu = result.hfu;
-    out.fits = result.memory.fits();
+    out.result = cli::run_simulation(*scenario, s.file);
+    out.scenario = scenario;
+    out.iteration_s = out.result.iteration.value();
+    out.tokens_per_s = out.result.tokens_per_s;
+    out.mfu = out.result.mfu;
+    out.hfu = out.result.hfu;
+    out.fits = out.result.memory.fits();
   }
   return out;
 }
@@ -92,10 +97,10 @@ PYBIND11_MODULE(parasim, m) {
   });
 
   py::class_<PyScenario>(m, "Scenario", "A scenario file as parasim read it (cluster, model, training, plan).")
-      .def_property_readonly("name", [](const PyScenario& s) { return s.scenario.name; })
+      .def_property_readonly("name", [](const PyScenario& s) { return s.scenario->name; })
       .def_property_readonly("file", [](const PyScenario& s) { return s.file; })
-      .def_property_readonly("gpus", [](const PyScenario& s) { return s.scenario.cluster.gpus(); })
-      .def("__repr__", [](const PyScenario& s) { return "<parasim.Scenario " + s.scenario.name + " from " + s.file + ">"; });
+      .def_property_readonly("gpus", [](const PyScenario& s) { return s.scenario->cluster.gpus(); })
+      .def("__repr__", [](const PyScenario& s) { return "<parasim.Scenario " + s.scenario->name + " from " + s.file + ">"; });
 
   py::class_<PyResult>(m, "Result", "One simulated training iteration.")
       .def_readonly("iteration_s", &PyResult::iteration_s, "seconds per iteration")
@@ -103,7 +108,7 @@ PYBIND11_MODULE(parasim, m) {
       .def_readonly("mfu", &PyResult::mfu, "model FLOPs utilization, 0..1")
       .def_readonly("hfu", &PyResult::hfu, "hardware FLOPs utilization (recompute counted), 0..1")
       .def_readonly("fits", &PyResult::fits, "whether every stage fits in GPU memory")
-      .def("to_dict", [](const PyResult& r) { return to_python(r.document); },
+      .def("to_dict", [](const PyResult& r) { return to_python(cli::simulate_json(*r.scenario, r.result)); },
            "The same document as `parasim simulate --json`: json.dumps(r.to_dict(), indent=2, ensure_ascii=False) is its text.")
       .def("__repr__", [](const PyResult& r) { return "<parasim.Result " + std::to_string(r.iteration_s) + " s>"; });
 
