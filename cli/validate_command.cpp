@@ -13,6 +13,7 @@
 #include "cli/prediction_interval.hpp"
 #include "cli/progress_bar.hpp"
 #include "cli/table.hpp"
+#include "cli/validate_report.hpp"
 #include "core/error.hpp"
 #include "core/output_file.hpp"
 #include "sim/residuals.hpp"
@@ -21,13 +22,6 @@
 namespace parasim::cli {
 namespace {
 
-nlohmann::json summary_json(const sim::Summary& s) {
-  return {{"rows", s.rows},           {"simulated", s.simulated},        {"coverage", s.rows ? double(s.simulated) / s.rows : 0.0},
-          {"mape", s.mape},           {"median_error", s.median},        {"worst_error", s.worst},
-          {"spearman", s.spearman},   {"plan_order_pairs", s.pairs},     {"plan_order_right", s.ordered},
-          {"rule_of_thumb_mape", s.rule_of_thumb_mape}, {"intervals", s.intervals},
-          {"interval_coverage", s.intervals ? double(s.covered) / s.intervals : 0.0}};
-}
 
 // A long file path keeps its end (the file's name), so that lines stay within 120 columns.
 std::string short_name(const std::string& name) { return name.size() > 28 ? "..." + name.substr(name.size() - 25) : name; }
@@ -38,48 +32,9 @@ std::string summary_line(const std::string& name, const sim::Summary& s) {
                      s.simulated, s.rows, 100 * s.mape, 100 * s.median, 100 * s.worst, s.spearman, s.ordered, s.pairs);
 }
 
-// Every row of every file; rows that cannot be read are errors, the others run.
-struct LoadedRows {
-  std::vector<sim::MeasuredRun> runs;
-  std::vector<std::string> file_of;
-  std::vector<sim::RowError> errors;
-  std::vector<std::string> error_file;
-};
 
-LoadedRows load_rows(const std::vector<std::string>& files) {
-  LoadedRows out;
-  for (const auto& f : files) {
-    auto read = sim::read_measured_runs(f);
-    for (auto& r : read.runs) {
-      out.runs.push_back(std::move(r));
-      out.file_of.push_back(f);
-    }
-    for (auto& e : read.errors) {
-      out.errors.push_back(std::move(e));
-      out.error_file.push_back(f);
-    }
-  }
-  return out;
-}
 
-nlohmann::json errors_json(const LoadedRows& loaded) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const auto& e : loaded.errors) {
-    const auto& w = e.error.where();
-    out.push_back({{"id", e.id},
-                   {"file", w.file},
-                   {"line", w.line},
-                   {"column", w.column},
-                   {"key", e.error.key_path()},
-                   {"message", e.error.message()},
-                   {"error", e.error.what()}});
-  }
-  return out;
-}
 
-int skipped_rows(const sim::ValidationReport& report) {
-  return static_cast<int>(std::count_if(report.rows.begin(), report.rows.end(), [](const sim::RowResult& r) { return r.skipped.has_value(); }));
-}
 
 // --explain: the prediction against the measurement, the stack, and where the stage-0 time goes.
 void print_headline(const sim::MeasuredRun& run, const sim::RowExplanation& e) {
@@ -148,26 +103,7 @@ void print_explanations(const std::vector<std::string>& ids, const LoadedRows& l
 }
 
 // --by FIELD[,FIELD]: the residuals of each group of rows, beside the rule of thumb's.
-std::vector<std::string> residual_fields(const std::string& by) {
-  std::vector<std::string> fields;
-  if (by.empty()) return fields;
-  std::size_t start = 0;
-  while (true) {
-    const auto comma = by.find(',', start);
-    const auto field = by.substr(start, comma == std::string::npos ? std::string::npos : comma - start);
-    if (!sim::is_residual_field(field)) {
-      throw InputError({"--by", 0, 0}, "by", fmt::format("'{}' is not a row property; use {}", field, fmt::join(sim::kResidualFields, ", ")));
-    }
-    fields.push_back(field);
-    if (comma == std::string::npos) break;
-    start = comma + 1;
-  }
-  return fields;
-}
 
-nlohmann::json memory_json(const sim::MemoryCheck& m) {
-  return {{"rows", m.rows}, {"median_error", m.median}, {"worst_error", m.worst}, {"bias", m.bias}};
-}
 
 // Peak memory against the sources' figures: overall (the line), per file and per family.
 std::string memory_text(const sim::ValidationReport& report) {
@@ -213,17 +149,6 @@ std::string residuals_text(const sim::ValidationReport& report, const std::vecto
                      memory ? "; memory: against the printed peaks" : "", t.render());
 }
 
-nlohmann::json residuals_json(const sim::ValidationReport& report, const std::vector<std::string>& fields) {
-  nlohmann::json groups = nlohmann::json::array();
-  for (const auto& g : sim::group_residuals(report, fields)) {
-    nlohmann::json key = nlohmann::json::object();
-    for (std::size_t i = 0; i < fields.size(); ++i) key[fields[i]] = g.key[i];
-    groups.push_back({{"key", key}, {"rows", g.rows}, {"mape", g.mape}, {"bias", g.bias}, {"rule_of_thumb_mape", g.rule_of_thumb_mape},
-                      {"interval_coverage", g.intervals ? double(g.covered) / g.intervals : 0.0}});
-    if (g.memory.rows > 0) groups.back()["memory"] = memory_json(g.memory);
-  }
-  return {{"fields", fields}, {"groups", groups}};
-}
 
 // --fit-error-model: the model fitted on every row, for simulate, plan and whatif to read.
 void write_error_model(const std::string& file, const sim::ErrorModel& model, int simulated) {
@@ -266,7 +191,7 @@ Action add_validate_command(CLI::App& app) {
     std::vector<std::string> explain;
     std::string by;
     std::string fit_error_model;
-    std::string hardware = std::string(PARASIM_SOURCE_DIR) + "/scenarios/hardware";
+    std::string hardware = bundled_hardware_dir();
   };
   auto o = std::make_shared<Options>();
   auto* cmd = app.add_subcommand("validate", "Simulate published training runs and compare with their measured step times");
@@ -312,47 +237,7 @@ Action add_validate_command(CLI::App& app) {
     if (!o->fit_error_model.empty()) write_error_model(o->fit_error_model, report.error_model, report.overall.simulated);
 
     if (o->json) {
-      nlohmann::json rows = nlohmann::json::array(), skipped = nlohmann::json::array();
-      for (const auto& r : report.rows) {
-        if (r.skipped) {
-          skipped.push_back({{"id", r.run->id}, {"reason", *r.skipped}});
-          continue;
-        }
-        rows.push_back({{"id", r.run->id},
-                        {"family", r.run->family},
-                        {"measured_iteration_s", r.run->measured_iteration_s},
-                        {"predicted_iteration_s", r.predicted_s},
-                        {"error", r.error},
-                        {"rule_of_thumb_error", r.rule_of_thumb_error},
-                        {"exposed_comm_share", r.exposed_comm_share},
-                        {"fits", r.fits},
-                        {"plan", r.plan},
-                        {"filled", r.filled},
-                        {"predicted_memory_bytes", r.predicted_memory_bytes}});
-        if (r.run->published_memory_bytes) rows.back()["published_memory_bytes"] = *r.run->published_memory_bytes;
-        if (r.memory_error) rows.back()["memory_error"] = *r.memory_error;
-        if (r.interval) rows.back()["interval"] = {{"lo", r.interval->lo.value()}, {"hi", r.interval->hi.value()}};
-        rows.back()["bubble_share"] = r.features.bubble_share;
-        rows.back()["gpus"] = r.features.gpus;
-        rows.back()["fp8"] = r.features.fp8;
-        rows.back()["stack"] = sim::software_stack_name(r.stack);
-      }
-      nlohmann::json families = nlohmann::json::object(), files = nlohmann::json::object();
-      for (const auto& [k, v] : report.families) families[k] = summary_json(v);
-      for (const auto& [k, v] : report.files) files[k] = summary_json(v);
-      nlohmann::json memory = memory_json(report.memory);
-      memory["files"] = nlohmann::json::object();
-      memory["families"] = nlohmann::json::object();
-      for (const auto& [k, v] : report.memory_files) memory["files"][k] = memory_json(v);
-      for (const auto& [k, v] : report.memory_families) memory["families"][k] = memory_json(v);
-      auto summary = summary_json(report.overall);
-      summary["skipped"] = skipped_rows(report);
-      summary["errors"] = loaded.errors.size();
-      nlohmann::json doc{{"policy", sim::kFillPolicy}, {"rows", rows},   {"skipped", skipped},       {"errors", errors_json(loaded)},
-                         {"summary", summary},      {"files", files}, {"families", families}, {"memory", memory},
-                         {"rule_of_thumb", {{"mfu", report.rule_of_thumb_mfu}, {"mape", report.overall.rule_of_thumb_mape}}}};
-      if (!fields.empty()) doc["by"] = residuals_json(report, fields);
-      std::cout << doc.dump(2) << "\n";
+      std::cout << validate_json(loaded, report, fields).dump(2) << "\n";
     } else {
       std::string out = std::string(sim::kFillPolicy) + "\n";
       // A row's figures, then under it the plan simulated, what the policy filled, the memory against

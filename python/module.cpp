@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli/simulate_report.hpp"
+#include "cli/validate_report.hpp"
 #include "core/error.hpp"
 #include "planner/search.hpp"
 #include "sim/scenario.hpp"
@@ -77,6 +78,30 @@ PyResult simulate(const PyScenario& s, const std::string& plan_file) {
   return out;
 }
 
+// Published runs validated: the CLI's --json document, and its headline figures.
+struct PyValidation {
+  nlohmann::json document;
+  double mape = 0;
+  int rows = 0, simulated = 0, errors = 0;
+};
+
+PyValidation validate(const std::vector<std::string>& files, const std::string& by, int threads) {
+  PyValidation out;
+  py::gil_scoped_release release;
+  const auto loaded = cli::load_rows(files);
+  const auto fields = cli::residual_fields(by);
+  sim::ValidateOptions options;
+  options.threads = threads;
+  options.hardware_dir = cli::bundled_hardware_dir();
+  const auto report = sim::validate(loaded.runs, loaded.file_of, options);
+  out.document = cli::validate_json(loaded, report, fields);
+  out.mape = report.overall.mape;
+  out.rows = report.overall.rows;
+  out.simulated = report.overall.simulated;
+  out.errors = static_cast<int>(loaded.errors.size());
+  return out;
+}
+
 }  // namespace
 
 PYBIND11_MODULE(parasim, m) {
@@ -112,6 +137,19 @@ PYBIND11_MODULE(parasim, m) {
            "The same document as `parasim simulate --json`: json.dumps(r.to_dict(), indent=2, ensure_ascii=False) is its text.")
       .def("__repr__", [](const PyResult& r) { return "<parasim.Result " + std::to_string(r.iteration_s) + " s>"; });
 
+  py::class_<PyValidation>(m, "Validation", "Published training runs simulated and compared with their measured step times.")
+      .def_readonly("mape", &PyValidation::mape, "mean absolute percentage error over the rows simulated, 0..1")
+      .def_readonly("rows", &PyValidation::rows)
+      .def_readonly("simulated", &PyValidation::simulated)
+      .def_readonly("errors", &PyValidation::errors, "rows that could not be read (to_dict()['errors'] names them)")
+      .def("to_dict", [](const PyValidation& v) { return to_python(v.document); }, "The same document as `parasim validate --json`.")
+      .def("__repr__", [](const PyValidation& v) {
+        return "<parasim.Validation " + std::to_string(v.simulated) + "/" + std::to_string(v.rows) + " rows, MAPE " + std::to_string(100 * v.mape) + "%>";
+      });
+  m.def("validate", &validate, py::arg("files"), py::arg("by") = "", py::arg("threads") = 1,
+        "Simulates every row of the measured-run files (../shared/validation/*.yaml) with the one fill-in policy and\n"
+        "compares; by: row properties to group the errors by, comma-separated (as --by); the result is the same for any\n"
+        "thread count. A bad row is in to_dict()['errors'] and the others still run; a missing file raises InputError.");
   m.def("load_scenario", &load_scenario, py::arg("path"), py::arg("set") = py::none(),
         "Reads a scenario YAML. set: overrides as {'key.path': value} or ['key.path=value', ...], as the CLI's --set.\n"
         "Raises parasim.InputError (file, line, column, key, message) for a bad file or override.");

@@ -33,3 +33,15 @@ def load_scenario(path: str, set: Mapping[str, Any] | Sequence[str] | None = Non
 
 def simulate(scenario: Scenario | str, plan: str = "", set: Mapping[str, Any] | Sequence[str] | None = None) -> Result:
     """Simulates one iteration of the scenario's plan, or of the plan file given."""
+
+class Validation:
+    """Published training runs simulated and compared with their measured step times."""
+    mape: float
+    rows: int
+    simulated: int
+    errors: int
+    def to_dict(self) -> dict[str, Any]:
+        """The document `parasim validate --json` prints."""
+
+def validate(files: Sequence[str], by: str = "", threads: int = 1) -> Validation:
+    """Simulates every row of the measured-run files and compares with the measured step times."""

@@ -55,3 +55,17 @@ def test_a_bad_file_names_its_line():
     assert str(e.value) + "\n" == open("tests/cli/bad/bad_number.expected").read()
     assert e.value.file == bad and e.value.line > 1 and e.value.column > 0
     assert str(e.value) == f"{bad}:{e.value.line}:{e.value.column}: error: {e.value.key}: {e.value.message}"
+
+
+def test_validate_is_the_cli_json_byte_for_byte():
+    rows = ["tests/data/validation/sample.yaml", "tests/data/validation/stacks.yaml"]
+    report = parasim.validate(rows, by="family", threads=2)
+    text = cli_json("validate", *rows, "--by", "family", "--json")
+    assert json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n" == text
+    assert report.simulated == json.loads(text)["summary"]["simulated"] and 0 < report.mape < 1
+
+
+def test_validate_a_bad_grouping_is_an_input_error():
+    with pytest.raises(parasim.InputError) as e:
+        parasim.validate(["tests/data/validation/sample.yaml"], by="colour")
+    assert e.value.key == "by" and "'colour' is not a row property" in e.value.message
