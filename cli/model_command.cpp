@@ -5,6 +5,7 @@
 #include <nlohmann/json.hpp>
 
 #include "cli/commands.hpp"
+#include "cli/model_report.hpp"
 #include "cli/table.hpp"
 #include "sim/scenario.hpp"
 #include "workload/memory.hpp"
@@ -19,11 +20,6 @@ std::string count(double n) {
   return format_number(n);
 }
 
-std::string_view activation_name(workload::Activation a) { return a == workload::Activation::swiglu ? "swiglu" : "gelu"; }
-std::string_view norm_name(workload::Norm n) { return n == workload::Norm::rmsnorm ? "rmsnorm" : "layernorm"; }
-std::string_view position_name(workload::PositionEmbedding p) {
-  return p == workload::PositionEmbedding::rope ? "rope" : p == workload::PositionEmbedding::alibi ? "alibi" : "learned";
-}
 
 // The attention a model's layers run, in a line: latent or per-head projections, local windows or
 // chunks and which layers attend globally, q/k norms. Empty for plain full attention.
@@ -62,81 +58,13 @@ Action add_model_command(CLI::App& app) {
   cmd->add_flag("--json", o->json, "print JSON instead of a table");
   return [o]() {
     const auto m = sim::load_model(o->file);
-    const int seq = o->seq > 0 ? o->seq : (m.max_position > 0 ? m.max_position : 2048);
-    const auto p = workload::count_parameters(m);
-    const double flops = workload::training_flops_per_token(m, seq, 1);
-    // PaLM's 6N + 12·l·s·h, N the parameters a token uses (all of them in a dense model).
-    const double palm = 6 * p.active_in_matmuls() + 12.0 * m.layers * seq * m.q_width();
-    const workload::BlockShape shape{1, seq, 1, false, workload::Recompute::none};
-    workload::TrainingSpec flash, eager;
-    flash.seq_len = eager.seq_len = seq;
-    eager.attention = workload::AttentionKernel::eager;
-    const double act_flash = workload::layer_activation_bytes(m, flash, shape) / seq;
-    const double act_eager = workload::layer_activation_bytes(m, eager, shape) / seq;
+    const auto f = model_figures(m, o->seq);
+    const auto& p = f.parameters;
+    const int seq = f.seq;
+    const double flops = f.training_flops_per_token, palm = f.palm_flops_per_token;
+    const double act_flash = f.activation_bytes_flash, act_eager = f.activation_bytes_eager;
     if (o->json) {
-      nlohmann::json j{
-          {"name", m.name},
-          {"architecture", m.architecture},
-          {"layers", m.layers},
-          {"hidden", m.hidden},
-          {"heads", m.heads},
-          {"kv_heads", m.kv_heads},
-          {"head_dim", m.head_dim},
-          {"ffn_hidden", m.ffn_hidden},
-          {"vocab", m.vocab},
-          {"activation", activation_name(m.activation)},
-          {"norm", norm_name(m.norm)},
-          {"position", position_name(m.position)},
-          {"bias", m.bias},
-          {"qkv_bias", m.qkv_bias},
-          {"tied_embeddings", m.tied_embeddings},
-          {"dropout", m.dropout},
-          {"causal", m.causal},
-          {"token_types", m.token_types},
-          {"post_norm", m.post_norm},
-          {"mlm_head", m.mlm_head},
-          {"experts", m.experts},
-          {"top_k", m.top_k},
-          {"moe_layers", p.moe_layers},
-          {"qk_norm", m.qk_norm},
-          {"sliding_window", m.sliding_window},
-          {"attention_chunk", m.attention_chunk},
-          {"global_every", m.global_every},
-          {"mtp_layers", m.mtp_layers},
-          {"parameters",
-           {{"total", p.total()},
-            {"embedding", p.embedding},
-            {"position", p.position},
-            {"per_layer", p.per_layer()},
-            {"attention_per_layer", p.attention},
-            {"mlp_per_layer", p.mlp},
-            {"norms_per_layer", p.layer_norms},
-            {"final_norm", p.final_norm},
-            {"token_type", p.token_type},
-            {"embedding_norm", p.embedding_norm},
-            {"head_transform", p.head_transform},
-            {"lm_head", p.lm_head},
-            {"in_matmuls", p.in_matmuls()},
-            {"active", p.active()},
-            {"active_without_embedding", p.active() - p.embedding - p.position - p.token_type},
-            {"mtp", p.mtp},
-            {"active_in_matmuls", p.active_in_matmuls()},
-            {"router_per_moe_layer", p.router},
-            {"expert", p.expert},
-            {"shared_experts_per_moe_layer", p.shared}}},
-          {"seq_len", seq},
-          {"training_flops_per_token", flops},
-          {"palm_flops_per_token", palm},
-          {"activation_bytes_per_token_per_layer", {{"flash", act_flash}, {"eager", act_eager}}},
-      };
-      if (m.is_mla()) {
-        j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
-                    {"kv_lora_rank", m.mla.kv_lora_rank},
-                    {"qk_nope_head_dim", m.mla.qk_nope_head_dim},
-                    {"qk_rope_head_dim", m.mla.qk_rope_head_dim},
-                    {"v_head_dim", m.mla.v_head_dim}};
-      }
-      std::cout << j.dump(2) << "\n";
+      std::cout << model_json(m, f).dump(2) << "\n";
       return 0;
     }
     std::string out = fmt::format("Model         {} ({})\n", m.name, m.architecture);

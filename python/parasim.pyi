@@ -45,3 +45,21 @@ class Validation:
 
 def validate(files: Sequence[str], by: str = "", threads: int = 1) -> Validation:
     """Simulates every row of the measured-run files and compares with the measured step times."""
+
+class Model:
+    """A model as parasim understands it: shape, parameters, FLOPs and activations per token."""
+    @property
+    def name(self) -> str: ...
+    @property
+    def layers(self) -> int: ...
+    @property
+    def hidden(self) -> int: ...
+    @property
+    def parameters(self) -> float: ...
+    @property
+    def training_flops_per_token(self) -> float: ...
+    def to_dict(self) -> dict[str, Any]:
+        """The document `parasim model --json` prints."""
+
+def model_from_hf(config: str | Mapping[str, Any], seq: int = 0) -> Model:
+    """Imports a Hugging Face config.json (a path or a dict) as parasim models it."""

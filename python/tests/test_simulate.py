@@ -69,3 +69,13 @@ def test_validate_a_bad_grouping_is_an_input_error():
     with pytest.raises(parasim.InputError) as e:
         parasim.validate(["tests/data/validation/sample.yaml"], by="colour")
     assert e.value.key == "by" and "'colour' is not a row property" in e.value.message
+
+
+def test_model_from_hf_is_the_cli_json_from_a_path_or_a_dict():
+    config = "tests/data/hf/qwen3-30b-a3b/config.json"
+    model = parasim.model_from_hf(config, seq=4096)
+    text = cli_json("model", config, "--seq", "4096", "--json")
+    assert json.dumps(model.to_dict(), indent=2, ensure_ascii=False) + "\n" == text
+    assert model.layers == 48 and model.parameters == json.loads(text)["parameters"]["total"]
+    from_dict = parasim.model_from_hf(json.load(open(config)), seq=4096).to_dict()
+    assert {k: v for k, v in from_dict.items() if k != "name"} == {k: v for k, v in model.to_dict().items() if k != "name"}
