@@ -13,7 +13,7 @@ void BM_Default_Simulation(benchmark::State& state) {
   const std::string file = std::string(PARASIM_SOURCE_DIR) + "/scenarios/default.yaml";
   const auto scenario = parasim::sim::load_scenario(file, {});
   for (auto _ : state) {
-    const auto result = parasim::cli::run_simulation(scenario, file);
+    const auto result = parasim::cli::run_simulation(scenario, file).result;
     benchmark::DoNotOptimize(result);
   }
 }

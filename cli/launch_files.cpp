@@ -210,8 +210,7 @@ static std::string arguments_text(const planner::MegatronLaunch& launch) {
   for (const auto& g : launch.groups) {
     std::string line;
     for (const auto& a : g.arguments) {
-      // A $VARIABLE value is the launch script's own, expanded there.
-      const std::string word = !a.value.empty() && a.value[0] == '$' ? a.flag + " \"" + a.value + "\"" : planner::argument_text(a);
+      const std::string word = planner::script_argument_text(a);
       if (!line.empty() && line.size() + word.size() > 112) {
         out += "  " + line + "\n";
         line.clear();

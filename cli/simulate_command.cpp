@@ -59,17 +59,17 @@ nlohmann::json simulate_json(const sim::Scenario& s, const sim::Result& r) {
           {"events", r.events}};
 }
 
-sim::Result run_simulation(const sim::Scenario& s, const std::string& file, bool full, sim::Timeline* timeline) {
+Simulation run_simulation(const sim::Scenario& s, const std::string& file, bool full, sim::Timeline* timeline) {
   s.require_workload();
   const auto& gpu = s.cluster.node.gpu;
   if (!gpu.peak_for(s.training->precision)) {
     throw InputError({file, 1, 1}, "training.precision", fmt::format("{} has no {} peak in its hardware file", gpu.name, precision_name(s.training->precision)));
   }
-  const topology::Cluster cluster(s.cluster);
-  const auto graph = workload::build_tasks(*s.model, *s.training, *s.plan);
+  Simulation out{topology::Cluster(s.cluster), workload::build_tasks(*s.model, *s.training, *s.plan), {}};
   const calibrate::CostModel cost(gpu, s.effective_profile());
-  const sim::SimInput in{&cluster, &*s.model, &*s.training, &*s.plan, &graph, &cost};
-  return located(file, [&] { return sim::simulate(in, {full, timeline != nullptr}, timeline); });
+  const sim::SimInput in{&out.cluster, &*s.model, &*s.training, &*s.plan, &out.graph, &cost};
+  out.result = located(file, [&] { return sim::simulate(in, {full, timeline != nullptr}, timeline); });
+  return out;
 }
 
 namespace {
@@ -171,11 +171,9 @@ Action add_simulate_command(CLI::App& app) {
     if (!o->plan.empty()) s.plan = sim::load_plan(o->plan, *s.model, s.cluster.gpus(), s.training->seq_len);
     if (!o->megatron_args.empty()) s.plan = read_megatron_source(o->megatron_args, s, o->ignore_unknown_flags);
     sim::Timeline timeline;
-    const auto result = run_simulation(s, o->scenario, o->full, o->trace.empty() ? nullptr : &timeline);
-    if (!o->trace.empty()) {
-      const topology::Cluster cluster(s.cluster);
-      write_trace(o->trace, o->trace_links, workload::build_tasks(*s.model, *s.training, *s.plan), timeline, cluster);
-    }
+    const auto run = run_simulation(s, o->scenario, o->full, o->trace.empty() ? nullptr : &timeline);
+    const auto& result = run.result;
+    if (!o->trace.empty()) write_trace(o->trace, o->trace_links, run.graph, timeline, run.cluster);
     std::cout << (o->json ? simulate_json(s, result).dump(2) + "\n" : to_text(s, result));
     if (o->fail_on_oom && !result.memory.fits()) {
       std::cerr << fmt::format("parasim: simulate: {}\n", *result.memory.problem());

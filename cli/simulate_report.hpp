@@ -6,12 +6,21 @@
 #include "sim/scenario.hpp"
 #include "sim/simulator.hpp"
 #include "sim/trace.hpp"
+#include "topology/cluster.hpp"
+#include "workload/task_graph.hpp"
 
 namespace parasim::cli {
 
+/// One iteration simulated: the cluster graph and task graph it ran on (a trace needs both), the result.
+struct Simulation {
+  topology::Cluster cluster;
+  workload::TaskGraph graph;
+  sim::Result result;
+};
+
 /// Simulates the scenario's plan (the scenario needs model, training and plan; `file` names it in
 /// errors); a timeline, when given, records every task for a trace. Throws InputError.
-sim::Result run_simulation(const sim::Scenario& scenario, const std::string& file, bool full = false, sim::Timeline* timeline = nullptr);
+Simulation run_simulation(const sim::Scenario& scenario, const std::string& file, bool full = false, sim::Timeline* timeline = nullptr);
 
 /// `parasim simulate --json`: iteration, its 80% interval, throughput, MFU, memory, stages, critical path.
 nlohmann::json simulate_json(const sim::Scenario& scenario, const sim::Result& result);

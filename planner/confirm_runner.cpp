@@ -34,6 +34,15 @@ std::string slurm_time(double seconds) {
   return fmt::format("{:02}:{:02}:00", minutes / 60, minutes % 60);
 }
 
+// The loop over the plans: each announced, run with its own port (the last one's may still be in
+// TIME_WAIT), a failure reported and the next one started.
+static std::string plan_loop(const ConfirmRunner& r, std::string_view where, std::string_view run, std::string_view why) {
+  return fmt::format("for plan in {}; do\n", plan_list(r)) + fmt::format("  echo \"parasim confirm: $plan{}\"\n", where) +
+         "  # A new port for each plan: the last one's may still be in TIME_WAIT.\n" +
+         fmt::format("  MASTER_PORT=$port {} \\\n    || echo \"parasim confirm: $plan failed (exit $?); {}\"\n", run, why) +
+         "  port=$((port + 1))\ndone\n";
+}
+
 std::string confirm_sbatch(const ConfirmRunner& r) {
   std::string out = "#!/bin/bash\n";
   out += fmt::format("#SBATCH --job-name=parasim-confirm\n#SBATCH --nodes={}\n#SBATCH --ntasks-per-node=1\n#SBATCH --gpus-per-node={}\n", r.nodes,
@@ -49,14 +58,9 @@ std::string confirm_sbatch(const ConfirmRunner& r) {
   out += "export MEGATRON_LM=${MEGATRON_LM:-/workspace/megatron-lm}\n";
   out += "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
   out += "port=${MASTER_PORT:-6000}\n\n";
-  out += fmt::format("for plan in {}; do\n", plan_list(r));
-  out += "  echo \"parasim confirm: $plan\"\n"
-         "  # A new port for each plan: the last one's may still be in TIME_WAIT.\n"
-         "  MASTER_PORT=$port srun --kill-on-bad-exit=1 --output=\"$plan/node%n.log\" \\\n"
-         "    bash -c 'NODE_RANK=$SLURM_NODEID exec timeout \"${PLAN_TIMEOUT:-30m}\" bash \"$0\"' \"$plan/launch_megatron.sh\" \\\n"
-         "    || echo \"parasim confirm: $plan failed (exit $?); its logs say why\"\n"
-         "  port=$((port + 1))\n"
-         "done\n";
+  out += plan_loop(r, "", "srun --kill-on-bad-exit=1 --output=\"$plan/node%n.log\" \\\n"
+                          "    bash -c 'NODE_RANK=$SLURM_NODEID exec timeout \"${PLAN_TIMEOUT:-30m}\" bash \"$0\"' \"$plan/launch_megatron.sh\"",
+                   "its logs say why");
   return out;
 }
 
@@ -71,13 +75,8 @@ std::string confirm_node_script(const ConfirmRunner& r) {
   out += r.nodes > 1 ? fmt::format("NODE_RANK=${{NODE_RANK:?set NODE_RANK to the index of this node, 0 to {}}}\n", r.nodes - 1)
                      : "NODE_RANK=${NODE_RANK:-0}\n";
   out += "export NODE_RANK\nport=${MASTER_PORT:-6000}\n\n";
-  out += fmt::format("for plan in {}; do\n", plan_list(r));
-  out += "  echo \"parasim confirm: $plan on node $NODE_RANK\"\n"
-         "  # A new port for each plan: the last one's may still be in TIME_WAIT.\n"
-         "  MASTER_PORT=$port timeout \"${PLAN_TIMEOUT:-30m}\" bash \"$plan/launch_megatron.sh\" > \"$plan/node$NODE_RANK.log\" 2>&1 \\\n"
-         "    || echo \"parasim confirm: $plan failed (exit $?); $plan/node$NODE_RANK.log says why\"\n"
-         "  port=$((port + 1))\n"
-         "done\n";
+  out += plan_loop(r, " on node $NODE_RANK", "timeout \"${PLAN_TIMEOUT:-30m}\" bash \"$plan/launch_megatron.sh\" > \"$plan/node$NODE_RANK.log\" 2>&1",
+                   "$plan/node$NODE_RANK.log says why");
   return out;
 }
 

@@ -367,6 +367,10 @@ std::string environment_text(const MegatronLaunch& launch) {
 
 }  // namespace
 
+std::string script_argument_text(const MegatronArgument& a) {
+  return !a.value.empty() && a.value[0] == '$' ? a.flag + " \"" + a.value + "\"" : argument_text(a);
+}
+
 std::string torchrun_node_variables(const LaunchHeader& h) {
   std::string out = fmt::format("NNODES={}\nGPUS_PER_NODE={}\n", h.nodes, h.gpus_per_node);
   if (h.nodes > 1) {
@@ -382,8 +386,7 @@ std::string torchrun_arrays_and_command(const MegatronLaunch& launch, const std:
   std::string out, arrays;
   for (const auto& g : launch.groups) {
     out += g.name + "=(\n";
-    // A $VARIABLE value is the script's own, expanded by the shell.
-    for (const auto& a : g.arguments) out += "  " + (!a.value.empty() && a.value[0] == '$' ? a.flag + " \"" + a.value + "\"" : argument_text(a)) + "\n";
+    for (const auto& a : g.arguments) out += "  " + script_argument_text(a) + "\n";
     out += ")\n";
     arrays += fmt::format(" \\\n  \"${{{}[@]}}\"", g.name);
   }

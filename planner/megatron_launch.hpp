@@ -67,6 +67,8 @@ std::string megatron_launch_script(const MegatronLaunch& launch, const LaunchHea
 std::string megatron_argument_file(const MegatronLaunch& launch, const LaunchHeader& header);
 /// One argument as a shell reads it: "--flag value", the value quoted where it needs to be.
 std::string argument_text(const MegatronArgument& argument);
+/// The same in a launch script, where a $VARIABLE value is the script's own and expands.
+std::string script_argument_text(const MegatronArgument& argument);
 /// The arguments as one line (shell-quoted where a value needs it).
 std::string megatron_argument_line(const MegatronLaunch& launch);
 

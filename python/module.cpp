@@ -69,7 +69,7 @@ PyResult simulate(const PyScenario& s, const std::string& plan_file) {
       with_plan->plan = sim::load_plan(plan_file, *with_plan->model, with_plan->cluster.gpus(), with_plan->training->seq_len);
       scenario = with_plan;
     }
-    out.result = cli::run_simulation(*scenario, s.file);
+    out.result = cli::run_simulation(*scenario, s.file).result;
     out.scenario = scenario;
     out.iteration_s = out.result.iteration.value();
     out.tokens_per_s = out.result.tokens_per_s;
