@@ -1,5 +1,6 @@
 #include "cli/launch_files.hpp"
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fmt/format.h>
@@ -163,29 +164,18 @@ void write_output_file(const std::filesystem::path& path, const std::string& tex
                                                std::filesystem::perm_options::add, ec);
 }
 
-void write_launch_files(const std::string& dir, const LaunchChoice& c, const sim::Scenario& s, const nlohmann::json& plans) {
-  std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  auto write = [&](const std::string& name, const std::string& text, bool executable = false) {
-    write_output_file(std::filesystem::path(dir) / name, text, executable);
-  };
+std::vector<LaunchFile> launch_files(const LaunchChoice& c, const sim::Scenario& s, const nlohmann::json& plans) {
+  std::vector<LaunchFile> files;
   std::string comment;
   for (const auto& line : c.header) comment += line + "\n";
-  write("best_plan.yaml", planner::plan_yaml(c.plan, comment));
-  // Files of an earlier run that no longer describe this plan must not stay behind.
-  for (const char* stale : {"launch_megatron.sh", "megatron_args.txt", "torchtitan.toml", "launch_megatron_deepspeed.sh"}) {
-    std::filesystem::remove(std::filesystem::path(dir) / stale, ec);
-  }
-  if (c.torchtitan) write("torchtitan.toml", *c.torchtitan);
-  if (c.megatron_deepspeed) {
-    write("launch_megatron_deepspeed.sh", planner::megatron_deepspeed_script(*c.megatron_deepspeed, {c.header, s.cluster.nodes, s.cluster.node.gpus}), true);
-  }
+  files.push_back({"best_plan.yaml", planner::plan_yaml(c.plan, comment)});
+  if (c.torchtitan) files.push_back({"torchtitan.toml", *c.torchtitan});
+  const planner::LaunchHeader header{c.header, s.cluster.nodes, s.cluster.node.gpus};
+  if (c.megatron_deepspeed) files.push_back({"launch_megatron_deepspeed.sh", planner::megatron_deepspeed_script(*c.megatron_deepspeed, header), true});
   if (c.megatron) {
-    const planner::LaunchHeader header{c.header, s.cluster.nodes, s.cluster.node.gpus};
-    write("launch_megatron.sh", planner::megatron_launch_script(*c.megatron, header), true);
-    write("megatron_args.txt", planner::megatron_argument_file(*c.megatron, header));
+    files.push_back({"launch_megatron.sh", planner::megatron_launch_script(*c.megatron, header), true});
+    files.push_back({"megatron_args.txt", planner::megatron_argument_file(*c.megatron, header)});
   }
-  std::filesystem::remove(std::filesystem::path(dir) / "ds_config.json", ec);
   // Under torchtitan the launch is its own; under Megatron-DeepSpeed the config goes with its launch.
   std::optional<std::string> deepspeed_problem = planner::deepspeed_plan_problem(c.plan);
   if (c.target == planner::Constraints::Framework::torchtitan) deepspeed_problem = "the launch is torchtitan's (--framework torchtitan)";
@@ -194,11 +184,24 @@ void write_launch_files(const std::string& dir, const LaunchChoice& c, const sim
     auto ds = planner::deepspeed_config(c.plan, *s.training);
     // JSON has no comments: the plan and its prediction under a key DeepSpeed does not read.
     ds["parasim"] = {{"plan", planner::plan_name(c.plan)}, {"note", c.header.size() > 2 ? c.header[2] : c.header.back()}};
-    write("ds_config.json", ds.dump(2) + "\n");
+    files.push_back({"ds_config.json", ds.dump(2) + "\n"});
   }
   auto listed = plans;
   listed["deepspeed"] = {{"ds_config", !deepspeed_problem}, {"why_not", deepspeed_problem ? nlohmann::json(*deepspeed_problem) : nlohmann::json(nullptr)}};
-  write("plans.json", listed.dump(2) + "\n");
+  files.push_back({"plans.json", listed.dump(2) + "\n"});
+  return files;
+}
+
+void write_launch_files(const std::string& dir, const LaunchChoice& c, const sim::Scenario& s, const nlohmann::json& plans) {
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  const auto files = launch_files(c, s, plans);
+  // Files of an earlier run that no longer describe this plan must not stay behind.
+  for (const char* stale : {"launch_megatron.sh", "megatron_args.txt", "torchtitan.toml", "launch_megatron_deepspeed.sh", "ds_config.json"}) {
+    const bool written = std::any_of(files.begin(), files.end(), [&](const LaunchFile& f) { return f.name == stale; });
+    if (!written) std::filesystem::remove(std::filesystem::path(dir) / stale, ec);
+  }
+  for (const auto& f : files) write_output_file(std::filesystem::path(dir) / f.name, f.text, f.executable);
 }
 
 // A launch's environment, arguments (a line per group, wrapped at 112 columns) and notes, indented.

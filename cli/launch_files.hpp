@@ -49,11 +49,22 @@ LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scena
 /// plans.json's account of the choice: the launched plan, the nominal best and the gap.
 nlohmann::json launch_json(const LaunchChoice& choice);
 
-/// Writes best_plan.yaml, launch_megatron.sh, megatron_args.txt, ds_config.json and plans.json.
+/// One file of an --out folder: its name and text.
+struct LaunchFile {
+  std::string name, text;
+  bool executable = false;
+};
+
+/// What --out holds for the launched plan: best_plan.yaml, the framework's launch (launch_megatron.sh and
+/// megatron_args.txt, torchtitan.toml, or launch_megatron_deepspeed.sh), ds_config.json where DeepSpeed runs
+/// the plan, and plans.json (`plans`, the plan --json document, with DeepSpeed's verdict added).
+std::vector<LaunchFile> launch_files(const LaunchChoice& choice, const sim::Scenario& scenario, const nlohmann::json& plans);
+
 /// Writes one file of an --out folder (executable for a script); an error naming it when the write
 /// fails (a full disk shows when the buffer is written).
 void write_output_file(const std::filesystem::path& path, const std::string& text, bool executable = false);
 
+/// Writes launch_files into `dir`, removing those of an earlier run that this plan does not have.
 void write_launch_files(const std::string& dir, const LaunchChoice& choice, const sim::Scenario& scenario, const nlohmann::json& plans);
 
 /// A plan from --from-megatron-args: a launch script or argument file by path, else the arguments

@@ -93,8 +93,10 @@ void PlanSearchOptions::add_to(CLI::App* cmd) {
                                               "in the rest (results then depend on the machine)")->check(CLI::PositiveNumber);
 }
 
-PlanSearch run_plan_search(const PlanSearchOptions& o, bool progress) {
-  PlanSearch out{sim::load_scenario(o.scenario, o.set), 0, {}, {}};
+PlanSearch run_plan_search(const PlanSearchOptions& o, bool progress) { return run_plan_search(o, sim::load_scenario(o.scenario, o.set), progress); }
+
+PlanSearch run_plan_search(const PlanSearchOptions& o, sim::Scenario scenario, bool progress) {
+  PlanSearch out{std::move(scenario), 0, {}, {}};
   const auto& s = out.scenario;
   check_scenario(s, o.scenario, o.command);
   out.global_batch = o.global_batch > 0 ? o.global_batch : (s.plan ? s.plan->global_batch : 0);
@@ -106,7 +108,9 @@ PlanSearch run_plan_search(const PlanSearchOptions& o, bool progress) {
   // One bar per phase (the analytical scan, then the simulations); the search serializes the calls.
   std::unique_ptr<ProgressBar> bar;
   std::string bar_phase;
-  if (progress && isatty(STDERR_FILENO)) {
+  if (o.on_progress) {
+    out.options.progress = o.on_progress;
+  } else if (progress && isatty(STDERR_FILENO)) {
     out.options.progress = [&bar, &bar_phase](const char* phase, std::size_t done, std::size_t total) {
       if (!bar || bar_phase != phase) {
         bar.reset();
@@ -133,6 +137,7 @@ PlanSearch run_plan_search(const PlanSearchOptions& o, bool progress) {
                                                            : "",
                                  gpus_that_fit(s, out.global_batch, out.options)));
   }
+  if (o.quiet) return out;
   std::cerr << fmt::format("searched {} candidates ({} fit) in {:.2f} s, {:.0f} per second; simulated {} in {:.2f} s\n", report.visited, report.scored,
                            report.analytical_seconds, report.visited / std::max(1e-9, report.analytical_seconds), report.ranked.size(),
                            report.simulated_seconds);

@@ -3,6 +3,7 @@
 // overrides, the plans given (--include, --from-megatron-args) added, the space constrained
 // (--fix, --framework, …), and every fitting candidate ranked by the simulator.
 #include <CLI/CLI.hpp>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -27,6 +28,10 @@ struct PlanSearchOptions {
   int threads = 0;
   double time_limit = 0;
   ConstraintOptions constraints;
+  /// Where the search reports its progress instead of the terminal's bar (the Python module's callback):
+  /// the phase ("analytical", "simulate"), done and total; calls are serialized.
+  std::function<void(const char* phase, std::size_t done, std::size_t total)> on_progress;
+  bool quiet = false;  ///< no summary line on stderr
 
   /// Registers the scenario argument and the search's options on `cmd`.
   void add_to(CLI::App* cmd);
@@ -43,5 +48,7 @@ struct PlanSearch {
 /// without model or training, a batch not given, no candidate (naming the pin that removed the last),
 /// or no candidate that fits (with the smallest footprint found).
 PlanSearch run_plan_search(const PlanSearchOptions& o, bool progress);
+/// The same on a scenario already read (`o.scenario` names its file in messages; `o.set` is not applied again).
+PlanSearch run_plan_search(const PlanSearchOptions& o, sim::Scenario scenario, bool progress);
 
 }  // namespace parasim::cli

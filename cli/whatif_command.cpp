@@ -17,6 +17,7 @@
 #include "cli/progress_bar.hpp"
 #include "cli/whatif_distributed.hpp"
 #include "cli/whatif_report.hpp"
+#include "cli/whatif_variants.hpp"
 #include "core/error.hpp"
 #include "planner/whatif.hpp"
 #include "planner/whatif_study.hpp"
@@ -26,22 +27,6 @@ namespace parasim::cli {
 namespace {
 
 // After the outputs are written: an internal error in any evaluation is one line and exit code 1.
-// Each evaluated variant's 80% prediction interval, from the bundled error model.
-void attach_intervals(std::vector<planner::Outcome>& outcomes) {
-  const auto model = bundled_error_model();
-  for (auto& o : outcomes) {
-    if (o.failure) continue;
-    sim::ErrorFeatures x;
-    x.comm_share = o.comm_share;
-    x.bubble_share = o.bubble_share;
-    x.gpus = o.gpus;
-    x.fp8 = o.fp8;
-    const auto i = sim::prediction_interval(model, x, Seconds(o.iteration_s));
-    o.interval_lo_s = i.lo.value();
-    o.interval_hi_s = i.hi.value();
-  }
-}
-
 int exit_status(const std::vector<planner::Outcome>& outcomes) {
   const auto bad = std::count_if(outcomes.begin(), outcomes.end(), [](const planner::Outcome& o) { return o.internal_error; });
   if (bad == 0) return 0;
@@ -114,50 +99,9 @@ void write_outputs(const Options& o, const std::string& stem, const std::string&
   }
 }
 
-planner::Study read_study(const Options& o) {
-  planner::Study study;
-  if (planner::is_study_file(o.scenario)) {
-    study = planner::load_study(o.scenario);
-  } else {
-    study.name = std::filesystem::path(o.scenario).stem().string();
-    study.scenario = o.scenario;
-  }
-  study.set.insert(study.set.end(), o.set.begin(), o.set.end());
-  for (const auto& text : o.vary) {
-    auto axis = planner::parse_vary(text);
-    for (const auto& other : study.axes) {
-      if (other.key == axis.key) throw InputError({"--vary", 0, 0}, axis.key, "varied twice");
-    }
-    study.axes.push_back(std::move(axis));
-  }
-  study.fixed_plan = study.fixed_plan || o.fixed_plan;
-  return study;
-}
-
-// Every variant loaded before any is evaluated: a bad key or value fails at once, naming the key
-// where the study gave it (--vary, or the study file's line).
-std::vector<sim::Scenario> load_variants(const planner::Study& study, const std::vector<planner::Variant>& grid) {
-  std::vector<sim::Scenario> out;
-  const auto check = study.fixed_plan ? sim::PlanCheck::strict : sim::PlanCheck::drop_unsuitable;
-  for (const auto& v : grid) {
-    try {
-      out.push_back(sim::load_scenario(study.scenario, study.overrides(v), check));
-    } catch (const InputError& e) {
-      for (const auto& axis : study.axes) {
-        if (e.where().file == "--set" && e.key_path() == axis.key) throw InputError(axis.origin, e.key_path(), e.message());
-      }
-      // Valid values that do not go together with the rest of the scenario: say which variant.
-      std::string variant;
-      for (std::size_t i = 0; i < study.axes.size(); ++i) variant += fmt::format("{}{}={}", i ? ", " : "", study.axes[i].key, v.values[i]);
-      throw InputError(e.where(), e.key_path(), fmt::format("{} (variant {})", e.message(), variant));
-    }
-  }
-  return out;
-}
-
 int run_study(const Options& o, const planner::WhatifOptions& base_options) {
   StudyResult r;
-  r.study = read_study(o);
+  r.study = read_study({o.scenario, o.vary, o.set, o.fixed_plan});
   if (r.study.axes.empty()) {
     throw InputError({"--vary", 0, 0}, {}, "missing: give --vary KEY=V1,V2,... (repeatable), a study file, or --sensitivity");
   }
@@ -193,7 +137,7 @@ int run_study(const Options& o, const planner::WhatifOptions& base_options) {
 }
 
 int run_sensitivity(const Options& o, const planner::WhatifOptions& base_options) {
-  auto study = read_study(o);
+  auto study = read_study({o.scenario, o.vary, o.set, o.fixed_plan});
   if (!study.axes.empty()) throw InputError({"--sensitivity", 0, 0}, {}, "perturbs the scenario's hardware; give it without --vary axes");
   const double fraction = parse_fraction(o.by);
   const auto scenario = sim::load_scenario(study.scenario, study.set);

@@ -1,5 +1,8 @@
 """parasim: simulate hybrid-parallel Transformer training in-process (the CLI's libraries)."""
-from typing import Any, Mapping, Sequence
+from typing import Any, Callable, Mapping, Sequence
+
+Progress = Callable[[str, int, int], object]
+"""Called as progress(phase, done, total) from the work; an exception it raises is raised when the work ends."""
 
 class InputError(ValueError):
     """A bad scenario file or override: str() is the CLI's one line FILE:LINE:COL: error: key.path: what."""
@@ -43,7 +46,7 @@ class Validation:
     def to_dict(self) -> dict[str, Any]:
         """The document `parasim validate --json` prints."""
 
-def validate(files: Sequence[str], by: str = "", threads: int = 1) -> Validation:
+def validate(files: Sequence[str], by: str = "", threads: int = 1, progress: Progress | None = None) -> Validation:
     """Simulates every row of the measured-run files and compares with the measured step times."""
 
 class Model:
@@ -63,3 +66,99 @@ class Model:
 
 def model_from_hf(config: str | Mapping[str, Any], seq: int = 0) -> Model:
     """Imports a Hugging Face config.json (a path or a dict) as parasim models it."""
+
+class Candidate:
+    """One simulated plan of a search, as `parasim plan --json` lists it."""
+    rank: int
+    plan: str
+    tp: int
+    sp: bool
+    pp: int
+    vpp: int
+    dp: int
+    cp: int
+    ep: int
+    zero: int
+    micro_batch: int
+    schedule: str
+    iteration_s: float
+    interval: dict[str, float]
+    """The 80% prediction interval: {'lo': seconds, 'hi': seconds}."""
+    tie_group: int | None
+    """1: tied with the fastest within the error of a difference between plans; None if it does not fit."""
+    margin: float
+    """Bytes free at the peak on the fullest GPU."""
+    peak_memory_bytes: float
+    fits: bool
+    recommended: bool
+    tokens_per_s: float
+    mfu: float
+    def to_dict(self) -> dict[str, Any]:
+        """This plan's entry of `parasim plan --json`."""
+
+class PlanReport:
+    """A plan search: the best plans, the one recommended, and its launch files."""
+    candidates: list[Candidate]
+    recommended: Candidate | None
+    framework: str
+    launch_files: dict[str, str]
+    """What `parasim plan --out DIR` writes: {file name: text}."""
+    def to_dict(self) -> dict[str, Any]:
+        """The document `parasim plan --json` prints."""
+
+def plan(
+    scenario: Scenario | str,
+    set: Mapping[str, Any] | Sequence[str] | None = None,
+    fix: Mapping[str, Any] | Sequence[str] | None = None,
+    framework: str = "any",
+    top: int = 10,
+    global_batch: int = 0,
+    headroom: str = "0 GiB",
+    simulate_top: int = 32,
+    max_pp: int = 0,
+    max_tp: int = 0,
+    include: Sequence[str] | None = None,
+    threads: int = 0,
+    progress: Progress | None = None,
+) -> PlanReport:
+    """Searches the hybrid parallel plans of a scenario as `parasim plan` does (help(parasim.plan) for each argument)."""
+
+class Variant:
+    """One variant of a what-if study, as `parasim whatif --json` lists it."""
+    values: dict[str, str]
+    label: str
+    gpus: int
+    gpu: str
+    plan: str
+    iteration_s: float
+    interval: dict[str, float]
+    tokens_per_s: float
+    mfu: float
+    speedup: float
+    fits: bool
+    failure: str | None
+    peak_memory_bytes: float
+    breakdown_s: dict[str, Any]
+    def to_dict(self) -> dict[str, Any]:
+        """This variant's entry of `parasim whatif --json`."""
+
+class Study:
+    """A what-if study: the scenario's variants, each re-planned (or its plan kept) and simulated."""
+    variants: list[Variant]
+    def to_dict(self) -> dict[str, Any]:
+        """The document `parasim whatif --json` prints."""
+
+def whatif(
+    scenario: str,
+    vary: Mapping[str, Sequence[Any]] | Sequence[str] | None = None,
+    set: Mapping[str, Any] | Sequence[str] | None = None,
+    fixed_plan: bool = False,
+    fix: Mapping[str, Any] | Sequence[str] | None = None,
+    framework: str = "any",
+    simulate_top: int = 32,
+    max_pp: int = 0,
+    max_tp: int = 0,
+    threads: int = 0,
+    progress: Progress | None = None,
+) -> Study:
+    """Every combination of the varied keys' values, re-planned and simulated, as `parasim whatif` (help(parasim.whatif))."""

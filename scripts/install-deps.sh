@@ -8,7 +8,7 @@ packages=(
   libboost-graph-dev libyaml-cpp-dev libspdlog-dev libfmt-dev libcli11-dev nlohmann-json3-dev
   doctest-dev libbenchmark-dev libsimdjson-dev zlib1g-dev libeigen3-dev libtbb-dev
   gnuplot-nox python3
-  pybind11-dev python3-dev python3-pytest
+  pybind11-dev python3-dev python3-pytest python3-matplotlib
   libopenmpi-dev openmpi-bin
 )
 # scripts/fuzz.sh: clang and its libFuzzer runtime.

@@ -79,3 +79,71 @@ def test_model_from_hf_is_the_cli_json_from_a_path_or_a_dict():
     assert model.layers == 48 and model.parameters == json.loads(text)["parameters"]["total"]
     from_dict = parasim.model_from_hf(json.load(open(config)), seq=4096).to_dict()
     assert {k: v for k, v in from_dict.items() if k != "name"} == {k: v for k, v in model.to_dict().items() if k != "name"}
+
+
+def test_plan_is_the_cli_json_byte_for_byte_with_its_launch_files(tmp_path):
+    report = parasim.plan(LAB, fix={"tp": 2}, top=3, threads=2)
+    text = cli_json("plan", LAB, "--fix", "tp=2", "--json", "--out", str(tmp_path))
+    assert json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n" == text
+    assert [c.to_dict() for c in report.candidates] == json.loads(text)["plans"][:3]
+    assert all(c.tp == 2 for c in report.candidates) and report.candidates[0].rank == 1
+    assert report.recommended.recommended and report.framework == "Megatron-LM"
+    assert report.launch_files.keys() == {p.name for p in tmp_path.iterdir()}
+    for name, body in report.launch_files.items():
+        assert (tmp_path / name).read_text() == body
+    lo, hi = report.candidates[0].interval["lo"], report.candidates[0].interval["hi"]
+    assert lo <= report.candidates[0].iteration_s <= hi or lo < hi
+
+
+def test_plan_for_torchtitan_writes_its_job_config():
+    report = parasim.plan(LAB, set={"model": "scenarios/models/llama-3-8b.yaml"}, framework="torchtitan", top=1)
+    assert report.framework == "torchtitan" and "torchtitan.toml" in report.launch_files
+    assert "[parallelism]" in report.launch_files["torchtitan.toml"]
+
+
+def test_plan_reports_progress_through_the_callback():
+    calls = []
+    parasim.plan(LAB, top=1, progress=lambda phase, done, total: calls.append((phase, done, total)))
+    phases = [c[0] for c in calls]
+    assert phases[0] == "analytical" and phases[-1] == "simulated"
+    assert all(0 < done <= total for _, done, total in calls)
+    assert calls[-1][1] == calls[-1][2]
+
+
+def test_an_exception_in_the_progress_callback_is_raised_after_the_work():
+    def stop(phase, done, total):
+        raise KeyError("stop here")
+
+    with pytest.raises(KeyError, match="stop here"):
+        parasim.plan(LAB, top=1, progress=stop)
+
+
+def test_plan_a_pin_that_removes_every_candidate_is_an_input_error():
+    with pytest.raises(parasim.InputError) as e:
+        parasim.plan("scenarios/default.yaml", fix={"tp": 16})
+    cli = subprocess.run([CLI, "plan", "scenarios/default.yaml", "--fix", "tp=16"], capture_output=True, text=True)
+    assert cli.returncode == 2 and cli.stderr == str(e.value) + "\n"
+    assert "tp 16 does not divide the 8 key/value heads" in e.value.message
+
+
+def test_whatif_is_the_cli_json_byte_for_byte():
+    vary = {"cluster.nodes": [1, 2], "cluster.node.nics.bandwidth": ["100Gb/s", "400Gb/s"]}
+    seen = []
+    study = parasim.whatif(LAB, vary=vary, threads=2, progress=lambda phase, done, total: seen.append(done))
+    text = cli_json("whatif", LAB, "--vary", "cluster.nodes=1,2", "--vary", "cluster.node.nics.bandwidth=100Gb/s,400Gb/s", "--json")
+    assert json.dumps(study.to_dict(), indent=2, ensure_ascii=False) + "\n" == text
+    assert [v.values for v in study.variants][1] == {"cluster.nodes": "1", "cluster.node.nics.bandwidth": "400Gb/s"}
+    assert study.variants[3].gpus == 16 and study.variants[3].iteration_s < study.variants[0].iteration_s
+    assert sorted(seen) == [1, 2, 3, 4]
+
+
+def test_whatif_a_bad_value_is_an_input_error_naming_the_key():
+    with pytest.raises(parasim.InputError) as e:
+        parasim.whatif(LAB, vary={"cluster.nodes": ["two"]})
+    assert e.value.key == "cluster.nodes" and e.value.file == "--vary"
+
+
+def test_validate_reports_progress_per_row():
+    seen = []
+    parasim.validate(["tests/data/validation/sample.yaml"], progress=lambda phase, done, total: seen.append((phase, done, total)))
+    assert seen and seen[-1][1] == seen[-1][2] and {p for p, _, _ in seen} == {"rows"}
