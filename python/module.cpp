@@ -85,10 +85,27 @@ class Progress {
   std::unique_ptr<py::error_already_set> error_;
 };
 
-PyScenario load_scenario(const std::string& path, const py::object& set) {
+// A scenario given as a dict is read as its JSON text (JSON is YAML), a key a line, so that errors name
+// the line of the key at fault; its file references resolve against the current directory.
+constexpr const char* kDictName = "<scenario dict>";
+
+PyScenario load_scenario(const py::object& source, const py::object& set) {
   const auto sets = overrides(set);
+  if (py::isinstance<py::dict>(source)) {
+    const auto text = py::module_::import("json").attr("dumps")(source, py::arg("indent") = 2).cast<std::string>();
+    py::gil_scoped_release release;
+    return {std::make_shared<const sim::Scenario>(sim::load_scenario_text(text, kDictName, sets)), kDictName};
+  }
+  const auto path = py::str(source).cast<std::string>();
   py::gil_scoped_release release;
   return {std::make_shared<const sim::Scenario>(sim::load_scenario(path, sets)), path};
+}
+
+// A Scenario as given, or read from a path or a dict with the overrides (which only those take).
+PyScenario as_scenario(const py::object& scenario, const py::object& set) {
+  if (!py::isinstance<PyScenario>(scenario)) return load_scenario(scenario, set);
+  if (!set.is_none()) throw py::value_error("set= applies to a path or a dict; pass overrides to load_scenario");
+  return scenario.cast<PyScenario>();
 }
 
 PyResult simulate(const PyScenario& s, const std::string& plan_file) {
@@ -112,6 +129,9 @@ PyResult simulate(const PyScenario& s, const std::string& plan_file) {
   }
   return out;
 }
+
+// One field of the simulate --json document, built when asked for.
+py::object document_field(const PyResult& r, const char* key) { return to_python(cli::simulate_json(*r.scenario, r.result).at(key)); }
 
 // A model as parasim understands it: `parasim model --json` and its headline figures.
 struct PyModel {
@@ -197,7 +217,6 @@ struct PlanArguments {
 
 PyPlanReport plan(const py::object& scenario, const PlanArguments& a) {
   cli::PlanSearchOptions o;
-  o.set = overrides(a.set);
   o.constraints.fix = words_or_pairs(a.fix);
   o.constraints.framework = a.framework;
   o.constraints.max_pp = a.max_pp;
@@ -212,18 +231,12 @@ PyPlanReport plan(const py::object& scenario, const PlanArguments& a) {
   o.quiet = true;
   Progress progress(a.progress);
   if (progress.given()) o.on_progress = [&progress](const char* phase, std::size_t done, std::size_t total) { progress(phase, done, total); };
-  std::optional<PyScenario> loaded;
-  if (py::isinstance<PyScenario>(scenario)) {
-    if (!a.set.is_none()) throw py::value_error("set= applies to a path; pass overrides to load_scenario");
-    loaded = scenario.cast<PyScenario>();
-  } else {
-    o.scenario = py::str(scenario).cast<std::string>();
-  }
+  const auto loaded = as_scenario(scenario, a.set);
+  o.scenario = loaded.file;
   PyPlanReport out;
   {
     py::gil_scoped_release release;
-    if (loaded) o.scenario = loaded->file;
-    const auto searched = loaded ? cli::run_plan_search(o, *loaded->scenario, false) : cli::run_plan_search(o, false);
+    const auto searched = cli::run_plan_search(o, *loaded.scenario, false);
     const auto errors = cli::bundled_error_model();
     const auto choice = cli::choose_launch(searched.report, searched.scenario, errors, searched.options.constraints.framework);
     out.document = cli::plan_document(searched, choice, errors);
@@ -332,6 +345,13 @@ PYBIND11_MODULE(parasim, m) {
       .def_readonly("mfu", &PyResult::mfu, "model FLOPs utilization, 0..1")
       .def_readonly("hfu", &PyResult::hfu, "hardware FLOPs utilization (recompute counted), 0..1")
       .def_readonly("fits", &PyResult::fits, "whether every stage fits in GPU memory")
+      .def_property_readonly("interval", [](const PyResult& r) { return document_field(r, "interval"); }, "the 80% prediction interval, {'lo': s, 'hi': s}")
+      .def_property_readonly("plan", [](const PyResult& r) { return document_field(r, "plan"); }, "the plan simulated, in parasim's notation")
+      .def_property_readonly("stages", [](const PyResult& r) { return document_field(r, "stages"); },
+                             "per pipeline stage: forward, backward, recompute, optimizer, bubble and exposed communication (s), memory_bytes, fits")
+      .def_property_readonly("memory", [](const PyResult& r) { return document_field(r, "memory"); }, "the peak and its parts per stage")
+      .def_property_readonly("critical_path", [](const PyResult& r) { return document_field(r, "critical_path"); },
+                             "the tasks on the iteration's critical path, with their share of it")
       .def("to_dict", [](const PyResult& r) { return to_python(cli::simulate_json(*r.scenario, r.result)); },
            "The same document as `parasim simulate --json`: json.dumps(r.to_dict(), indent=2, ensure_ascii=False) is its text.")
       .def("__repr__", [](const PyResult& r) { return "<parasim.Result " + std::to_string(r.iteration_s) + " s>"; });
@@ -362,19 +382,14 @@ PYBIND11_MODULE(parasim, m) {
         "Imports a Hugging Face config.json (a path, or the config as a dict) as parasim models it; seq: the sequence length\n"
         "of the per-token figures (0: the model's context, else 2048). Raises InputError for a config it cannot read.");
   m.def("load_scenario", &load_scenario, py::arg("path"), py::arg("set") = py::none(),
-        "Reads a scenario YAML. set: overrides as {'key.path': value} or ['key.path=value', ...], as the CLI's --set.\n"
+        "Reads a scenario: a YAML path, or a dict of the same keys (file references such as cluster: resolve against the\n"
+        "current directory). set: overrides as {'key.path': value} or ['key.path=value', ...], as the CLI's --set.\n"
         "Raises parasim.InputError (file, line, column, key, message) for a bad file or override.");
   m.def(
       "simulate",
-      [](const py::object& scenario, const std::string& plan, const py::object& set) {
-        if (py::isinstance<PyScenario>(scenario)) {
-          if (!set.is_none()) throw py::value_error("set= applies to a path; pass overrides to load_scenario");
-          return simulate(scenario.cast<const PyScenario&>(), plan);
-        }
-        return simulate(load_scenario(py::str(scenario).cast<std::string>(), set), plan);
-      },
+      [](const py::object& scenario, const std::string& plan, const py::object& set) { return simulate(as_scenario(scenario, set), plan); },
       py::arg("scenario"), py::arg("plan") = "", py::arg("set") = py::none(),
-      "Simulates one iteration of a scenario (a Scenario or a path; set= overrides for a path) with its plan, or with the\n"
+      "Simulates one iteration of a scenario (a Scenario, a path or a dict; set= overrides for a path or dict) with its plan, or with the\n"
       "plan file given (what `parasim plan --out` writes as best_plan.yaml). Returns a Result; the GIL is released meanwhile.");
 
   py::class_<Candidate> candidate(m, "Candidate", "One simulated plan of a search, as `parasim plan --json` lists it (to_dict() is that entry).");
@@ -411,8 +426,8 @@ PYBIND11_MODULE(parasim, m) {
       py::arg("scenario"), py::arg("set") = py::none(), py::arg("fix") = py::none(), py::arg("framework") = "any", py::arg("top") = 10,
       py::arg("global_batch") = 0, py::arg("headroom") = "0 GiB", py::arg("simulate_top") = 32, py::arg("max_pp") = 0, py::arg("max_tp") = 0,
       py::arg("include") = py::none(), py::arg("threads") = 0, py::arg("progress") = py::none(),
-      "Searches the hybrid parallel plans of a scenario (a Scenario or a path) as `parasim plan` does and returns a PlanReport.\n"
-      "  set:          overrides for a path, {'key.path': value} or ['key.path=value'] (as --set)\n"
+      "Searches the hybrid parallel plans of a scenario (a Scenario, a path or a dict) as `parasim plan` does and returns a PlanReport.\n"
+      "  set:          overrides for a path or dict, {'key.path': value} or ['key.path=value'] (as --set)\n"
       "  fix:          plan fields pinned, {'tp': 8, 'cp': 1} or ['tp=8'] (as --fix)\n"
       "  framework:    'any', 'megatron', 'deepspeed' or 'torchtitan': the plans searched and the launch files written\n"
       "  top:          how many candidates the report keeps (to_dict() has every simulated plan)\n"

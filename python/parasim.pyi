@@ -28,13 +28,25 @@ class Result:
     mfu: float
     hfu: float
     fits: bool
+    @property
+    def interval(self) -> dict[str, float]:
+        """The 80% prediction interval: {'lo': seconds, 'hi': seconds}."""
+    @property
+    def plan(self) -> str: ...
+    @property
+    def stages(self) -> list[dict[str, Any]]:
+        """Per pipeline stage: forward_s, backward_s, recompute_s, optimizer_s, bubble_s, exposed_*_s, memory_bytes, fits."""
+    @property
+    def memory(self) -> dict[str, Any]: ...
+    @property
+    def critical_path(self) -> list[dict[str, Any]]: ...
     def to_dict(self) -> dict[str, Any]:
         """The document `parasim simulate --json` prints."""
 
-def load_scenario(path: str, set: Mapping[str, Any] | Sequence[str] | None = None) -> Scenario:
-    """Reads a scenario YAML; set: overrides as {'key.path': value} or ['key.path=value'], as --set."""
+def load_scenario(path: str | Mapping[str, Any], set: Mapping[str, Any] | Sequence[str] | None = None) -> Scenario:
+    """Reads a scenario YAML (a path, or a dict of its keys); set: overrides as {'key.path': value} or ['key.path=value'], as --set."""
 
-def simulate(scenario: Scenario | str, plan: str = "", set: Mapping[str, Any] | Sequence[str] | None = None) -> Result:
+def simulate(scenario: Scenario | str | Mapping[str, Any], plan: str = "", set: Mapping[str, Any] | Sequence[str] | None = None) -> Result:
     """Simulates one iteration of the scenario's plan, or of the plan file given."""
 
 class Validation:
@@ -107,7 +119,7 @@ class PlanReport:
         """The document `parasim plan --json` prints."""
 
 def plan(
-    scenario: Scenario | str,
+    scenario: Scenario | str | Mapping[str, Any],
     set: Mapping[str, Any] | Sequence[str] | None = None,
     fix: Mapping[str, Any] | Sequence[str] | None = None,
     framework: str = "any",

@@ -55,10 +55,9 @@ void Scenario::require_workload() const {
   }
 }
 
-Scenario load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides, PlanCheck plan_check) {
-  yaml::Overrides o;
-  for (const auto& s : overrides) o.add(s);
-  const yaml::Node root = yaml::load_file(file, {}, &o);
+namespace {
+
+Scenario read_scenario(const yaml::Node& root, const std::filesystem::path& file, yaml::Overrides& o, PlanCheck plan_check) {
   Scenario s;
   s.file = file.string();
   const bool bare_cluster = root.raw().IsMap() && !root.raw()["cluster"];
@@ -89,6 +88,20 @@ Scenario load_scenario(const std::filesystem::path& file, const std::vector<std:
   }
   o.check_all_used();
   return s;
+}
+
+}  // namespace
+
+Scenario load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides, PlanCheck plan_check) {
+  yaml::Overrides o;
+  for (const auto& text : overrides) o.add(text);
+  return read_scenario(yaml::load_file(file, {}, &o), file, o, plan_check);
+}
+
+Scenario load_scenario_text(const std::string& text, const std::string& name, const std::vector<std::string>& overrides, PlanCheck plan_check) {
+  yaml::Overrides o;
+  for (const auto& item : overrides) o.add(item);
+  return read_scenario(yaml::parse_text(text, name, &o), name, o, plan_check);
 }
 
 workload::ModelSpec load_model(const std::filesystem::path& file) {

@@ -49,6 +49,11 @@ enum class PlanCheck { strict, drop_unsuitable };
 Scenario load_scenario(const std::filesystem::path& file, const std::vector<std::string>& overrides = {},
                        PlanCheck plan_check = PlanCheck::strict);
 
+/// The same from YAML text (a scenario built in memory, e.g. the Python module's dict): errors name
+/// `name` and its lines; file references resolve against the current directory.
+Scenario load_scenario_text(const std::string& text, const std::string& name, const std::vector<std::string>& overrides = {},
+                            PlanCheck plan_check = PlanCheck::strict);
+
 /// Loads a plan on its own: a plan file (`parasim plan --out` writes one) or the plan section of a
 /// scenario file, checked against the model, the GPUs and the sequence length. Throws InputError.
 workload::Plan load_plan(const std::filesystem::path& file, const workload::ModelSpec& model, int gpus, int seq_len);

@@ -19,8 +19,13 @@ def test_simulate_is_the_cli_json_byte_for_byte():
     result = parasim.simulate(LAB)
     text = cli_json("simulate", LAB, "--json")
     assert json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n" == text
-    assert result.iteration_s == json.loads(text)["iteration_s"]
+    document = json.loads(text)
+    assert result.iteration_s == document["iteration_s"]
     assert 0 < result.mfu < 1 and result.fits
+    assert result.interval == document["interval"] and result.interval["lo"] < result.interval["hi"]
+    assert result.stages == document["stages"] and len(result.stages) == 2
+    assert result.memory == document["memory"] and result.critical_path == document["critical_path"]
+    assert result.plan == document["plan"]
 
 
 def test_a_loaded_scenario_is_simulated_again_with_the_same_result():
@@ -147,3 +152,31 @@ def test_validate_reports_progress_per_row():
     seen = []
     parasim.validate(["tests/data/validation/sample.yaml"], progress=lambda phase, done, total: seen.append((phase, done, total)))
     assert seen and seen[-1][1] == seen[-1][2] and {p for p, _, _ in seen} == {"rows"}
+
+
+def lab_as_dict():
+    return {
+        "name": "lab-from-dict",
+        "cluster": "scenarios/clusters/lab-2node.yaml",
+        "model": "scenarios/models/llama-2-7b.yaml",
+        "training": {"precision": "bf16", "seq_len": 4096, "attention": "flash"},
+        "plan": {"tp": 2, "sp": True, "pp": 2, "dp": 4, "micro_batch": 1, "global_batch": 32, "zero": 1, "overlap": {"grad_reduce": True}},
+    }
+
+
+def test_a_scenario_given_as_a_dict_is_the_scenario_file():
+    from_dict = parasim.simulate(lab_as_dict())
+    from_file = parasim.simulate(LAB)
+    assert from_dict.iteration_s == from_file.iteration_s
+    assert {k: v for k, v in from_dict.to_dict().items() if k != "scenario"} == {k: v for k, v in from_file.to_dict().items() if k != "scenario"}
+    assert parasim.load_scenario(lab_as_dict(), set={"cluster.nodes": 4, "plan.dp": 8}).gpus == 32
+    assert parasim.plan(lab_as_dict(), top=1).candidates[0].plan == parasim.plan(LAB, top=1).candidates[0].plan
+
+
+def test_a_bad_value_in_a_dict_names_its_line():
+    scenario = lab_as_dict()
+    scenario["training"]["seq_len"] = "long"
+    with pytest.raises(parasim.InputError) as e:
+        parasim.load_scenario(scenario)
+    assert e.value.file == "<scenario dict>" and e.value.key == "training.seq_len"
+    assert json.dumps(scenario, indent=2).splitlines()[e.value.line - 1].strip().startswith('"seq_len"')
