@@ -43,7 +43,7 @@ std::string why_recommended(const planner::SearchReport& report, const planner::
   }
   if (reasons.empty()) reasons.emplace_back("it is as simple and keeps as much memory free");
   return fmt::format("{} is {:.1f}% faster by the simulator, inside the median error of a difference between plans ({:.1f}%); {}",
-                     planner::plan_name(fastest.plan), 100 * (won.simulated.iteration.value() / fastest.simulated.iteration.value() - 1),
+                     planner::plan_name(fastest.plan, true), 100 * (won.simulated.iteration.value() / fastest.simulated.iteration.value() - 1),
                      100 * (std::exp(errors.difference) - 1), fmt::join(reasons, "; "));
 }
 

@@ -9,6 +9,7 @@
 #include "cli/launch_files.hpp"
 #include "planner/torchtitan_rules.hpp"
 #include "cli/located.hpp"
+#include "cli/prediction_interval.hpp"
 #include "cli/progress_bar.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
@@ -46,10 +47,16 @@ void check_scenario(const sim::Scenario& s, const std::string& file, const std::
 
 planner::SearchOptions search_options(const PlanSearchOptions& o, const sim::Scenario& s, int global_batch) {
   planner::SearchOptions options;
-  try {
-    options.headroom = parse_bytes(o.headroom);
-  } catch (const UnitError& e) {
-    throw InputError({"", 0, 0}, "--headroom", e.what());
+  if (o.headroom == "auto") {
+    // "Fits" means fits with the memory model's own error to spare: its median error on the peaks
+    // published runs printed, as a share of the GPU's memory.
+    options.headroom = Bytes(bundled_error_model().memory_margin * s.cluster.node.gpu.hbm_capacity.value());
+  } else {
+    try {
+      options.headroom = parse_bytes(o.headroom);
+    } catch (const UnitError& e) {
+      throw InputError({"", 0, 0}, "--headroom", e.what());
+    }
   }
   if (options.headroom.value() < 0) throw InputError({"", 0, 0}, "--headroom", "must not be negative");
   options.simulate_top = o.simulate_top;
@@ -80,7 +87,10 @@ void PlanSearchOptions::add_to(CLI::App* cmd) {
   cmd->add_option("--set", set, "override a scenario key (repeatable)");
   cmd->add_option("--simulate-top", simulate_top, "best analytical candidates the simulator scores")->check(CLI::Range(1, 100000));
   cmd->add_option("--global-batch", global_batch, "samples per iteration; default: the scenario plan's global_batch")->check(CLI::Range(1, 1 << 30));
-  cmd->add_option("--headroom", headroom, "memory kept free on every GPU beyond the model's allowance, e.g. 2GiB");
+  cmd->add_option("--headroom", headroom,
+                  "memory kept free on every GPU beyond the model's allowance, e.g. 2GiB; auto: the memory model's median error on "
+                  "published peaks (scenarios/error_model.yaml memory_margin) of the GPU's memory")
+      ->capture_default_str();
   cmd->add_flag("--power-of-two", power_of_two, "only power-of-two pp and dp (Galvatron's default)");
   cmd->add_option("--micro-batch", micro_batches, "micro-batch sizes to try (repeatable); default 1, 2, 4, 8, 16")->check(CLI::Range(1, 1 << 20));
   cmd->add_option("--include", include, "a plan YAML to simulate and rank with the rest (repeatable)");
@@ -130,7 +140,10 @@ PlanSearch run_plan_search(const PlanSearchOptions& o, sim::Scenario scenario, b
   }
   if (report.ranked.empty() || !report.ranked.front().fits) {
     throw InputError({o.scenario, 1, 1}, "plan",
-                     fmt::format("no plan of the {} considered fits in {} per GPU ({}){}{}", report.considered, format_bytes(report.budget),
+                     fmt::format("no plan of the {} considered fits in {} per GPU{} ({}){}{}", report.considered, format_bytes(report.budget),
+                                 out.options.headroom.value() > 0 ? fmt::format(" ({} less {} headroom)", format_bytes(report.capacity),
+                                                                                format_bytes(out.options.headroom))
+                                                                  : "",
                                  rejected_reasons(report),
                                  report.smallest_footprint ? fmt::format("; the smallest footprint found is {} per GPU with every layer recomputed",
                                                                          format_bytes(*report.smallest_footprint))

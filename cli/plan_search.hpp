@@ -19,7 +19,7 @@ struct PlanSearchOptions {
   std::vector<std::string> set;
   int simulate_top = 32;
   int global_batch = 0;
-  std::string headroom = "0 GiB";
+  std::string headroom = "auto";  ///< "auto": the memory model's median error on published peaks, of the capacity
   bool power_of_two = false;
   std::vector<int> micro_batches;
   std::vector<std::string> include;

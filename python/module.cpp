@@ -211,7 +211,7 @@ struct PyPlanReport {
 
 struct PlanArguments {
   py::object set, fix, include, progress;
-  std::string framework = "any", headroom = "0 GiB";
+  std::string framework = "any", headroom = "auto";
   int top = 10, global_batch = 0, simulate_top = 32, max_pp = 0, max_tp = 0, threads = 0;
 };
 
@@ -424,7 +424,7 @@ PYBIND11_MODULE(parasim, m) {
         return plan(scenario, {set, fix, include, progress, framework, headroom, top, global_batch, simulate_top, max_pp, max_tp, threads});
       },
       py::arg("scenario"), py::arg("set") = py::none(), py::arg("fix") = py::none(), py::arg("framework") = "any", py::arg("top") = 10,
-      py::arg("global_batch") = 0, py::arg("headroom") = "0 GiB", py::arg("simulate_top") = 32, py::arg("max_pp") = 0, py::arg("max_tp") = 0,
+      py::arg("global_batch") = 0, py::arg("headroom") = "auto", py::arg("simulate_top") = 32, py::arg("max_pp") = 0, py::arg("max_tp") = 0,
       py::arg("include") = py::none(), py::arg("threads") = 0, py::arg("progress") = py::none(),
       "Searches the hybrid parallel plans of a scenario (a Scenario, a path or a dict) as `parasim plan` does and returns a PlanReport.\n"
       "  set:          overrides for a path or dict, {'key.path': value} or ['key.path=value'] (as --set)\n"
@@ -432,7 +432,7 @@ PYBIND11_MODULE(parasim, m) {
       "  framework:    'any', 'megatron', 'deepspeed' or 'torchtitan': the plans searched and the launch files written\n"
       "  top:          how many candidates the report keeps (to_dict() has every simulated plan)\n"
       "  global_batch: samples per iteration (0: the scenario plan's)\n"
-      "  headroom:     memory kept free on every GPU, e.g. '4 GiB'\n"
+      "  headroom:     memory kept free on every GPU, e.g. '4 GiB'; auto: the memory model's median error on published peaks\n"
       "  simulate_top: best analytical candidates the simulator scores\n"
       "  max_pp, max_tp: upper bounds (0: none)\n"
       "  include:      plan YAML files ranked with the rest\n"

@@ -125,7 +125,7 @@ def plan(
     framework: str = "any",
     top: int = 10,
     global_batch: int = 0,
-    headroom: str = "0 GiB",
+    headroom: str = "auto",
     simulate_top: int = 32,
     max_pp: int = 0,
     max_tp: int = 0,

@@ -93,6 +93,10 @@ def test_plan_is_the_cli_json_byte_for_byte_with_its_launch_files(tmp_path):
     assert [c.to_dict() for c in report.candidates] == json.loads(text)["plans"][:3]
     assert all(c.tp == 2 for c in report.candidates) and report.candidates[0].rank == 1
     assert report.recommended.recommended and report.framework == "Megatron-LM"
+    # "Fits" keeps the memory model's error free by default: every plan, the recommended one too.
+    document = report.to_dict()
+    headroom = document["capacity_bytes"] - document["budget_bytes"]
+    assert headroom > 0 and all(c.margin >= headroom for c in report.candidates) and report.recommended.margin >= headroom
     assert report.launch_files.keys() == {p.name for p in tmp_path.iterdir()}
     for name, body in report.launch_files.items():
         assert (tmp_path / name).read_text() == body
