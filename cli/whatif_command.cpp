@@ -202,6 +202,7 @@ Action add_whatif_command(CLI::App& app) {
     options.simulate_top = o->simulate_top;
     options.constraints = o->constraints.parse();
     options.threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    options.headroom_share = bundled_error_model().memory_margin;  // as plan's default headroom
     return o->sensitivity ? run_sensitivity(*o, options) : run_study(*o, options);
   };
 }

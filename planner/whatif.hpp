@@ -23,6 +23,9 @@ struct WhatifOptions {
   int simulate_top = 32;    ///< planner::SearchOptions::simulate_top
   Constraints constraints;  ///< what every re-plan obeys (--fix, --max-pp, --framework)
   int threads = 1;          ///< simulations at once, shared out among the variants
+  /// Memory every re-plan keeps free, as a share of the GPU's memory (plan's default headroom: the
+  /// memory model's median error on published peaks).
+  double headroom_share = 0;
   /// Called after each evaluation finishes, from the thread that ran it (serialized): done, total.
   std::function<void(std::size_t done, std::size_t total)> progress;
 };
@@ -61,7 +64,8 @@ int study_global_batch(const sim::Scenario& scenario);
 /// Evaluates one scenario with `threads` simulations at once. Bad input (no model, no plan for
 /// --fixed-plan, no peak for the training format) throws InputError; a variant where nothing fits
 /// is an Outcome with `failure`.
-Outcome evaluate(const sim::Scenario& scenario, bool fixed_plan, int simulate_top, int threads, const Constraints& constraints = {});
+Outcome evaluate(const sim::Scenario& scenario, bool fixed_plan, int simulate_top, int threads, const Constraints& constraints = {},
+                 double headroom_share = 0);
 
 /// A scenario to evaluate and how.
 struct Job {

@@ -303,6 +303,7 @@ PyStudy whatif(const std::string& scenario, const WhatifArguments& a) {
     options.fixed_plan = r.study.fixed_plan;
     options.simulate_top = a.simulate_top;
     options.constraints = constraints.parse();
+    options.headroom_share = cli::bundled_error_model().memory_margin;  // as plan's default headroom
     options.threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     if (progress.given()) options.progress = [&progress](std::size_t done, std::size_t total) { progress("variants", done, total); };
     r.outcomes = planner::evaluate_jobs(planner::study_jobs(cli::load_variants(r.study, r.variants), r.study.fixed_plan), options);
