@@ -68,13 +68,13 @@ std::vector<double> family_weights(const std::vector<ErrorObservation>& obs) {
   return w;
 }
 
-// Each row's residual under the center fitted without its family (with one family, or a family
-// holding nearly every row, under the center fitted on all).
-std::vector<double> out_of_family_residuals(const std::vector<ErrorObservation>& obs, const std::vector<Row>& x, const std::vector<double>& y,
-                                            const std::vector<double>& w, const Row& all) {
-  std::map<std::string, Row> center_without;
+// Per family, the least-squares fit of y on the rows of every other family (with one family, or a
+// family holding nearly every row, the fit on all).
+std::map<std::string, Row> out_of_family_fit(const std::vector<ErrorObservation>& obs, const std::vector<Row>& x, const std::vector<double>& y,
+                                             const std::vector<double>& w, const Row& all) {
+  std::map<std::string, Row> without;
   for (const auto& o : obs) {
-    if (center_without.count(o.family)) continue;
+    if (without.count(o.family)) continue;
     std::vector<Row> xs;
     std::vector<double> ys, ws;
     for (std::size_t i = 0; i < obs.size(); ++i) {
@@ -83,8 +83,15 @@ std::vector<double> out_of_family_residuals(const std::vector<ErrorObservation>&
       ys.push_back(y[i]);
       ws.push_back(w[i]);
     }
-    center_without[o.family] = xs.size() >= kErrorFeatures + 2 ? least_squares(xs, ys, ws) : all;
+    without[o.family] = xs.size() >= kErrorFeatures + 2 ? least_squares(xs, ys, ws) : all;
   }
+  return without;
+}
+
+// Each row's residual under the center fitted without its family.
+std::vector<double> out_of_family_residuals(const std::vector<ErrorObservation>& obs, const std::vector<Row>& x, const std::vector<double>& y,
+                                            const std::vector<double>& w, const Row& all) {
+  const auto center_without = out_of_family_fit(obs, x, y, w, all);
   std::vector<double> out;
   for (std::size_t i = 0; i < obs.size(); ++i) out.push_back(y[i] - dot(center_without.at(obs[i].family), x[i]));
   return out;
@@ -166,8 +173,12 @@ ErrorModel fit_error_model(const std::vector<ErrorObservation>& observations, co
   std::vector<double> deviation;
   for (double r : residual) deviation.push_back(std::fabs(r));
   m.scale = least_squares(x, deviation, w);
+  // Standardized by a scale fitted without the row's family too: a family's deviations must not
+  // set the width they are measured against, or the quantiles come out narrower than the error on
+  // a family the model has not seen.
+  const auto scale = out_of_family_fit(observations, x, deviation, w, m.scale);
   std::vector<double> z;
-  for (std::size_t i = 0; i < x.size(); ++i) z.push_back(residual[i] / scale_at(m, x[i]));
+  for (std::size_t i = 0; i < x.size(); ++i) z.push_back(residual[i] / std::max(kMinimumScale, dot(scale.at(observations[i].family), x[i])));
   m.z_low = std::min(0.0, quantile(z, w, 0.10));
   m.z_high = std::max(0.0, quantile(z, w, 0.90));
   m.rows = static_cast<int>(observations.size());

@@ -88,6 +88,27 @@ TEST_CASE("fitting the error model: the center follows the residuals, the interv
   CHECK(fit_error_model(obs, "five").empty());
 }
 
+TEST_CASE("fitting the error model: a family's deviations are standardized by a scale fitted without it") {
+  // Three calm families off by ±2%, one wild family off by ±40%. Fitted without the wild family the
+  // scale is 0.02, so its rows stand at z = ±20; with it in the fit (0.115) they would stand at ±3.5
+  // and the interval would end at the wild rows' ±0.4 exactly. A new family may be as far off the
+  // rest as the wild one is: the interval reaches well past it.
+  std::vector<ErrorObservation> obs;
+  for (const std::string family : {"calm-a", "calm-b", "calm-c"}) {
+    for (int i = 0; i < 8; ++i) obs.push_back(observation(family, 0.0, std::exp(i % 2 ? 0.02 : -0.02)));
+  }
+  for (int i = 0; i < 8; ++i) obs.push_back(observation("wild", 0.0, std::exp(i % 2 ? 0.4 : -0.4)));
+  const auto m = fit_error_model(obs, "calm and wild");
+  REQUIRE_FALSE(m.empty());
+  CHECK(m.z_low == doctest::Approx(-20).epsilon(0.05));
+  CHECK(m.z_high == doctest::Approx(20).epsilon(0.05));
+  ErrorFeatures x;
+  x.gpus = 64;
+  const auto i = prediction_interval(m, x, Seconds(10.0));
+  CHECK(std::log(i.hi.value() / 10.0) > 1.0);
+  CHECK(std::log(i.lo.value() / 10.0) < -1.0);
+}
+
 TEST_CASE("the error model file: written and read back; a bad one names its file, line and key") {
   ErrorModel m;
   m.rows = 505;
