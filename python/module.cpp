@@ -388,8 +388,10 @@ PYBIND11_MODULE(parasim, m) {
         "Raises parasim.InputError (file, line, column, key, message) for a bad file or override.");
   m.def(
       "simulate",
-      [](const py::object& scenario, const std::string& plan, const py::object& set) { return simulate(as_scenario(scenario, set), plan); },
-      py::arg("scenario"), py::arg("plan") = "", py::arg("set") = py::none(),
+      [](const py::object& scenario, const py::object& plan, const py::object& set) {
+        return simulate(as_scenario(scenario, set), plan.is_none() ? std::string() : py::str(plan).cast<std::string>());
+      },
+      py::arg("scenario"), py::arg("plan") = py::none(), py::arg("set") = py::none(),
       "Simulates one iteration of a scenario (a Scenario, a path or a dict; set= overrides for a path or dict) with its plan, or with the\n"
       "plan file given (what `parasim plan --out` writes as best_plan.yaml). Returns a Result; the GIL is released meanwhile.");
 

@@ -46,7 +46,7 @@ class Result:
 def load_scenario(path: str | Mapping[str, Any], set: Mapping[str, Any] | Sequence[str] | None = None) -> Scenario:
     """Reads a scenario YAML (a path, or a dict of its keys); set: overrides as {'key.path': value} or ['key.path=value'], as --set."""
 
-def simulate(scenario: Scenario | str | Mapping[str, Any], plan: str = "", set: Mapping[str, Any] | Sequence[str] | None = None) -> Result:
+def simulate(scenario: Scenario | str | Mapping[str, Any], plan: str | None = None, set: Mapping[str, Any] | Sequence[str] | None = None) -> Result:
     """Simulates one iteration of the scenario's plan, or of the plan file given."""
 
 class Validation:

@@ -100,6 +100,9 @@ def test_plan_is_the_cli_json_byte_for_byte_with_its_launch_files(tmp_path):
     assert report.launch_files.keys() == {p.name for p in tmp_path.iterdir()}
     for name, body in report.launch_files.items():
         assert (tmp_path / name).read_text() == body
+    # The launched plan, simulated again from the best_plan.yaml it wrote, is the recommended candidate.
+    again = parasim.simulate(LAB, plan=str(tmp_path / "best_plan.yaml"))
+    assert again.iteration_s == report.recommended.iteration_s
     lo, hi = report.candidates[0].interval["lo"], report.candidates[0].interval["hi"]
     assert lo <= report.candidates[0].iteration_s <= hi or lo < hi
 
@@ -170,7 +173,7 @@ def lab_as_dict():
 
 def test_a_scenario_given_as_a_dict_is_the_scenario_file():
     from_dict = parasim.simulate(lab_as_dict())
-    from_file = parasim.simulate(LAB)
+    from_file = parasim.simulate(LAB, plan=None)
     assert from_dict.iteration_s == from_file.iteration_s
     assert {k: v for k, v in from_dict.to_dict().items() if k != "scenario"} == {k: v for k, v in from_file.to_dict().items() if k != "scenario"}
     assert parasim.load_scenario(lab_as_dict(), set={"cluster.nodes": 4, "plan.dp": 8}).gpus == 32
