@@ -149,6 +149,66 @@ std::string top_table(const planner::SearchReport& report, int top, bool wide, c
   return t.render();
 }
 
+// What was searched, the top plans and how the analytical order held up.
+std::string search_text(const PlanSearch& searched, const LaunchChoice& choice, const sim::ErrorModel& errors, const Options& o) {
+  const auto& s = searched.scenario;
+  const auto& report = searched.report;
+  std::string out = fmt::format("Planning   {}: {} on {} x {}, global batch {}, {} tokens per sample\n", s.name, s.model->name, s.cluster.gpus(),
+                                s.cluster.node.gpu.name, searched.global_batch, s.training->seq_len);
+  out += fmt::format("Searched   {} candidates; {} fit in {} per GPU (capacity {} less headroom {}); {} simulated\n", report.visited, report.scored,
+                     format_bytes(report.budget), format_bytes(report.capacity), format_bytes(searched.options.headroom), report.ranked.size());
+  if (report.time_limited) {
+    out += fmt::format("  time limit {} s reached: {} of {} candidates scanned, {} simulated\n", o.search.time_limit, report.visited, report.considered,
+                       report.ranked.size());
+  }
+  for (const auto& [why, n] : report.rejected) out += fmt::format("  rejected {:>6}  {}\n", n, why);
+  for (const auto& [p, why] : report.unusable) out += fmt::format("  given plan not simulated: {} ({})\n", planner::plan_name(p), why);
+  out += "\n";
+  out += top_table(report, o.top, o.wide, errors, s.training->precision, choice);
+  out += fmt::format("tie: plans within {:.1f}% of their group's fastest (the median error of a difference between plans); * recommended\n",
+                     100 * (std::exp(errors.difference) - 1));
+  // Given plans below the shown rows still get their line.
+  for (std::size_t i = static_cast<std::size_t>(o.top); i < report.ranked.size(); ++i) {
+    const auto& r = report.ranked[i];
+    if (!r.included) continue;
+    out += fmt::format("given plan ranks #{}: {} at {}{}\n", i + 1, planner::plan_name(r.plan), format_duration(r.simulated.iteration),
+                       r.fits ? "" : " (does not fit)");
+  }
+  out += fmt::format("\nAnalytical vs simulated order: {} of {} pairs of simulated candidates disagree; {} of the {} pairs more than 2% apart\n",
+                     report.discordant, report.pairs, report.distinct_discordant, report.distinct_pairs);
+  return out;
+}
+
+// DeepSpeed's config for the launched plan, or why there is none (nothing under torchtitan).
+std::string deepspeed_text(const sim::Scenario& s, const LaunchChoice& choice) {
+  if (choice.torchtitan || !choice.launched) return "";
+  if (const auto problem = planner::deepspeed_plan_problem(choice.plan)) return "\nDeepSpeed  no ds_config.json: " + *problem + "\n";
+  if (choice.plan.zero < 1) return "";
+  std::string out = "\nDeepSpeed config (ds_config.json)\n" + planner::deepspeed_config(choice.plan, *s.training).dump(2) + "\n";
+  // DeepSpeed's ZeRO-3 gathers and reduces in smaller pieces than FSDP, which the plan was priced as.
+  if (choice.plan.zero == 3 && s.training->zero3_engine != workload::Zero3Engine::deepspeed) {
+    out += "  (priced as FSDP runs ZeRO-3; set training.zero3_engine: deepspeed to price it as DeepSpeed runs it)\n";
+  }
+  return out;
+}
+
+// --explain: which costs make the runner-up, the plan launched and every given plan slower than the best.
+std::string explain_text(const planner::SearchReport& report, const LaunchChoice& choice) {
+  const auto& best = report.ranked.front();
+  std::string out = "\n";
+  if (report.ranked.size() > 1) out += explain(best, report.ranked[1], "runner-up");
+  // The plan launched against the nominal fastest: what the simulator says it gives up, beside the
+  // Tied paragraph's reason for taking it.
+  if (choice.launched && choice.launched != &best && choice.launched != &report.ranked[1]) {
+    out += "\n" + explain(best, *choice.launched, fmt::format("the plan launched (#{})", choice.rank));
+    if (!choice.why_recommended.empty()) out += wrapped_paragraph("Launched", "anyway: " + choice.why_recommended);
+  }
+  for (std::size_t i = 1; i < report.ranked.size(); ++i) {
+    if (report.ranked[i].included) out += "\n" + explain(best, report.ranked[i], fmt::format("given plan (#{})", i + 1));
+  }
+  return out;
+}
+
 // One published run against the planner: the same model, cluster, precision and batch planned from
 // scratch, the published plan (each way the policy fills its unknown fields) given too.
 struct PublishedCheck {
@@ -352,72 +412,16 @@ Action add_plan_command(CLI::App& app) {
     if (!o->published.empty()) return check_published_file(*o);
     if (o->search.scenario.empty()) throw InputError({"", 0, 0}, "scenario", "missing: parasim plan <scenario.yaml> (or --list-space --gpus N)");
     const auto searched = run_plan_search(o->search, !o->json);
-    const auto& s = searched.scenario;
-    const auto& report = searched.report;
-    const auto& options = searched.options;
-    const int global_batch = searched.global_batch;
-    const int gpus = s.cluster.gpus();
-    const auto& gpu = s.cluster.node.gpu;
-    const auto& best = report.ranked.front();
     const auto errors = bundled_error_model();
-    const auto choice = choose_launch(report, s, errors, options.constraints.framework);
+    const auto choice = choose_launch(searched.report, searched.scenario, errors, searched.options.constraints.framework);
     const auto doc = plan_document(searched, choice, errors);
-    if (!o->out.empty()) write_launch_files(o->out, choice, s, doc);
+    if (!o->out.empty()) write_launch_files(o->out, choice, searched.scenario, doc);
     if (o->json) {
       std::cout << doc.dump(2) << "\n";
       return 0;
     }
-
-    std::string out = fmt::format("Planning   {}: {} on {} x {}, global batch {}, {} tokens per sample\n", s.name, s.model->name, gpus, gpu.name,
-                                  global_batch, s.training->seq_len);
-    out += fmt::format("Searched   {} candidates; {} fit in {} per GPU (capacity {} less headroom {}); {} simulated\n", report.visited,
-                       report.scored, format_bytes(report.budget), format_bytes(report.capacity), format_bytes(options.headroom), report.ranked.size());
-    if (report.time_limited) {
-      out += fmt::format("  time limit {} s reached: {} of {} candidates scanned, {} simulated\n", o->search.time_limit, report.visited, report.considered,
-                         report.ranked.size());
-    }
-    for (const auto& [why, n] : report.rejected) out += fmt::format("  rejected {:>6}  {}\n", n, why);
-    for (const auto& [p, why] : report.unusable) out += fmt::format("  given plan not simulated: {} ({})\n", planner::plan_name(p), why);
-    out += "\n";
-    out += top_table(report, o->top, o->wide, errors, s.training->precision, choice);
-    out += fmt::format("tie: plans within {:.1f}% of their group's fastest (the median error of a difference between plans); * recommended\n",
-                       100 * (std::exp(errors.difference) - 1));
-    // Given plans below the shown rows still get their line.
-    for (std::size_t i = static_cast<std::size_t>(o->top); i < report.ranked.size(); ++i) {
-      const auto& r = report.ranked[i];
-      if (!r.included) continue;
-      out += fmt::format("given plan ranks #{}: {} at {}{}\n", i + 1, planner::plan_name(r.plan), format_duration(r.simulated.iteration),
-                         r.fits ? "" : " (does not fit)");
-    }
-    out += fmt::format("\nAnalytical vs simulated order: {} of {} pairs of simulated candidates disagree; {} of the {} pairs more than 2% apart\n",
-                       report.discordant, report.pairs, report.distinct_discordant, report.distinct_pairs);
-    out += launch_summary(choice);
-    const auto deepspeed_problem = choice.launched ? planner::deepspeed_plan_problem(choice.plan) : std::nullopt;
-    if (choice.torchtitan) {
-      // The launch is torchtitan's: no DeepSpeed config beside it.
-    } else if (choice.launched && deepspeed_problem) {
-      out += "\nDeepSpeed  no ds_config.json: " + *deepspeed_problem + "\n";
-    } else if (choice.launched && choice.plan.zero >= 1) {
-      out += "\nDeepSpeed config (ds_config.json)\n" + planner::deepspeed_config(choice.plan, *s.training).dump(2) + "\n";
-      // DeepSpeed's ZeRO-3 gathers and reduces in smaller pieces than FSDP, which the plan was priced as.
-      if (choice.plan.zero == 3 && s.training->zero3_engine != workload::Zero3Engine::deepspeed) {
-        out += "  (priced as FSDP runs ZeRO-3; set training.zero3_engine: deepspeed to price it as DeepSpeed runs it)\n";
-      }
-    }
-    if (o->explain) {
-      out += "\n";
-      if (report.ranked.size() > 1) out += explain(best, report.ranked[1], "runner-up");
-      // The plan launched against the nominal fastest: what the simulator says it gives up, beside the
-      // Tied paragraph's reason for taking it.
-      if (choice.launched && choice.launched != &best && choice.launched != &report.ranked[1]) {
-        out += "\n" + explain(best, *choice.launched, fmt::format("the plan launched (#{})", choice.rank));
-        if (!choice.why_recommended.empty()) out += wrapped_paragraph("Launched", "anyway: " + choice.why_recommended);
-      }
-      for (std::size_t i = 1; i < report.ranked.size(); ++i) {
-        if (report.ranked[i].included) out += "\n" + explain(best, report.ranked[i], fmt::format("given plan (#{})", i + 1));
-      }
-    }
-    std::cout << out;
+    std::cout << search_text(searched, choice, errors, *o) + launch_summary(choice) + deepspeed_text(searched.scenario, choice) +
+                     (o->explain ? explain_text(searched.report, choice) : "");
     return 0;
   };
 }
