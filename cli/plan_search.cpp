@@ -47,18 +47,7 @@ void check_scenario(const sim::Scenario& s, const std::string& file, const std::
 
 planner::SearchOptions search_options(const PlanSearchOptions& o, const sim::Scenario& s, int global_batch) {
   planner::SearchOptions options;
-  if (o.headroom == "auto") {
-    // "Fits" means fits with the memory model's own error to spare: its median error on the peaks
-    // published runs printed, as a share of the GPU's memory.
-    options.headroom = Bytes(bundled_error_model().memory_margin * s.cluster.node.gpu.hbm_capacity.value());
-  } else {
-    try {
-      options.headroom = parse_bytes(o.headroom);
-    } catch (const UnitError& e) {
-      throw InputError({"", 0, 0}, "--headroom", e.what());
-    }
-  }
-  if (options.headroom.value() < 0) throw InputError({"", 0, 0}, "--headroom", "must not be negative");
+  options.headroom = parse_headroom(o.headroom).of(s.cluster.node.gpu.hbm_capacity);
   options.simulate_top = o.simulate_top;
   options.power_of_two = o.power_of_two;
   options.micro_batches = o.micro_batches;
@@ -81,6 +70,23 @@ std::string rejected_reasons(const planner::SearchReport& report) {
 }
 
 }  // namespace
+
+planner::Headroom parse_headroom(const std::string& text) {
+  planner::Headroom h;
+  // "Fits" means fits with the memory model's own error to spare: its median error on the peaks
+  // published runs printed, as a share of the GPU's memory.
+  if (text == "auto") {
+    h.share = bundled_error_model().memory_margin;
+    return h;
+  }
+  try {
+    h.fixed = parse_bytes(text);
+  } catch (const UnitError& e) {
+    throw InputError({"", 0, 0}, "--headroom", e.what());
+  }
+  if (h.fixed.value() < 0) throw InputError({"", 0, 0}, "--headroom", "must not be negative");
+  return h;
+}
 
 void PlanSearchOptions::add_to(CLI::App* cmd) {
   cmd->add_option("scenario", scenario, "scenario YAML with cluster, model and training (a plan in it is ranked too)");

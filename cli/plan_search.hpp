@@ -44,6 +44,10 @@ struct PlanSearch {
   planner::SearchReport report;  ///< at least one plan, the first of which fits
 };
 
+/// --headroom's value: "auto" (the memory model's median error on published peaks, as a share of the
+/// GPU's memory) or an amount with its unit; an InputError naming --headroom otherwise.
+planner::Headroom parse_headroom(const std::string& text);
+
 /// Runs the search; `progress` draws a bar per phase on the terminal. Throws InputError for a scenario
 /// without model or training, a batch not given, no candidate (naming the pin that removed the last),
 /// or no candidate that fits (with the smallest footprint found).

@@ -13,6 +13,7 @@
 #include "cli/commands.hpp"
 #include "cli/constraint_options.hpp"
 #include "cli/gnuplot.hpp"
+#include "cli/plan_search.hpp"
 #include "cli/prediction_interval.hpp"
 #include "cli/progress_bar.hpp"
 #include "cli/whatif_distributed.hpp"
@@ -48,6 +49,7 @@ struct Options {
   std::string gnuplot = "gnuplot";
   int threads = 0;
   int simulate_top = 32;
+  std::string headroom = "auto";
   ConstraintOptions constraints;
 };
 
@@ -193,6 +195,10 @@ Action add_whatif_command(CLI::App& app) {
   cmd->add_option("--threads", o->threads, "simulations at once (default: the machine's cores); the result is the same for any count")
       ->check(CLI::Range(1, 4096));
   cmd->add_option("--simulate-top", o->simulate_top, "best analytical candidates the simulator scores per re-plan")->check(CLI::Range(1, 100000));
+  cmd->add_option("--headroom", o->headroom,
+                  "memory every re-plan keeps free on every GPU, e.g. 2GiB; auto: the memory model's median error on published peaks of "
+                  "each variant's GPU memory (as plan's default)")
+      ->capture_default_str();
   o->constraints.add_to(cmd, "every re-plan");
   return [o]() {
     if (o->scenario.empty()) {
@@ -202,7 +208,7 @@ Action add_whatif_command(CLI::App& app) {
     options.simulate_top = o->simulate_top;
     options.constraints = o->constraints.parse();
     options.threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    options.headroom_share = bundled_error_model().memory_margin;  // as plan's default headroom
+    options.headroom = parse_headroom(o->headroom);
     return o->sensitivity ? run_sensitivity(*o, options) : run_study(*o, options);
   };
 }

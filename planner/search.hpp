@@ -53,6 +53,14 @@ struct Constraints {
   bool allows(const workload::Plan& p) const;
 };
 
+/// Memory a search keeps free on every GPU: a fixed amount plus a share of the GPU's memory (`plan
+/// --headroom auto` is the memory model's median error as a share).
+struct Headroom {
+  Bytes fixed{0.0};
+  double share = 0;
+  Bytes of(Bytes capacity) const { return Bytes(fixed.value() + share * capacity.value()); }
+};
+
 struct SearchOptions {
   Bytes headroom{0.0};        ///< kept free on every GPU beyond the memory model's own allowance
   int simulate_top = 32;      ///< candidates the simulator scores after the analytical ranking

@@ -65,10 +65,10 @@ Outcome simulate_given(const sim::Scenario& s) {
   return describe(s, *s.plan, r, true);
 }
 
-Outcome replan(const sim::Scenario& s, int simulate_top, int threads, const Constraints& constraints, double headroom_share) {
+Outcome replan(const sim::Scenario& s, int simulate_top, int threads, const Constraints& constraints, const Headroom& headroom) {
   const int global_batch = study_global_batch(s);
   SearchOptions options;
-  options.headroom = Bytes(headroom_share * s.cluster.node.gpu.hbm_capacity.value());
+  options.headroom = headroom.of(s.cluster.node.gpu.hbm_capacity);
   options.simulate_top = simulate_top;
   options.constraints = constraints;
   options.threads = std::max(1, threads);
@@ -142,19 +142,19 @@ int study_global_batch(const sim::Scenario& s) {
   return batch;
 }
 
-Outcome evaluate(const sim::Scenario& s, bool fixed_plan, int simulate_top, int threads, const Constraints& constraints, double headroom_share) {
+Outcome evaluate(const sim::Scenario& s, bool fixed_plan, int simulate_top, int threads, const Constraints& constraints, const Headroom& headroom) {
   for (auto [present, key] : {std::pair{s.model.has_value(), "model"}, {s.training.has_value(), "training"}}) {
     if (!present) throw InputError({s.file, 1, 1}, key, "missing: parasim whatif needs a scenario with model, training and plan sections");
   }
   require_peak(s);
-  return fixed_plan ? simulate_given(s) : replan(s, simulate_top, threads, constraints, headroom_share);
+  return fixed_plan ? simulate_given(s) : replan(s, simulate_top, threads, constraints, headroom);
 }
 
 std::vector<Outcome> evaluate_jobs(const std::vector<Job>& jobs, const WhatifOptions& options) {
   return parallel_map(jobs.size(), options, [&](std::size_t i, int threads) {
     const auto& s = jobs[i].scenario;
     try {
-      return evaluate(s, jobs[i].fixed_plan, options.simulate_top, threads, options.constraints, options.headroom_share);
+      return evaluate(s, jobs[i].fixed_plan, options.simulate_top, threads, options.constraints, options.headroom);
     } catch (const sim::ClockOverflow& e) {
       // A variant whose values run the iteration past the simulator's clock is that variant's answer.
       Outcome o;

@@ -23,9 +23,7 @@ struct WhatifOptions {
   int simulate_top = 32;    ///< planner::SearchOptions::simulate_top
   Constraints constraints;  ///< what every re-plan obeys (--fix, --max-pp, --framework)
   int threads = 1;          ///< simulations at once, shared out among the variants
-  /// Memory every re-plan keeps free, as a share of the GPU's memory (plan's default headroom: the
-  /// memory model's median error on published peaks).
-  double headroom_share = 0;
+  Headroom headroom;  ///< what every re-plan keeps free (plan's default: the memory model's median error)
   /// Called after each evaluation finishes, from the thread that ran it (serialized): done, total.
   std::function<void(std::size_t done, std::size_t total)> progress;
 };
@@ -65,7 +63,7 @@ int study_global_batch(const sim::Scenario& scenario);
 /// --fixed-plan, no peak for the training format) throws InputError; a variant where nothing fits
 /// is an Outcome with `failure`.
 Outcome evaluate(const sim::Scenario& scenario, bool fixed_plan, int simulate_top, int threads, const Constraints& constraints = {},
-                 double headroom_share = 0);
+                 const Headroom& headroom = {});
 
 /// A scenario to evaluate and how.
 struct Job {

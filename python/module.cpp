@@ -279,7 +279,7 @@ std::vector<std::string> vary_axes(const py::object& vary) {
 struct WhatifArguments {
   py::object vary, set, fix, progress;
   bool fixed_plan = false;
-  std::string framework = "any";
+  std::string framework = "any", headroom = "auto";
   int simulate_top = 32, max_pp = 0, max_tp = 0, threads = 0;
 };
 
@@ -303,7 +303,7 @@ PyStudy whatif(const std::string& scenario, const WhatifArguments& a) {
     options.fixed_plan = r.study.fixed_plan;
     options.simulate_top = a.simulate_top;
     options.constraints = constraints.parse();
-    options.headroom_share = cli::bundled_error_model().memory_margin;  // as plan's default headroom
+    options.headroom = cli::parse_headroom(a.headroom);
     options.threads = a.threads > 0 ? a.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     if (progress.given()) options.progress = [&progress](std::size_t done, std::size_t total) { progress("variants", done, total); };
     r.outcomes = planner::evaluate_jobs(planner::study_jobs(cli::load_variants(r.study, r.variants), r.study.fixed_plan), options);
@@ -467,11 +467,11 @@ PYBIND11_MODULE(parasim, m) {
   m.def(
       "whatif",
       [](const std::string& scenario, const py::object& vary, const py::object& set, bool fixed_plan, const py::object& fix, const std::string& framework,
-         int simulate_top, int max_pp, int max_tp, int threads, const py::object& progress) {
-        return whatif(scenario, {vary, set, fix, progress, fixed_plan, framework, simulate_top, max_pp, max_tp, threads});
+         const std::string& headroom, int simulate_top, int max_pp, int max_tp, int threads, const py::object& progress) {
+        return whatif(scenario, {vary, set, fix, progress, fixed_plan, framework, headroom, simulate_top, max_pp, max_tp, threads});
       },
       py::arg("scenario"), py::arg("vary") = py::none(), py::arg("set") = py::none(), py::arg("fixed_plan") = false, py::arg("fix") = py::none(),
-      py::arg("framework") = "any", py::arg("simulate_top") = 32, py::arg("max_pp") = 0, py::arg("max_tp") = 0, py::arg("threads") = 0,
+      py::arg("framework") = "any", py::arg("headroom") = "auto", py::arg("simulate_top") = 32, py::arg("max_pp") = 0, py::arg("max_tp") = 0, py::arg("threads") = 0,
       py::arg("progress") = py::none(),
       "The same question on other hardware, as `parasim whatif`: every combination of the varied keys' values (the first key\n"
       "changing slowest), each the scenario with one more override per key, re-planned and simulated. Returns a Study.\n"
@@ -480,7 +480,7 @@ PYBIND11_MODULE(parasim, m) {
       "              or ['key.path=v1,v2'] as --vary\n"
       "  set:        overrides for every variant\n"
       "  fixed_plan: simulate the scenario's plan in every variant instead of re-planning\n"
-      "  fix, framework, max_pp, max_tp, simulate_top: what every re-plan obeys, as for plan()\n"
+      "  fix, framework, headroom, max_pp, max_tp, simulate_top: what every re-plan obeys, as for plan()\n"
       "  threads:    simulations at once (0: the machine's cores); the result is the same for any count\n"
       "  progress:   called as progress('variants', done, total) as variants finish\n"
       "A variant where nothing fits has `failure` set and the study goes on; bad keys or values raise InputError.");

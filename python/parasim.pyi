@@ -167,6 +167,7 @@ def whatif(
     fixed_plan: bool = False,
     fix: Mapping[str, Any] | Sequence[str] | None = None,
     framework: str = "any",
+    headroom: str = "auto",
     simulate_top: int = 32,
     max_pp: int = 0,
     max_tp: int = 0,

@@ -187,3 +187,10 @@ def test_a_bad_value_in_a_dict_names_its_line():
         parasim.load_scenario(scenario)
     assert e.value.file == "<scenario dict>" and e.value.key == "training.seq_len"
     assert json.dumps(scenario, indent=2).splitlines()[e.value.line - 1].strip().startswith('"seq_len"')
+
+
+def test_whatif_keeps_the_headroom_it_is_given():
+    study = parasim.whatif(LAB, vary={"cluster.nodes": [1, 2]}, headroom="70GiB", threads=1)
+    text = cli_json("whatif", LAB, "--vary", "cluster.nodes=1,2", "--headroom", "70GiB", "--threads", "1", "--json")
+    assert study.to_dict() == json.loads(text)
+    assert study.variants[0].failure.startswith("no plan of the") and study.variants[1].fits

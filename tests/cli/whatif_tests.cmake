@@ -122,3 +122,10 @@ parasim_cli_test(NAME whatif_fixed_dims ARGS whatif scenarios/whatif/lab-nics.ya
                  JSON variants.0.tp=2 variants.0.zero=1 variants.3.tp=2 variants.5.tp=2 variants.5.zero=1)
 parasim_cli_test(NAME whatif_bad_fix ARGS whatif scenarios/whatif/lab-nics.yaml --fix tq=2 RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_bad_fix.expected)
+# Every re-plan keeps plan's headroom free: the default (auto, the memory model's median error) or
+# the amount given; 70 GiB of an H100's 79.65 leaves a 7B model nothing on one node, but a plan on two.
+parasim_cli_test(NAME whatif_headroom ARGS whatif ${lab} --vary cluster.nodes=1,2 --headroom 70GiB --json --threads 1
+                 JSON variants.0.fits=OFF variants.1.fits=ON
+                 STDOUT_REGEX "no plan of the [0-9]+ considered fits in 9.65 GiB per GPU")
+parasim_cli_test(NAME whatif_bad_headroom ARGS whatif ${lab} --vary cluster.nodes=1 --headroom lots RC 2
+                 STDERR ${whatif_expected}/whatif_bad_headroom.expected)
