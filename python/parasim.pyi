@@ -1,5 +1,5 @@
 """parasim: simulate hybrid-parallel Transformer training in-process (the CLI's libraries)."""
-from typing import Any, Callable, Mapping, Sequence
+from typing import Any, Callable, Iterator, Mapping, Sequence
 
 Progress = Callable[[str, int, int], object]
 """Called as progress(phase, done, total) from the work; an exception it raises is raised when the work ends."""
@@ -115,6 +115,10 @@ class PlanReport:
     framework: str
     launch_files: dict[str, str]
     """What `parasim plan --out DIR` writes: {file name: text}."""
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: int) -> Candidate: ...
+    def __iter__(self) -> Iterator[Candidate]:
+        """The report reads as the list of its candidates."""
     def to_dict(self) -> dict[str, Any]:
         """The document `parasim plan --json` prints."""
 
@@ -157,6 +161,10 @@ class Variant:
 class Study:
     """A what-if study: the scenario's variants, each re-planned (or its plan kept) and simulated."""
     variants: list[Variant]
+    def __len__(self) -> int: ...
+    def __getitem__(self, i: int) -> Variant: ...
+    def __iter__(self) -> Iterator[Variant]:
+        """The study reads as the list of its variants."""
     def to_dict(self) -> dict[str, Any]:
         """The document `parasim whatif --json` prints."""
 

@@ -92,6 +92,10 @@ def test_plan_is_the_cli_json_byte_for_byte_with_its_launch_files(tmp_path):
     assert json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n" == text
     assert [c.to_dict() for c in report.candidates] == json.loads(text)["plans"][:3]
     assert all(c.tp == 2 for c in report.candidates) and report.candidates[0].rank == 1
+    # The report reads as the list of its candidates.
+    assert len(report) == 3 and [c.rank for c in report] == [1, 2, 3] and report[-1].rank == 3
+    with pytest.raises(IndexError):
+        report[3]
     assert report.recommended.recommended and report.framework == "Megatron-LM"
     # "Fits" keeps the memory model's error free by default: every plan, the recommended one too.
     document = report.to_dict()
@@ -146,6 +150,7 @@ def test_whatif_is_the_cli_json_byte_for_byte():
     assert json.dumps(study.to_dict(), indent=2, ensure_ascii=False) + "\n" == text
     assert [v.values for v in study.variants][1] == {"cluster.nodes": "1", "cluster.node.nics.bandwidth": "400Gb/s"}
     assert study.variants[3].gpus == 16 and study.variants[3].iteration_s < study.variants[0].iteration_s
+    assert len(study) == 4 and [v.label for v in study] == [v.label for v in study.variants] and study[0].gpus == 8
     assert sorted(seen) == [1, 2, 3, 4]
 
 
