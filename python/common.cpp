@@ -1,5 +1,7 @@
 #include "python/common.hpp"
 
+#include <fmt/format.h>
+
 #include "core/error.hpp"
 
 namespace parasim::python {
@@ -8,6 +10,11 @@ py::object to_python(const nlohmann::json& j) {
   // Through the JSON text: Python's json reads nlohmann's shortest round-trip numbers back to the
   // same doubles, so to_dict() serializes to the CLI's bytes.
   return py::module_::import("json").attr("loads")(j.dump());
+}
+
+int checked(const char* name, int value, int lo, int hi) {
+  if (value < lo || value > hi) throw InputError({"", 0, 0}, name, fmt::format("{} is not between {} and {}", value, lo, hi));
+  return value;
 }
 
 std::vector<std::string> overrides(const py::object& set) {

@@ -52,6 +52,10 @@ class Progress {
   std::unique_ptr<py::error_already_set> error_;
 };
 
+/// `value` of the argument `name` when it lies in [lo, hi], else an InputError naming the argument (as the CLI's
+/// option checks do: no silently clamped or ignored number).
+int checked(const char* name, int value, int lo, int hi);
+
 /// A scenario: a YAML path, or a dict of the same keys (its file references resolve against the current
 /// directory), with --set overrides.
 PyScenario load_scenario(const py::object& source, const py::object& set);

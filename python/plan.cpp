@@ -34,15 +34,16 @@ PyPlanReport plan(const py::object& scenario, const PlanArguments& a) {
   cli::PlanSearchOptions o;
   o.constraints.fix = overrides(a.fix);
   o.constraints.framework = a.framework;
-  o.constraints.max_pp = a.max_pp;
-  o.constraints.max_tp = a.max_tp;
+  o.constraints.max_pp = checked("max_pp", a.max_pp, 0, 1 << 20);
+  o.constraints.max_tp = checked("max_tp", a.max_tp, 0, 1 << 20);
+  checked("top", a.top, 1, 1000);
   if (!a.include.is_none()) {
     for (const auto& item : a.include) o.include.push_back(py::str(item).cast<std::string>());
   }
   o.headroom = a.headroom;
-  o.global_batch = a.global_batch;
-  o.simulate_top = a.simulate_top;
-  o.threads = a.threads;
+  o.global_batch = checked("global_batch", a.global_batch, 0, 1 << 30);
+  o.simulate_top = checked("simulate_top", a.simulate_top, 1, 100000);
+  o.threads = checked("threads", a.threads, 0, 4096);
   o.quiet = true;
   Progress progress(a.progress);
   if (progress.given()) o.on_progress = [&progress](const char* phase, std::size_t done, std::size_t total) { progress(phase, done, total); };

@@ -18,6 +18,7 @@ struct PyValidation {
 
 PyValidation validate(const std::vector<std::string>& files, const std::string& by, int threads, const py::object& on_progress) {
   PyValidation out;
+  checked("threads", threads, 1, 4096);
   Progress progress(on_progress);
   {
     py::gil_scoped_release release;

@@ -52,8 +52,10 @@ PyStudy whatif(const std::string& scenario, const WhatifArguments& a) {
   cli::ConstraintOptions constraints;
   constraints.fix = overrides(a.fix);
   constraints.framework = a.framework;
-  constraints.max_pp = a.max_pp;
-  constraints.max_tp = a.max_tp;
+  constraints.max_pp = checked("max_pp", a.max_pp, 0, 1 << 20);
+  constraints.max_tp = checked("max_tp", a.max_tp, 0, 1 << 20);
+  checked("simulate_top", a.simulate_top, 1, 100000);
+  checked("threads", a.threads, 0, 4096);
   Progress progress(a.progress);
   PyStudy out;
   {

@@ -134,6 +134,14 @@ def test_an_exception_in_the_progress_callback_is_raised_after_the_work():
         parasim.plan(LAB, top=1, progress=stop)
 
 
+@pytest.mark.parametrize("argument", [{"simulate_top": 0}, {"top": -1}, {"global_batch": -3}, {"max_pp": -1}, {"threads": -2}])
+def test_plan_a_number_out_of_range_is_an_input_error_naming_it(argument):
+    with pytest.raises(parasim.InputError) as e:
+        parasim.plan(LAB, **argument)
+    name, value = next(iter(argument.items()))
+    assert e.value.key == name and e.value.message.startswith(f"{value} is not between")
+
+
 def test_plan_a_pin_that_removes_every_candidate_is_an_input_error():
     with pytest.raises(parasim.InputError) as e:
         parasim.plan("scenarios/default.yaml", fix={"tp": 16})
