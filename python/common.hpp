@@ -77,4 +77,18 @@ void entry_fields(py::class_<T>& c, std::initializer_list<std::pair<const char*,
   c.def("to_dict", [](const T& e) { return to_python(e.json); }, "This entry of the CLI's --json document.");
 }
 
+/// Makes a result read as the list `items` holds: len(), [i] (negative from the end) and iteration.
+template <class Owner, class Item>
+void reads_as_list(py::class_<Owner>& c, std::vector<Item> Owner::*items, const char* what) {
+  const std::string out_of_range = std::string(what) + " index out of range";
+  c.def("__len__", [items](const Owner& o) { return (o.*items).size(); });
+  c.def("__getitem__", [items, out_of_range](const Owner& o, py::ssize_t i) {
+    const auto n = static_cast<py::ssize_t>((o.*items).size());
+    if (i < 0) i += n;
+    if (i < 0 || i >= n) throw py::index_error(out_of_range);
+    return (o.*items)[static_cast<std::size_t>(i)];
+  });
+  c.def("__iter__", [items](const Owner& o) { return py::make_iterator((o.*items).begin(), (o.*items).end()); }, py::keep_alive<0, 1>());
+}
+
 }  // namespace parasim::python

@@ -85,17 +85,8 @@ void bind_plan(py::module_& m) {
   candidate.def("__repr__", [](const Candidate& e) {
     return "<parasim.Candidate #" + e.json.at("rank").dump() + " " + e.json.at("plan").get<std::string>() + " " + e.json.at("iteration_s").dump() + " s>";
   });
-  py::class_<PyPlanReport>(m, "PlanReport", "A plan search: the best plans, the one recommended, and its launch files.")
-      .def_readonly("candidates", &PyPlanReport::candidates, "the top simulated plans, fastest first (top= of them)")
-      // The report reads as the list of its candidates: len(), [i] and iteration.
-      .def("__len__", [](const PyPlanReport& r) { return r.candidates.size(); })
-      .def("__getitem__", [](const PyPlanReport& r, py::ssize_t i) {
-        const auto n = static_cast<py::ssize_t>(r.candidates.size());
-        if (i < 0) i += n;
-        if (i < 0 || i >= n) throw py::index_error("candidate index out of range");
-        return r.candidates[static_cast<std::size_t>(i)];
-      })
-      .def("__iter__", [](const PyPlanReport& r) { return py::make_iterator(r.candidates.begin(), r.candidates.end()); }, py::keep_alive<0, 1>())
+  py::class_<PyPlanReport> report(m, "PlanReport", "A plan search: the best plans, the one recommended, and its launch files.");
+  report.def_readonly("candidates", &PyPlanReport::candidates, "the top simulated plans, fastest first (top= of them)")
       .def_readonly("recommended", &PyPlanReport::recommended, "the plan launched (None when the framework runs none of them)")
       .def_readonly("framework", &PyPlanReport::framework, "what the launch files are for: Megatron-LM, torchtitan or Megatron-DeepSpeed")
       .def_readonly("launch_files", &PyPlanReport::launch_files, "what `parasim plan --out DIR` writes: {file name: text}")
@@ -104,6 +95,7 @@ void bind_plan(py::module_& m) {
         return "<parasim.PlanReport " + std::to_string(r.document.at("plans").size()) + " simulated, best " +
                (r.candidates.empty() ? std::string("none") : r.candidates.front().json.at("plan").get<std::string>()) + ">";
       });
+  reads_as_list(report, &PyPlanReport::candidates, "candidate");
   m.def(
       "plan",
       [](const py::object& scenario, const py::object& set, const py::object& fix, const std::string& framework, int top, int global_batch,

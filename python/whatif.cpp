@@ -100,19 +100,11 @@ void bind_whatif(py::module_& m) {
                          {"peak_memory_bytes", ""},
                          {"breakdown_s", "compute, exposed communication by dimension and bubble, means over stages"}});
   variant.def("__repr__", [](const StudyVariant& e) { return "<parasim.Variant " + e.json.at("label").get<std::string>() + " " + e.json.at("iteration_s").dump() + " s>"; });
-  py::class_<PyStudy>(m, "Study", "A what-if study: the scenario's variants, each re-planned (or its plan kept) and simulated.")
-      .def_readonly("variants", &PyStudy::variants, "one per point of the grid, the first axis changing slowest")
-      // The study reads as the list of its variants: len(), [i] and iteration.
-      .def("__len__", [](const PyStudy& s) { return s.variants.size(); })
-      .def("__getitem__", [](const PyStudy& s, py::ssize_t i) {
-        const auto n = static_cast<py::ssize_t>(s.variants.size());
-        if (i < 0) i += n;
-        if (i < 0 || i >= n) throw py::index_error("variant index out of range");
-        return s.variants[static_cast<std::size_t>(i)];
-      })
-      .def("__iter__", [](const PyStudy& s) { return py::make_iterator(s.variants.begin(), s.variants.end()); }, py::keep_alive<0, 1>())
+  py::class_<PyStudy> study(m, "Study", "A what-if study: the scenario's variants, each re-planned (or its plan kept) and simulated.");
+  study.def_readonly("variants", &PyStudy::variants, "one per point of the grid, the first axis changing slowest")
       .def("to_dict", [](const PyStudy& s) { return to_python(s.document); }, "The same document as `parasim whatif --json`.")
       .def("__repr__", [](const PyStudy& s) { return "<parasim.Study " + std::to_string(s.variants.size()) + " variants>"; });
+  reads_as_list(study, &PyStudy::variants, "variant");
   m.def(
       "whatif",
       [](const std::string& scenario, const py::object& vary, const py::object& set, bool fixed_plan, const py::object& fix, const std::string& framework,
