@@ -4,6 +4,7 @@
 #include <fmt/format.h>
 #include <fmt/ranges.h>
 
+#include "cli/prediction_interval.hpp"
 #include "core/error.hpp"
 #include "sim/residuals.hpp"
 
@@ -111,7 +112,7 @@ nlohmann::json validate_json(const LoadedRows& loaded, const sim::ValidationRepo
                     {"predicted_memory_bytes", r.predicted_memory_bytes}});
     if (r.run->published_memory_bytes) rows.back()["published_memory_bytes"] = *r.run->published_memory_bytes;
     if (r.memory_error) rows.back()["memory_error"] = *r.memory_error;
-    if (r.interval) rows.back()["interval"] = {{"lo", r.interval->lo.value()}, {"hi", r.interval->hi.value()}};
+    if (r.interval) rows.back()["interval"] = interval_json(*r.interval);
     rows.back()["bubble_share"] = r.features.bubble_share;
     rows.back()["gpus"] = r.features.gpus;
     rows.back()["fp8"] = r.features.fp8;
