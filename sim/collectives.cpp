@@ -34,7 +34,14 @@ Fabric fabric_of(topology::LinkKind kind) {
 }
 
 CollectiveLowering::CollectiveLowering(const topology::Router& router, const calibrate::Profile& profile)
-    : router_(&router), profile_(&profile) {}
+    : router_(&router), profile_(&profile) {
+  for (int i = 0; i < 4; ++i) scratch_.emplace_back(router.cluster().link_count());
+}
+
+topology::LinkLoads& CollectiveLowering::fresh(std::size_t i) {
+  scratch_[i].clear();
+  return scratch_[i];
+}
 
 LinkUsage CollectiveLowering::finish(topology::LinkLoads& all, double factor, int steps, topology::LinkLoads& own) const {
   router_->flush(all);
@@ -43,8 +50,8 @@ LinkUsage CollectiveLowering::finish(topology::LinkLoads& all, double factor, in
   // from every (equally symmetric) transfer; keeping the representative's links loses no constraint.
   // Each link's load is divided by its fabric's efficiency.
   std::map<std::size_t, double> weights;
-  for (const auto& [link, w] : all.links) {
-    if (own.links.count(link)) weights[link] = w / profile_->fabric(fabric_of(router_->cluster().link(link).kind)).efficiency;
+  for (const std::size_t link : own.links()) {
+    weights[link] = all[link] / profile_->fabric(fabric_of(router_->cluster().link(link).kind)).efficiency;
   }
   const double max_latency = std::max(all.max_latency, own.max_latency);
   LinkUsage u;
@@ -67,7 +74,8 @@ LinkUsage CollectiveLowering::finish(topology::LinkLoads& all, double factor, in
 const LinkUsage& CollectiveLowering::ring(std::uint64_t group, const std::vector<std::vector<int>>& twins, double factor, int steps) {
   const auto key = std::make_tuple(group, static_cast<int>(Algorithm::ring), static_cast<int>(std::lround(factor * 1e6)) ^ (steps << 20));
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  topology::LinkLoads all, own;
+  auto& all = fresh(0);
+  auto& own = fresh(1);
   for (std::size_t t = 0; t < twins.size(); ++t) {
     const auto rings = topology::ring_orders(router_->cluster(), twins[t]);
     for (const auto& r : rings) {
@@ -85,7 +93,8 @@ const LinkUsage& CollectiveLowering::nvls(std::uint64_t group, const std::vector
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   const auto& cluster = router_->cluster();
   const auto& g = cluster.graph();
-  topology::LinkLoads all, own;
+  auto& all = fresh(0);
+  auto& own = fresh(1);
   for (std::size_t t = 0; t < twins.size(); ++t) {
     for (int rank : twins[t]) {
       // Each GPU pushes its buffer into the switch and pulls the reduced result back.
@@ -95,9 +104,9 @@ const LinkUsage& CollectiveLowering::nvls(std::uint64_t group, const std::vector
         const auto back = boost::edge(boost::target(*e, g), v, g).first;
         // In units of the NVLink ring efficiency, which finish() divides by again.
         const double w = profile_->nvlink.efficiency / profile_->nvls_efficiency;
-        all.links[g[*e].id] += w;
-        all.links[g[back].id] += w;
-        if (t == 0) own.links[g[*e].id] = own.links[g[back].id] = 1.0;
+        all.add(g[*e].id, w);
+        all.add(g[back].id, w);
+        if (t == 0) own.set(g[*e].id, 1.0), own.set(g[back].id, 1.0);
         all.max_latency = std::max(all.max_latency, 2 * g[*e].latency.value());
       }
     }
@@ -110,7 +119,8 @@ const LinkUsage& CollectiveLowering::nvls(std::uint64_t group, const std::vector
 const LinkUsage& CollectiveLowering::direct(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
   const auto key = std::make_tuple(group, static_cast<int>(Algorithm::direct), 0);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  topology::LinkLoads all, own;
+  auto& all = fresh(0);
+  auto& own = fresh(1);
   for (const auto& g : twins) router_->accumulate(g[0], g[1], 1.0, all);
   router_->accumulate(twins.front()[0], twins.front()[1], 1.0, own);
   return cache_.emplace(key, finish(all, 1.0, 1, own)).first->second;
@@ -119,7 +129,8 @@ const LinkUsage& CollectiveLowering::direct(std::uint64_t group, const std::vect
 const LinkUsage& CollectiveLowering::sharp(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
   const auto key = std::make_tuple(group, static_cast<int>(Algorithm::sharp), 0);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  topology::LinkLoads all, own;
+  auto& all = fresh(0);
+  auto& own = fresh(1);
   for (const auto& g : twins) {
     for (int rank : g) router_->accumulate_to_leaf(rank, 1.0, all);
   }
@@ -131,7 +142,8 @@ const LinkUsage& CollectiveLowering::sharp(std::uint64_t group, const std::vecto
 const LinkUsage& CollectiveLowering::pairwise(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
   const auto key = std::make_tuple(group, static_cast<int>(Algorithm::pairwise), 0);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
-  topology::LinkLoads all, own;
+  auto& all = fresh(0);
+  auto& own = fresh(1);
   const std::size_t n = twins.front().size();
   // The rate is per-rank traffic (n−1)/n·S per second; each of the n−1 destinations gets 1/(n−1) of it.
   const double share = 1.0 / static_cast<double>(n - 1);
@@ -152,7 +164,10 @@ const LinkUsage& CollectiveLowering::hierarchical(std::uint64_t group, const std
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   const auto& cluster = router_->cluster();
   const auto& g = cluster.graph();
-  topology::LinkLoads intra, inter, own_intra, own_inter;
+  auto& intra = fresh(0);
+  auto& inter = fresh(1);
+  auto& own_intra = fresh(2);
+  auto& own_inter = fresh(3);
   int m = 0, p = 0;
   for (std::size_t t = 0; t < twins.size(); ++t) {
     const auto islands = topology::ranks_by_island(cluster, twins[t]);
@@ -167,9 +182,9 @@ const LinkUsage& CollectiveLowering::hierarchical(std::uint64_t group, const std
             if (g[*e].kind != topology::LinkKind::nvlink) continue;
             const auto back = boost::edge(boost::target(*e, g), v, g).first;
             const double w = profile_->nvlink.efficiency / profile_->nvls_efficiency;
-            intra.links[g[*e].id] += w;
-            intra.links[g[back].id] += w;
-            if (t == 0) own_intra.links[g[*e].id] = own_intra.links[g[back].id] = 1.0;
+            intra.add(g[*e].id, w);
+            intra.add(g[back].id, w);
+            if (t == 0) own_intra.set(g[*e].id, 1.0), own_intra.set(g[back].id, 1.0);
             intra.max_latency = std::max(intra.max_latency, 2 * g[*e].latency.value());
           }
         } else {

@@ -101,8 +101,12 @@ class CollectiveLowering {
   /// Fills the protocols, latencies and estimate of a lowering for a buffer of `bytes`.
   void price(Lowering& l, double bytes) const;
 
+  /// Scratch link loads i, emptied (dense over the cluster's links, kept between collectives).
+  topology::LinkLoads& fresh(std::size_t i);
+
   const topology::Router* router_;
   const calibrate::Profile* profile_;
+  std::vector<topology::LinkLoads> scratch_;
   // Cached patterns by (group, algorithm, variant): the usage does not depend on the size.
   std::map<std::tuple<std::uint64_t, int, int>, LinkUsage> cache_;
   // Choices already made, by (collective, group key, bytes).

@@ -58,7 +58,10 @@ Cluster::Cluster(ClusterSpec spec) : spec_(std::move(spec)) {
   if (n.gpus < 1 || spec_.nodes < 1) throw std::invalid_argument("a cluster needs at least one node with one GPU");
   if (spec_.nodes > 1 && n.nics.count < 1) throw std::invalid_argument("a multi-node cluster needs NICs");
   node_size_ = static_cast<std::size_t>(layout_of(n).size());
-  for (int node = 0; node < spec_.nodes; ++node) build_node(node);
+  for (int node = 0; node < spec_.nodes; ++node) {
+    build_node(node);
+    if (node == 0) links_per_node_ = edges_.size();
+  }
   first_switch_ = boost::num_vertices(graph_);
   if (spec_.nodes > 1) build_network();
 }

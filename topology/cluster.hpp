@@ -78,6 +78,9 @@ class Cluster {
   std::size_t core_count() const { return cores_; }
 
   std::size_t link_count() const { return edges_.size(); }
+  /// Links inside one node; node n's are the ids [n * links_per_node, (n + 1) * links_per_node), in
+  /// the same order as node 0's, so a route inside node n is node 0's with its ids shifted.
+  std::size_t links_per_node() const { return links_per_node_; }
   Edge edge(std::size_t link_id) const { return edges_[link_id]; }
   const LinkInfo& link(std::size_t link_id) const { return graph_[edges_[link_id]]; }
   const VertexInfo& vertex(Vertex v) const { return graph_[v]; }
@@ -95,6 +98,7 @@ class Cluster {
   std::vector<Edge> edges_;
   std::vector<Vertex> nic_leaf_;  ///< per global NIC index
   std::size_t node_size_ = 0;
+  std::size_t links_per_node_ = 0;
   Vertex first_switch_ = 0;
   std::size_t leaves_ = 0, spines_ = 0, cores_ = 0;
 };

@@ -37,7 +37,7 @@ std::vector<std::vector<int>> ring_orders(const Cluster& cluster, const RankGrou
 
 std::optional<BytesPerSecond> ring_bus_bandwidth(const Router& router, std::span<const RankGroup> groups) {
   const Cluster& cluster = router.cluster();
-  LinkLoads loads;
+  LinkLoads loads(cluster.link_count());
   bool any = false;
   for (const auto& group : groups) {
     const auto rings = ring_orders(cluster, group);
@@ -52,8 +52,8 @@ std::optional<BytesPerSecond> ring_bus_bandwidth(const Router& router, std::span
   if (!any) return std::nullopt;
   router.flush(loads);
   double best = std::numeric_limits<double>::infinity();
-  for (const auto& [link, load] : loads.links) {
-    if (load > 0) best = std::min(best, cluster.link(link).bandwidth.value() / load);
+  for (const std::size_t link : loads.links()) {
+    if (loads[link] > 0) best = std::min(best, cluster.link(link).bandwidth.value() / loads[link]);
   }
   return BytesPerSecond(best);
 }

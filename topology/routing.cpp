@@ -81,46 +81,79 @@ Router::Router(const Cluster& cluster) : cluster_(&cluster), node_size_(cluster.
   }
 }
 
-void Router::add_link_hop(Vertex from, Vertex to, double share, std::vector<Hop>& hops, double& latency) const {
+void LinkLoads::clear() {
+  for (const std::size_t link : touched_) {
+    load_[link] = 0.0;
+    used_[link] = 0;
+  }
+  touched_.clear();
+  leaf_pairs.clear();
+  max_latency = 0;
+}
+
+template <class Sink>
+void Router::add_link_hop(Vertex from, Vertex to, Sink&& sink) const {
   const auto [e, ok] = boost::edge(from, to, cluster_->graph());
   if (!ok) throw std::logic_error("route over a missing link");
   const auto& info = cluster_->graph()[e];
-  hops.push_back({info.id, share});
-  latency += share * info.latency.value();
+  sink(info.id, 1.0, info.latency.value());
 }
 
 // Walks the least-cost DAG from `from` to `to`, splitting the share evenly over the next hops w of v
-// that `allowed` admits and whose distance is v's less the link's cost.
-template <class Distance, class Allowed>
-void Router::ecmp_walk(Vertex from, Vertex to, double share, Distance dist, Allowed allowed, std::vector<Hop>& hops, double& latency) const {
+// that `allowed` admits and whose distance is v's less the link's cost; each hop goes to
+// sink(link, share, share x latency).
+template <class Distance, class Allowed, class Sink>
+void Router::ecmp_walk(Vertex from, Vertex to, double share, Distance dist, Allowed allowed, Sink&& sink) const {
   const Graph& g = cluster_->graph();
   if (dist(from) == kUnreachable) throw std::logic_error("no route");
   std::map<Vertex, double> level{{from, share}};
+  std::vector<Vertex> choices;
   while (!(level.size() == 1 && level.begin()->first == to)) {
     std::map<Vertex, double> next;
     for (const auto& [v, s] : level) {
-      std::vector<Vertex> choices;
+      choices.clear();
       for (auto [e, e_end] = boost::out_edges(v, g); e != e_end; ++e) {
         const Vertex w = boost::target(*e, g);
         if (allowed(w) && dist(w) != kUnreachable && dist(w) + cost_[g[*e].id] == dist(v)) choices.push_back(w);
       }
+      const double part = s / static_cast<double>(choices.size());
       for (Vertex w : choices) {
-        add_link_hop(v, w, s / static_cast<double>(choices.size()), hops, latency);
-        next[w] += s / static_cast<double>(choices.size());
+        const auto& info = g[boost::edge(v, w, g).first];
+        sink(info.id, part, part * info.latency.value());
+        next[w] += part;
       }
     }
     level = std::move(next);
   }
 }
 
-// Inside a node: only its own vertices, and only switches and CPUs in transit.
-void Router::route_in_node(Vertex from, Vertex to, double share, std::vector<Hop>& hops, double& latency) const {
+// Inside a node: only its own vertices, and only switches and CPUs in transit. Walked once in node 0
+// per pair of local vertices; node n's route is the same with its link ids shifted.
+const Router::NodeRoute& Router::node_route(std::size_t from, std::size_t to) const {
+  std::lock_guard<std::mutex> lock(node_routes_mutex_);
+  if (node_routes_.empty()) node_routes_.resize(node_size_ * node_size_);
+  auto& slot = node_routes_[from * node_size_ + to];
+  if (!slot) {
+    const Graph& g = cluster_->graph();
+    const auto dist = [&](Vertex v) { return node_distance_[to * node_size_ + v]; };
+    const auto allowed = [&](Vertex w) { return w < node_size_ && (w == to || forwards_traffic(g[w].kind)); };
+    auto r = std::make_unique<NodeRoute>();
+    ecmp_walk(static_cast<Vertex>(from), static_cast<Vertex>(to), 1.0, dist, allowed, [&](std::size_t link, double share, double latency) {
+      r->hops.push_back({link, share});
+      r->latencies.push_back(latency);
+    });
+    slot = std::move(r);
+  }
+  return *slot;  // never moves: the slot owns it
+}
+
+template <class Sink>
+void Router::route_in_node(Vertex from, Vertex to, Sink&& sink) const {
   if (from == to) return;
-  const Graph& g = cluster_->graph();
   const Vertex base = from - from % node_size_;
-  const auto dist = [&](Vertex v) { return node_distance_[(to - base) * node_size_ + (v - base)]; };
-  const auto allowed = [&](Vertex w) { return w >= base && w < base + node_size_ && (w == to || forwards_traffic(g[w].kind)); };
-  ecmp_walk(from, to, share, dist, allowed, hops, latency);
+  const auto& r = node_route(from - base, to - base);
+  const std::size_t shift = base / node_size_ * cluster_->links_per_node();
+  for (std::size_t i = 0; i < r.hops.size(); ++i) sink(r.hops[i].link + shift, r.hops[i].share, r.latencies[i]);
 }
 
 const Router::LeafRoute& Router::leaf_route(Vertex from_leaf, Vertex to_leaf) const {
@@ -128,32 +161,33 @@ const Router::LeafRoute& Router::leaf_route(Vertex from_leaf, Vertex to_leaf) co
   auto it = leaf_routes_.find({from_leaf, to_leaf});
   if (it == leaf_routes_.end()) {
     LeafRoute r;
-    walk_network(from_leaf, to_leaf, r.hops, r.latency);
+    if (from_leaf != to_leaf) {
+      const Vertex first = cluster_->first_switch();
+      const std::size_t row = static_cast<std::size_t>(cluster_->graph()[to_leaf].index) * cluster_->switch_count();
+      const auto dist = [&](Vertex v) { return network_distance_[row + (v - first)]; };
+      ecmp_walk(from_leaf, to_leaf, 1.0, dist, [&](Vertex w) { return w >= first; }, [&](std::size_t link, double share, double latency) {
+        r.hops.push_back({link, share});
+        r.latency += latency;
+      });
+    }
     merge(r.hops);
     it = leaf_routes_.emplace(std::pair{from_leaf, to_leaf}, std::move(r)).first;
   }
   return it->second;  // std::map nodes never move
 }
 
-void Router::walk_network(Vertex from_leaf, Vertex to_leaf, std::vector<Hop>& hops, double& latency) const {
-  if (from_leaf == to_leaf) return;
-  const Vertex first = cluster_->first_switch();
-  const std::size_t row = static_cast<std::size_t>(cluster_->graph()[to_leaf].index) * cluster_->switch_count();
-  const auto dist = [&](Vertex v) { return network_distance_[row + (v - first)]; };
-  ecmp_walk(from_leaf, to_leaf, 1.0, dist, [&](Vertex w) { return w >= first; }, hops, latency);
-}
-
-void Router::node_parts(int src_gpu, int dst_gpu, std::vector<Hop>& hops, double& latency, Vertex& out_leaf, Vertex& in_leaf) const {
+template <class Sink>
+void Router::node_parts(int src_gpu, int dst_gpu, Sink&& sink, Vertex& out_leaf, Vertex& in_leaf) const {
   const Cluster& c = *cluster_;
   const Vertex src = c.gpu_vertex(src_gpu), dst = c.gpu_vertex(dst_gpu);
   out_leaf = in_leaf = 0;
   if (c.node_of(src_gpu) == c.node_of(dst_gpu)) {
     if (c.spec().node.peer_to_peer) {
-      route_in_node(src, dst, 1.0, hops, latency);
+      route_in_node(src, dst, sink);
     } else {
       const Vertex host = c.cpu_of(src_gpu);  // staged in the sender's host memory
-      route_in_node(src, host, 1.0, hops, latency);
-      route_in_node(host, dst, 1.0, hops, latency);
+      route_in_node(src, host, sink);
+      route_in_node(host, dst, sink);
     }
     return;
   }
@@ -161,21 +195,24 @@ void Router::node_parts(int src_gpu, int dst_gpu, std::vector<Hop>& hops, double
   int sender = src_gpu;
   if (c.spec().node.fabric == IntraNodeFabric::nvswitch) sender = c.node_of(src_gpu) * c.gpus_per_node() + c.local_index(dst_gpu);
   const Vertex relay = c.gpu_vertex(sender);
-  route_in_node(src, relay, 1.0, hops, latency);
+  route_in_node(src, relay, sink);
   const Vertex out_nic = c.nic_of(sender), in_nic = c.nic_of(dst_gpu);
-  route_in_node(relay, out_nic, 1.0, hops, latency);
+  route_in_node(relay, out_nic, sink);
   out_leaf = c.leaf_of(out_nic);
   in_leaf = c.leaf_of(in_nic);
-  add_link_hop(out_nic, out_leaf, 1.0, hops, latency);
-  add_link_hop(in_leaf, in_nic, 1.0, hops, latency);
-  route_in_node(in_nic, dst, 1.0, hops, latency);
+  add_link_hop(out_nic, out_leaf, sink);
+  add_link_hop(in_leaf, in_nic, sink);
+  route_in_node(in_nic, dst, sink);
 }
 
 Route Router::route(int src_gpu, int dst_gpu) const {
   Route r;
   double latency = 0.0;
   Vertex out_leaf = 0, in_leaf = 0;
-  node_parts(src_gpu, dst_gpu, r.hops, latency, out_leaf, in_leaf);
+  node_parts(src_gpu, dst_gpu, [&](std::size_t link, double share, double hop_latency) {
+    r.hops.push_back({link, share});
+    latency += hop_latency;
+  }, out_leaf, in_leaf);
   if (out_leaf != in_leaf) {
     const auto& net = leaf_route(out_leaf, in_leaf);
     r.hops.insert(r.hops.end(), net.hops.begin(), net.hops.end());
@@ -187,11 +224,12 @@ Route Router::route(int src_gpu, int dst_gpu) const {
 }
 
 void Router::accumulate(int src_gpu, int dst_gpu, double share, LinkLoads& loads) const {
-  std::vector<Hop> hops;
   double latency = 0.0;
   Vertex out_leaf = 0, in_leaf = 0;
-  node_parts(src_gpu, dst_gpu, hops, latency, out_leaf, in_leaf);
-  for (const auto& h : hops) loads.links[h.link] += share * h.share;
+  node_parts(src_gpu, dst_gpu, [&](std::size_t link, double hop_share, double hop_latency) {
+    loads.add(link, share * hop_share);
+    latency += hop_latency;
+  }, out_leaf, in_leaf);
   if (out_leaf != in_leaf) {
     latency += leaf_route(out_leaf, in_leaf).latency;
     loads.leaf_pairs[{out_leaf, in_leaf}] += share;
@@ -201,20 +239,22 @@ void Router::accumulate(int src_gpu, int dst_gpu, double share, LinkLoads& loads
 
 void Router::accumulate_to_leaf(int gpu, double share, LinkLoads& loads) const {
   const Cluster& c = *cluster_;
-  std::vector<Hop> hops;
   double latency = 0;
+  const auto sink = [&](std::size_t link, double hop_share, double hop_latency) {
+    loads.add(link, share * hop_share);
+    latency += hop_latency;
+  };
   const Vertex v = c.gpu_vertex(gpu), nic = c.nic_of(gpu), leaf = c.leaf_of(nic);
-  route_in_node(v, nic, 1.0, hops, latency);
-  add_link_hop(nic, leaf, 1.0, hops, latency);
-  add_link_hop(leaf, nic, 1.0, hops, latency);
-  route_in_node(nic, v, 1.0, hops, latency);
-  for (const auto& h : hops) loads.links[h.link] += share * h.share;
+  route_in_node(v, nic, sink);
+  add_link_hop(nic, leaf, sink);
+  add_link_hop(leaf, nic, sink);
+  route_in_node(nic, v, sink);
   loads.max_latency = std::max(loads.max_latency, latency);
 }
 
 void Router::flush(LinkLoads& loads) const {
   for (const auto& [pair, share] : loads.leaf_pairs) {
-    for (const auto& h : leaf_route(pair.first, pair.second).hops) loads.links[h.link] += share * h.share;
+    for (const auto& h : leaf_route(pair.first, pair.second).hops) loads.add(h.link, share * h.share);
   }
   loads.leaf_pairs.clear();
 }

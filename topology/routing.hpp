@@ -10,7 +10,9 @@
 // 2.12), so rail-optimized networks keep traffic on its rail; on PCIe nodes through the source GPU's
 // own NIC. The receiving side always uses the destination GPU's NIC. Without PCIe peer-to-peer
 // (GeForce), a copy between GPUs of one node is staged in the sender's host memory.
+#include <algorithm>
 #include <map>
+#include <memory>
 #include <mutex>
 #include <vector>
 
@@ -29,13 +31,41 @@ struct Route {
   Seconds latency;        ///< one-way latency along the route (share-weighted over ECMP branches)
 };
 
-/// Link loads of many routes added together (the traffic of a collective and of its twins). The
-/// network part of each route is grouped by leaf pair, and each distinct pair's ECMP route is added
-/// once, times its total share, when the loads are read.
-struct LinkLoads {
-  std::map<std::size_t, double> links;
+/// Link loads of many routes added together (the traffic of a collective and of its twins), dense
+/// over the cluster's links: a scratch value kept between collectives, whose clear() costs only the
+/// links it touched. The network part of each route is grouped by leaf pair, and each distinct
+/// pair's ECMP route is added once, times its total share, when the loads are flushed.
+class LinkLoads {
+ public:
+  explicit LinkLoads(std::size_t link_count) : load_(link_count, 0.0), used_(link_count, 0) {}
+
+  void add(std::size_t link, double load) {
+    if (!used_[link]) {
+      used_[link] = 1;
+      touched_.push_back(link);
+    }
+    load_[link] += load;
+  }
+  void set(std::size_t link, double load) {
+    add(link, 0.0);
+    load_[link] = load;
+  }
+  double operator[](std::size_t link) const { return load_[link]; }
+  bool has(std::size_t link) const { return used_[link] != 0; }
+  /// The links added to, in increasing id.
+  const std::vector<std::size_t>& links() {
+    std::sort(touched_.begin(), touched_.end());
+    return touched_;
+  }
+  void clear();
+
   std::map<std::pair<Vertex, Vertex>, double> leaf_pairs;
   double max_latency = 0;  ///< of the slowest route added
+
+ private:
+  std::vector<double> load_;
+  std::vector<unsigned char> used_;
+  std::vector<std::size_t> touched_;
 };
 
 /// A link's routing cost: femtoseconds per byte, at least 1.
@@ -66,14 +96,23 @@ class Router {
     std::vector<Hop> hops;
     double latency = 0;
   };
-  template <class Distance, class Allowed>
-  void ecmp_walk(Vertex from, Vertex to, double share, Distance dist, Allowed allowed, std::vector<Hop>& hops, double& latency) const;
-  void route_in_node(Vertex from, Vertex to, double share, std::vector<Hop>& hops, double& latency) const;
+  /// A route inside node 0, its hops in walking order, each with its share of the latency.
+  struct NodeRoute {
+    std::vector<Hop> hops;
+    std::vector<double> latencies;
+  };
+  template <class Distance, class Allowed, class Sink>
+  void ecmp_walk(Vertex from, Vertex to, double share, Distance dist, Allowed allowed, Sink&& sink) const;
+  template <class Sink>
+  void route_in_node(Vertex from, Vertex to, Sink&& sink) const;
+  const NodeRoute& node_route(std::size_t from, std::size_t to) const;
   const LeafRoute& leaf_route(Vertex from_leaf, Vertex to_leaf) const;
-  void walk_network(Vertex from_leaf, Vertex to_leaf, std::vector<Hop>& hops, double& latency) const;
-  void add_link_hop(Vertex from, Vertex to, double share, std::vector<Hop>& hops, double& latency) const;
-  /// The node-local parts of a route, and its leaf pair when it crosses the network.
-  void node_parts(int src_gpu, int dst_gpu, std::vector<Hop>& hops, double& latency, Vertex& out_leaf, Vertex& in_leaf) const;
+  template <class Sink>
+  void add_link_hop(Vertex from, Vertex to, Sink&& sink) const;
+  /// The node-local parts of a route, hop by hop to `sink(link, share, latency)`, and its leaf pair
+  /// when it crosses the network.
+  template <class Sink>
+  void node_parts(int src_gpu, int dst_gpu, Sink&& sink, Vertex& out_leaf, Vertex& in_leaf) const;
 
   const Cluster* cluster_;
   std::size_t node_size_;
@@ -82,6 +121,9 @@ class Router {
   std::vector<std::int64_t> node_distance_;
   /// network_distance_[leaf * switch_count + s]: cost from network switch s to a leaf.
   std::vector<std::int64_t> network_distance_;
+  /// Routes inside a node already walked, by node-0 local vertex pair (every node is laid out alike).
+  mutable std::vector<std::unique_ptr<NodeRoute>> node_routes_;
+  mutable std::mutex node_routes_mutex_;
   /// Leaf-to-leaf routes already walked (the same pairs recur for every GPU pair behind them).
   mutable std::map<std::pair<Vertex, Vertex>, LeafRoute> leaf_routes_;
   mutable std::mutex leaf_routes_mutex_;
