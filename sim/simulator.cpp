@@ -5,9 +5,11 @@
 #include <fmt/format.h>
 #include <map>
 #include <queue>
+#include <set>
 #include <stdexcept>
 
 #include "core/error.hpp"
+#include "sim/link_classes.hpp"
 #include "topology/group_bandwidth.hpp"
 #include "workload/moe_ops.hpp"
 
@@ -71,15 +73,37 @@ class Replay {
     for (std::uint32_t t = 0; t < n; ++t) {
       for (auto d : g_.dependencies(t)) users_[count[d]++] = t;
     }
-    // Links are the fluid model's resources, one per directed link id.
-    for (std::size_t l = 0; l < in.cluster->link_count(); ++l) fluid_.add_resource(in.cluster->link(l).bandwidth.value());
     // Compute time and dominant kind per (block, phase).
     block_time_.assign(g_.blocks.size() * 5, -1.0);
     block_kind_.assign(g_.blocks.size() * 5, calibrate::ComputeKind::gemm);
     stages_.resize(static_cast<std::size_t>(g_.stages));
     bytes_.resize(n);
     for (std::uint32_t t = 0; t < n; ++t) bytes_[t] = g_.tasks[t].bytes * network_share(g_.tasks[t]);
+    // The fluid model's resources: classes of links no pattern tells apart (sim/link_classes.hpp);
+    // under --full, where twins are lowered as they start, every directed link.
+    if (opt.full) {
+      for (std::size_t l = 0; l < in.cluster->link_count(); ++l) fluid_.add_resource(in.cluster->link(l).bandwidth.value());
+    } else {
+      classes_ = link_classes(*in.cluster, patterns());
+      for (double capacity : classes_.capacities) fluid_.add_resource(capacity);
+    }
   }
+
+  // Every link pattern the collectives will use, lowered now (lower() keeps them) in task order.
+  std::vector<const LinkUsage*> patterns() {
+    std::vector<const LinkUsage*> out;
+    std::set<const LinkUsage*> seen;
+    for (std::uint32_t t = 0; t < g_.tasks.size(); ++t) {
+      const Task& task = g_.tasks[t];
+      if (task.kind != TaskKind::collective || task.bytes <= 0 || g_.groups[task.group].size() < 2) continue;
+      for (const auto* p : lower(t).phases) {
+        if (seen.insert(p).second) out.push_back(p);
+      }
+    }
+    return out;
+  }
+
+  const std::vector<FluidModel::Usage>& usage_of(const LinkUsage* p) const { return opt_.full ? p->usage : classes_.usage.at(p); }
 
   // A dispatcher that sends a token once per destination node (DeepEP) moves a share of the
   // all-to-all's routed copies: priced on the whole exchange, the network part that dominates it
@@ -190,7 +214,7 @@ class Replay {
   void begin_transfer(std::uint32_t t) {
     const Task& task = g_.tasks[t];
     const auto* p = lowered_[t].phases[phase_[t]];
-    const auto a = fluid_.start(bytes_[t] * p->bytes_factor, p->usage, FluidModel::kUnlimited, lowered_[t].rate_scales[phase_[t]]);
+    const auto a = fluid_.start(bytes_[t] * p->bytes_factor, usage_of(p), FluidModel::kUnlimited, lowered_[t].rate_scales[phase_[t]]);
     bind(a, t);
     auto& stage = stages_[static_cast<std::size_t>(task.stage)];
     stage.comms.push_back(t);
@@ -330,6 +354,7 @@ class Replay {
   const TaskGraph& g_;
   topology::Router router_;
   CollectiveLowering lowering_;
+  LinkClasses classes_;
   FluidModel fluid_;
   std::vector<std::int32_t> waiting_;
   std::vector<std::int64_t> start_, finish_;

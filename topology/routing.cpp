@@ -79,6 +79,19 @@ Router::Router(const Cluster& cluster) : cluster_(&cluster), node_size_(cluster.
     boost::dijkstra_shortest_paths(sg, v - first, boost::distance_map(sd.data()).distance_inf(kUnreachable));
     std::copy(sd.begin(), sd.end(), network_distance_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(g[v].index) * switches));
   }
+
+  cables_.resize(static_cast<std::size_t>(cluster.node_count() * cluster.spec().node.nics.count));
+  for (std::size_t id = 0; id < cluster.link_count(); ++id) {
+    const auto& link = cluster.link(id);
+    if (link.kind != LinkKind::nic) continue;
+    const Edge e = cluster.edge(id);
+    const Vertex u = boost::source(e, g), v = boost::target(e, g);
+    const bool up = g[u].kind == VertexKind::nic;
+    const auto& nic = g[up ? u : v];
+    auto& c = cables_[static_cast<std::size_t>(nic.node * cluster.spec().node.nics.count + nic.index)];
+    (up ? c.up : c.down) = id;
+    (up ? c.up_latency : c.down_latency) = link.latency.value();
+  }
 }
 
 void LinkLoads::clear() {
@@ -91,12 +104,9 @@ void LinkLoads::clear() {
   max_latency = 0;
 }
 
-template <class Sink>
-void Router::add_link_hop(Vertex from, Vertex to, Sink&& sink) const {
-  const auto [e, ok] = boost::edge(from, to, cluster_->graph());
-  if (!ok) throw std::logic_error("route over a missing link");
-  const auto& info = cluster_->graph()[e];
-  sink(info.id, 1.0, info.latency.value());
+const Router::NicCable& Router::cable(Vertex nic) const {
+  const auto& info = cluster_->vertex(nic);
+  return cables_[static_cast<std::size_t>(info.node * cluster_->spec().node.nics.count + info.index)];
 }
 
 // Walks the least-cost DAG from `from` to `to`, splitting the share evenly over the next hops w of v
@@ -200,8 +210,10 @@ void Router::node_parts(int src_gpu, int dst_gpu, Sink&& sink, Vertex& out_leaf,
   route_in_node(relay, out_nic, sink);
   out_leaf = c.leaf_of(out_nic);
   in_leaf = c.leaf_of(in_nic);
-  add_link_hop(out_nic, out_leaf, sink);
-  add_link_hop(in_leaf, in_nic, sink);
+  const auto& up = cable(out_nic);
+  sink(up.up, 1.0, up.up_latency);
+  const auto& down = cable(in_nic);
+  sink(down.down, 1.0, down.down_latency);
   route_in_node(in_nic, dst, sink);
 }
 
@@ -231,10 +243,13 @@ void Router::accumulate(int src_gpu, int dst_gpu, double share, LinkLoads& loads
     latency += hop_latency;
   }, out_leaf, in_leaf);
   if (out_leaf != in_leaf) {
-    latency += leaf_route(out_leaf, in_leaf).latency;
-    loads.leaf_pairs[{out_leaf, in_leaf}] += share;
+    // The network part and its latency are added when the loads are flushed, once per leaf pair.
+    auto& pair = loads.leaf_pairs[{out_leaf, in_leaf}];
+    pair.share += share;
+    pair.node_latency = std::max(pair.node_latency, latency);
+  } else {
+    loads.max_latency = std::max(loads.max_latency, latency);
   }
-  loads.max_latency = std::max(loads.max_latency, latency);
 }
 
 void Router::accumulate_to_leaf(int gpu, double share, LinkLoads& loads) const {
@@ -244,17 +259,20 @@ void Router::accumulate_to_leaf(int gpu, double share, LinkLoads& loads) const {
     loads.add(link, share * hop_share);
     latency += hop_latency;
   };
-  const Vertex v = c.gpu_vertex(gpu), nic = c.nic_of(gpu), leaf = c.leaf_of(nic);
+  const Vertex v = c.gpu_vertex(gpu), nic = c.nic_of(gpu);
   route_in_node(v, nic, sink);
-  add_link_hop(nic, leaf, sink);
-  add_link_hop(leaf, nic, sink);
+  const auto& cab = cable(nic);
+  sink(cab.up, 1.0, cab.up_latency);
+  sink(cab.down, 1.0, cab.down_latency);
   route_in_node(nic, v, sink);
   loads.max_latency = std::max(loads.max_latency, latency);
 }
 
 void Router::flush(LinkLoads& loads) const {
-  for (const auto& [pair, share] : loads.leaf_pairs) {
-    for (const auto& h : leaf_route(pair.first, pair.second).hops) loads.add(h.link, share * h.share);
+  for (const auto& [leaves, pair] : loads.leaf_pairs) {
+    const auto& net = leaf_route(leaves.first, leaves.second);
+    for (const auto& h : net.hops) loads.add(h.link, pair.share * h.share);
+    loads.max_latency = std::max(loads.max_latency, pair.node_latency + net.latency);
   }
   loads.leaf_pairs.clear();
 }

@@ -59,8 +59,12 @@ class LinkLoads {
   }
   void clear();
 
-  std::map<std::pair<Vertex, Vertex>, double> leaf_pairs;
-  double max_latency = 0;  ///< of the slowest route added
+  struct LeafPair {
+    double share = 0;         ///< of all routes between the two leaves
+    double node_latency = 0;  ///< the slowest of those routes' parts inside their nodes
+  };
+  std::map<std::pair<Vertex, Vertex>, LeafPair> leaf_pairs;
+  double max_latency = 0;  ///< of the slowest route added (complete once flushed)
 
  private:
   std::vector<double> load_;
@@ -107,8 +111,12 @@ class Router {
   void route_in_node(Vertex from, Vertex to, Sink&& sink) const;
   const NodeRoute& node_route(std::size_t from, std::size_t to) const;
   const LeafRoute& leaf_route(Vertex from_leaf, Vertex to_leaf) const;
-  template <class Sink>
-  void add_link_hop(Vertex from, Vertex to, Sink&& sink) const;
+  /// A NIC's cable to its leaf, both ways.
+  struct NicCable {
+    std::size_t up = 0, down = 0;
+    double up_latency = 0, down_latency = 0;
+  };
+  const NicCable& cable(Vertex nic) const;
   /// The node-local parts of a route, hop by hop to `sink(link, share, latency)`, and its leaf pair
   /// when it crosses the network.
   template <class Sink>
@@ -121,6 +129,7 @@ class Router {
   std::vector<std::int64_t> node_distance_;
   /// network_distance_[leaf * switch_count + s]: cost from network switch s to a leaf.
   std::vector<std::int64_t> network_distance_;
+  std::vector<NicCable> cables_;  ///< per global NIC index
   /// Routes inside a node already walked, by node-0 local vertex pair (every node is laid out alike).
   mutable std::vector<std::unique_ptr<NodeRoute>> node_routes_;
   mutable std::mutex node_routes_mutex_;
