@@ -28,14 +28,13 @@ int layout_code(const Plan& p) {
 }
 }  // namespace
 
-AnalyticCost::AnalyticCost(const topology::Cluster& cluster, const workload::ModelSpec& model, const workload::TrainingSpec& training,
+AnalyticCost::AnalyticCost(const topology::Router& router, const workload::ModelSpec& model, const workload::TrainingSpec& training,
                            const calibrate::CostModel& cost)
-    : cluster_(&cluster),
+    : cluster_(&router.cluster()),
       model_(&model),
       training_(&training),
       cost_(&cost),
-      router_(std::make_unique<topology::Router>(cluster)),
-      lowering_(std::make_unique<sim::CollectiveLowering>(*router_, cost.profile())),
+      lowering_(std::make_unique<sim::CollectiveLowering>(router, cost.profile())),
       zero3_shares_(workload::zero3_gather_shares(model, training)) {}
 
 std::vector<std::vector<int>> AnalyticCost::twins(const Plan& p, Group g) const {

@@ -45,7 +45,8 @@ struct LayerCost {
 
 class AnalyticCost final : public CostOracle {
  public:
-  AnalyticCost(const topology::Cluster& cluster, const workload::ModelSpec& model, const workload::TrainingSpec& training,
+  /// `router`: the cluster's, shared with the search's other oracles and simulations.
+  AnalyticCost(const topology::Router& router, const workload::ModelSpec& model, const workload::TrainingSpec& training,
                const calibrate::CostModel& cost);
   Estimate estimate(const workload::Plan& plan) override;
 
@@ -81,7 +82,6 @@ class AnalyticCost final : public CostOracle {
   const workload::ModelSpec* model_;
   const workload::TrainingSpec* training_;
   const calibrate::CostModel* cost_;
-  std::unique_ptr<topology::Router> router_;
   std::unique_ptr<sim::CollectiveLowering> lowering_;
   std::vector<double> zero3_shares_;  // of a dense layer's parameters, one per ZeRO-3 gather (workload/zero3.hpp)
   // tp, sp, cp, cp kind, ep, etp, micro-batch, recompute, moe, the layout (order and degrees: where the groups sit)

@@ -511,7 +511,9 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
 
   const topology::Cluster cluster(spec);
   const calibrate::CostModel cost(spec.node.gpu, profile);
-  AnalyticCost analytic(cluster, model, training, cost);
+  // One router for the whole search: every thread's oracle and every simulation reuse its routes.
+  const topology::Router router(cluster);
+  AnalyticCost analytic(router, model, training, cost);
 
   const auto global = global_candidates(spec, model, training, global_batch, options);
   report.considered = global.size();
@@ -560,7 +562,7 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
   };
   {
     std::vector<std::unique_ptr<AnalyticCost>> oracles;
-    for (int t = 1; t < threads; ++t) oracles.push_back(std::make_unique<AnalyticCost>(cluster, model, training, cost));
+    for (int t = 1; t < threads; ++t) oracles.push_back(std::make_unique<AnalyticCost>(router, model, training, cost));
     std::vector<std::exception_ptr> failed(static_cast<std::size_t>(threads));
     auto run = [&](int t) {
       try {
@@ -642,7 +644,7 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
         }
         try {
           const auto graph = workload::build_tasks(model, training, r.plan);
-          const sim::SimInput in{&cluster, &model, &training, &r.plan, &graph, &cost};
+          const sim::SimInput in{&cluster, &model, &training, &r.plan, &graph, &cost, &router};
           r.simulated = sim::simulate(in);
           const auto mem = workload::memory_per_stage(model, training, r.plan, report.budget);
           r.fits = mem.fits();

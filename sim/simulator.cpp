@@ -52,7 +52,11 @@ std::int64_t after(std::int64_t now_ps, double seconds) {
 class Replay {
  public:
   Replay(const SimInput& in, const SimOptions& opt)
-      : in_(in), opt_(opt), g_(*in.graph), router_(*in.cluster), lowering_(router_, in.cost->profile()) {
+      : in_(in),
+        opt_(opt),
+        g_(*in.graph),
+        own_router_(in.router ? nullptr : std::make_unique<topology::Router>(*in.cluster)),
+        lowering_(in.router ? *in.router : *own_router_, in.cost->profile()) {
     const std::size_t n = g_.tasks.size();
     waiting_.resize(n);
     start_.assign(n, kNever);
@@ -352,7 +356,7 @@ class Replay {
   const SimInput& in_;
   const SimOptions& opt_;
   const TaskGraph& g_;
-  topology::Router router_;
+  std::unique_ptr<topology::Router> own_router_;
   CollectiveLowering lowering_;
   LinkClasses classes_;
   FluidModel fluid_;

@@ -31,6 +31,9 @@ struct SimInput {
   const workload::Plan* plan = nullptr;
   const workload::TaskGraph* graph = nullptr;
   const calibrate::CostModel* cost = nullptr;
+  /// Routes over `cluster` already walked, shared by the simulations of one search (thread-safe);
+  /// null: the simulation walks its own.
+  const topology::Router* router = nullptr;
 };
 
 struct SimOptions {

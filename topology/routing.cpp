@@ -47,7 +47,9 @@ void merge(std::vector<Hop>& hops) {
 
 }  // namespace
 
-Router::Router(const Cluster& cluster) : cluster_(&cluster), node_size_(cluster.node_size()) {
+Router::Router(const Cluster& cluster)
+    : cluster_(&cluster), node_size_(cluster.node_size()), node_routes_(new std::atomic<const NodeRoute*>[node_size_ * node_size_]) {
+  for (std::size_t i = 0; i < node_size_ * node_size_; ++i) node_routes_[i].store(nullptr, std::memory_order_relaxed);
   const Graph& g = cluster.graph();
   cost_.resize(cluster.link_count());
   for (std::size_t id = 0; id < cluster.link_count(); ++id) cost_[id] = link_cost(cluster.link(id));
@@ -140,21 +142,20 @@ void Router::ecmp_walk(Vertex from, Vertex to, double share, Distance dist, Allo
 // Inside a node: only its own vertices, and only switches and CPUs in transit. Walked once in node 0
 // per pair of local vertices; node n's route is the same with its link ids shifted.
 const Router::NodeRoute& Router::node_route(std::size_t from, std::size_t to) const {
-  std::lock_guard<std::mutex> lock(node_routes_mutex_);
-  if (node_routes_.empty()) node_routes_.resize(node_size_ * node_size_);
   auto& slot = node_routes_[from * node_size_ + to];
-  if (!slot) {
-    const Graph& g = cluster_->graph();
-    const auto dist = [&](Vertex v) { return node_distance_[to * node_size_ + v]; };
-    const auto allowed = [&](Vertex w) { return w < node_size_ && (w == to || forwards_traffic(g[w].kind)); };
-    auto r = std::make_unique<NodeRoute>();
-    ecmp_walk(static_cast<Vertex>(from), static_cast<Vertex>(to), 1.0, dist, allowed, [&](std::size_t link, double share, double latency) {
-      r->hops.push_back({link, share});
-      r->latencies.push_back(latency);
-    });
-    slot = std::move(r);
-  }
-  return *slot;  // never moves: the slot owns it
+  if (const auto* known = slot.load(std::memory_order_acquire)) return *known;
+  std::lock_guard<std::mutex> lock(node_routes_mutex_);
+  if (const auto* known = slot.load(std::memory_order_acquire)) return *known;
+  const Graph& g = cluster_->graph();
+  const auto dist = [&](Vertex v) { return node_distance_[to * node_size_ + v]; };
+  const auto allowed = [&](Vertex w) { return w < node_size_ && (w == to || forwards_traffic(g[w].kind)); };
+  auto& r = *node_route_store_.emplace_back(std::make_unique<NodeRoute>());
+  ecmp_walk(static_cast<Vertex>(from), static_cast<Vertex>(to), 1.0, dist, allowed, [&](std::size_t link, double share, double latency) {
+    r.hops.push_back({link, share});
+    r.latencies.push_back(latency);
+  });
+  slot.store(&r, std::memory_order_release);
+  return r;
 }
 
 template <class Sink>

@@ -11,6 +11,7 @@
 // own NIC. The receiving side always uses the destination GPU's NIC. Without PCIe peer-to-peer
 // (GeForce), a copy between GPUs of one node is staged in the sender's host memory.
 #include <algorithm>
+#include <atomic>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -75,6 +76,7 @@ class LinkLoads {
 /// A link's routing cost: femtoseconds per byte, at least 1.
 std::int64_t link_cost(const LinkInfo& link);
 
+/// Routes are walked on first use and kept; one router may serve many threads and simulations.
 class Router {
  public:
   /// Precomputes the least-cost distances inside a node and between the network's switches.
@@ -130,8 +132,10 @@ class Router {
   /// network_distance_[leaf * switch_count + s]: cost from network switch s to a leaf.
   std::vector<std::int64_t> network_distance_;
   std::vector<NicCable> cables_;  ///< per global NIC index
-  /// Routes inside a node already walked, by node-0 local vertex pair (every node is laid out alike).
-  mutable std::vector<std::unique_ptr<NodeRoute>> node_routes_;
+  /// Routes inside a node already walked, by node-0 local vertex pair (every node is laid out alike):
+  /// read without a lock (a router is shared by the threads of a search), written once under one.
+  std::unique_ptr<std::atomic<const NodeRoute*>[]> node_routes_;
+  mutable std::vector<std::unique_ptr<NodeRoute>> node_route_store_;
   mutable std::mutex node_routes_mutex_;
   /// Leaf-to-leaf routes already walked (the same pairs recur for every GPU pair behind them).
   mutable std::map<std::pair<Vertex, Vertex>, LeafRoute> leaf_routes_;

@@ -23,13 +23,14 @@ struct OracleBench {
   sim::Scenario s;
   topology::Cluster cluster;
   calibrate::CostModel cost;
+  topology::Router router;
   AnalyticCost oracle;
   explicit OracleBench(const std::string& file, const std::vector<std::string>& overrides = {})
       : s(sim::load_scenario(file, overrides)), cluster(s.cluster), cost(s.cluster.node.gpu, s.effective_profile()),
-        oracle(cluster, *s.model, *s.training, cost) {}
+        router(cluster), oracle(router, *s.model, *s.training, cost) {}
   sim::Result simulate(const workload::Plan& plan) {
     const auto graph = workload::build_tasks(*s.model, *s.training, plan);
-    return sim::simulate({&cluster, &*s.model, &*s.training, &plan, &graph, &cost});
+    return sim::simulate({&cluster, &*s.model, &*s.training, &plan, &graph, &cost, &router});
   }
 };
 }  // namespace
