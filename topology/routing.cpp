@@ -73,6 +73,18 @@ Router::Router(const Cluster& cluster)
     const Vertex u = boost::source(e, g), v = boost::target(e, g);
     if (u >= first && v >= first) boost::add_edge(u - first, v - first, cost_[id], sg);
   }
+  switch_links_.resize(switches);
+  min_switch_link_cost_ = std::numeric_limits<std::int64_t>::max();
+  for (std::size_t id = 0; id < cluster.link_count(); ++id) {
+    const Edge e = cluster.edge(id);
+    const Vertex u = boost::source(e, g), v = boost::target(e, g);
+    if (u < first) continue;
+    auto& links = switch_links_[u - first];
+    links.by_target.emplace_back(v, id);
+    links.min_cost = std::min(links.min_cost, cost_[id]);
+    if (v >= first) min_switch_link_cost_ = std::min(min_switch_link_cost_, cost_[id]);
+  }
+  for (auto& links : switch_links_) std::sort(links.by_target.begin(), links.by_target.end());
   network_distance_.assign(cluster.leaf_count() * switches, kUnreachable);
   std::vector<std::int64_t> sd(switches);
   for (Vertex v = first; v < first + switches; ++v) {
@@ -112,30 +124,38 @@ const Router::NicCable& Router::cable(Vertex nic) const {
 }
 
 // Walks the least-cost DAG from `from` to `to`, splitting the share evenly over the next hops w of v
-// that `allowed` admits and whose distance is v's less the link's cost; each hop goes to
-// sink(link, share, share x latency).
-template <class Distance, class Allowed, class Sink>
-void Router::ecmp_walk(Vertex from, Vertex to, double share, Distance dist, Allowed allowed, Sink&& sink) const {
+// whose distance is v's less the link's cost (`next_hops(v, out)` lists them as (w, link id));
+// each hop goes to sink(link, share, share x latency).
+template <class Distance, class NextHops, class Sink>
+void Router::ecmp_walk(Vertex from, Vertex to, double share, Distance dist, NextHops next_hops, Sink&& sink) const {
   const Graph& g = cluster_->graph();
   if (dist(from) == kUnreachable) throw std::logic_error("no route");
   std::map<Vertex, double> level{{from, share}};
-  std::vector<Vertex> choices;
+  std::vector<std::pair<Vertex, std::size_t>> choices;
   while (!(level.size() == 1 && level.begin()->first == to)) {
     std::map<Vertex, double> next;
     for (const auto& [v, s] : level) {
       choices.clear();
-      for (auto [e, e_end] = boost::out_edges(v, g); e != e_end; ++e) {
-        const Vertex w = boost::target(*e, g);
-        if (allowed(w) && dist(w) != kUnreachable && dist(w) + cost_[g[*e].id] == dist(v)) choices.push_back(w);
-      }
+      next_hops(v, choices);
       const double part = s / static_cast<double>(choices.size());
-      for (Vertex w : choices) {
-        const auto& info = g[boost::edge(v, w, g).first];
-        sink(info.id, part, part * info.latency.value());
+      for (const auto& [w, link] : choices) {
+        sink(link, part, part * cluster_->link(link).latency.value());
         next[w] += part;
       }
     }
     level = std::move(next);
+  }
+  (void)g;
+}
+
+// The next hops of v toward a destination by scanning v's links (the cluster has one link per
+// direction between two vertices, so a link found is the link to its vertex).
+template <class Distance, class Allowed>
+void Router::scan_next_hops(Vertex v, Distance dist, Allowed allowed, std::vector<std::pair<Vertex, std::size_t>>& out) const {
+  const Graph& g = cluster_->graph();
+  for (auto [e, e_end] = boost::out_edges(v, g); e != e_end; ++e) {
+    const Vertex w = boost::target(*e, g);
+    if (allowed(w) && dist(w) != kUnreachable && dist(w) + cost_[g[*e].id] == dist(v)) out.emplace_back(w, g[*e].id);
   }
 }
 
@@ -149,8 +169,9 @@ const Router::NodeRoute& Router::node_route(std::size_t from, std::size_t to) co
   const Graph& g = cluster_->graph();
   const auto dist = [&](Vertex v) { return node_distance_[to * node_size_ + v]; };
   const auto allowed = [&](Vertex w) { return w < node_size_ && (w == to || forwards_traffic(g[w].kind)); };
+  const auto next_hops = [&](Vertex v, auto& out) { scan_next_hops(v, dist, allowed, out); };
   auto& r = *node_route_store_.emplace_back(std::make_unique<NodeRoute>());
-  ecmp_walk(static_cast<Vertex>(from), static_cast<Vertex>(to), 1.0, dist, allowed, [&](std::size_t link, double share, double latency) {
+  ecmp_walk(static_cast<Vertex>(from), static_cast<Vertex>(to), 1.0, dist, next_hops, [&](std::size_t link, double share, double latency) {
     r.hops.push_back({link, share});
     r.latencies.push_back(latency);
   });
@@ -176,7 +197,20 @@ const Router::LeafRoute& Router::leaf_route(Vertex from_leaf, Vertex to_leaf) co
       const Vertex first = cluster_->first_switch();
       const std::size_t row = static_cast<std::size_t>(cluster_->graph()[to_leaf].index) * cluster_->switch_count();
       const auto dist = [&](Vertex v) { return network_distance_[row + (v - first)]; };
-      ecmp_walk(from_leaf, to_leaf, 1.0, dist, [&](Vertex w) { return w >= first; }, [&](std::size_t link, double share, double latency) {
+      const auto next_hops = [&](Vertex v, std::vector<std::pair<Vertex, std::size_t>>& out) {
+        // Only the destination itself can follow a switch that is closer to it than its cheapest link
+        // plus the cheapest link anywhere: any other w would have 0 < dist(w) = dist(v) − cost(v, w) <
+        // that cheapest link. The last hop of every route is such a step; found by a lookup instead
+        // of a scan of the switch's links (a spine of a two-tier fabric reaches every leaf).
+        const auto& links = switch_links_[v - first];
+        if (dist(v) - links.min_cost < min_switch_link_cost_) {
+          const auto it = std::lower_bound(links.by_target.begin(), links.by_target.end(), std::pair{to_leaf, std::size_t{0}});
+          if (it != links.by_target.end() && it->first == to_leaf && cost_[it->second] == dist(v)) out.push_back(*it);
+          return;
+        }
+        scan_next_hops(v, dist, [&](Vertex w) { return w >= first; }, out);
+      };
+      ecmp_walk(from_leaf, to_leaf, 1.0, dist, next_hops, [&](std::size_t link, double share, double latency) {
         r.hops.push_back({link, share});
         r.latency += latency;
       });

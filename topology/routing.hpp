@@ -12,6 +12,8 @@
 // (GeForce), a copy between GPUs of one node is staged in the sender's host memory.
 #include <algorithm>
 #include <atomic>
+#include <cstdint>
+#include <limits>
 #include <map>
 #include <memory>
 #include <mutex>
@@ -107,8 +109,10 @@ class Router {
     std::vector<Hop> hops;
     std::vector<double> latencies;
   };
-  template <class Distance, class Allowed, class Sink>
-  void ecmp_walk(Vertex from, Vertex to, double share, Distance dist, Allowed allowed, Sink&& sink) const;
+  template <class Distance, class NextHops, class Sink>
+  void ecmp_walk(Vertex from, Vertex to, double share, Distance dist, NextHops next_hops, Sink&& sink) const;
+  template <class Distance, class Allowed>
+  void scan_next_hops(Vertex v, Distance dist, Allowed allowed, std::vector<std::pair<Vertex, std::size_t>>& out) const;
   template <class Sink>
   void route_in_node(Vertex from, Vertex to, Sink&& sink) const;
   const NodeRoute& node_route(std::size_t from, std::size_t to) const;
@@ -132,6 +136,13 @@ class Router {
   /// network_distance_[leaf * switch_count + s]: cost from network switch s to a leaf.
   std::vector<std::int64_t> network_distance_;
   std::vector<NicCable> cables_;  ///< per global NIC index
+  /// Each network switch's links out, by target vertex, and the cheapest of them.
+  struct SwitchLinks {
+    std::vector<std::pair<Vertex, std::size_t>> by_target;  ///< (target, link id), sorted
+    std::int64_t min_cost = std::numeric_limits<std::int64_t>::max();
+  };
+  std::vector<SwitchLinks> switch_links_;
+  std::int64_t min_switch_link_cost_ = 0;  ///< the cheapest link between two network switches
   /// Routes inside a node already walked, by node-0 local vertex pair (every node is laid out alike):
   /// read without a lock (a router is shared by the threads of a search), written once under one.
   std::unique_ptr<std::atomic<const NodeRoute*>[]> node_routes_;
