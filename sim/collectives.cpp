@@ -259,12 +259,10 @@ void CollectiveLowering::price(Lowering& l, double bytes) const {
   l.estimated = Seconds(total);
 }
 
-Lowering CollectiveLowering::lower(Collective kind, std::uint64_t group, const std::vector<std::vector<int>>& twins, double bytes) {
+const Lowering& CollectiveLowering::lower(Collective kind, std::uint64_t group, const std::vector<std::vector<int>>& twins, double bytes) {
   const auto memo = std::make_tuple(static_cast<int>(kind), group, bytes);
   if (auto it = chosen_.find(memo); it != chosen_.end()) return it->second;
-  const Lowering chosen = choose(kind, group, twins, bytes);
-  chosen_.emplace(memo, chosen);
-  return chosen;
+  return chosen_.emplace(memo, choose(kind, group, twins, bytes)).first->second;
 }
 
 Lowering CollectiveLowering::choose(Collective kind, std::uint64_t group, const std::vector<std::vector<int>>& twins, double bytes) {

@@ -86,8 +86,9 @@ class CollectiveLowering {
   CollectiveLowering(const topology::Router& router, const calibrate::Profile& profile);
 
   /// The algorithm chosen for a collective of `bytes` over a group and its twins, and its phases.
-  /// `group` is a cache key standing for that exact set of twins.
-  Lowering lower(workload::Collective kind, std::uint64_t group, const std::vector<std::vector<int>>& twins, double bytes);
+  /// `group` is a cache key standing for that exact set of twins. The lowering is kept: the
+  /// reference stays valid as long as this object.
+  const Lowering& lower(workload::Collective kind, std::uint64_t group, const std::vector<std::vector<int>>& twins, double bytes);
 
  private:
   Lowering choose(workload::Collective kind, std::uint64_t group, const std::vector<std::vector<int>>& twins, double bytes);

@@ -63,7 +63,7 @@ class Replay {
     finish_.assign(n, kNever);
     activity_of_.assign(n, kNoActivity);
     phase_.assign(n, 0);
-    lowered_.resize(n);
+    lowered_.assign(n, nullptr);
     transfer_start_.assign(n, kNever);
     // Dependents of each task (CSR), in ascending order.
     std::vector<std::uint32_t> count(n + 1, 0);
@@ -195,12 +195,12 @@ class Replay {
     }
     const auto& ranks = g_.groups[task.group];
     if (task.bytes <= 0 || ranks.size() < 2) return finish(t, ready);
-    lowered_[t] = lower(t);
+    lowered_[t] = &lower(t);
     phase_[t] = 0;
     wait_latency(t, true);
   }
 
-  Lowering lower(std::uint32_t t) {
+  const Lowering& lower(std::uint32_t t) {
     const Task& task = g_.tasks[t];
     const auto& twins = g_.twins[task.group];
     if (!opt_.full) return lowering_.lower(task.collective, task.group, twins, bytes_[t]);
@@ -210,15 +210,15 @@ class Replay {
   }
 
   void wait_latency(std::uint32_t t, bool first) {
-    double latency = lowered_[t].latencies[phase_[t]].value();
+    double latency = lowered_[t]->latencies[phase_[t]].value();
     if (first) latency += in_.cost->profile().collective_launch.value();
     timers_.push({after(now_, latency), timer_seq_++, t});
   }
 
   void begin_transfer(std::uint32_t t) {
     const Task& task = g_.tasks[t];
-    const auto* p = lowered_[t].phases[phase_[t]];
-    const auto a = fluid_.start(bytes_[t] * p->bytes_factor, usage_of(p), FluidModel::kUnlimited, lowered_[t].rate_scales[phase_[t]]);
+    const auto* p = lowered_[t]->phases[phase_[t]];
+    const auto a = fluid_.start(bytes_[t] * p->bytes_factor, usage_of(p), FluidModel::kUnlimited, lowered_[t]->rate_scales[phase_[t]]);
     bind(a, t);
     auto& stage = stages_[static_cast<std::size_t>(task.stage)];
     stage.comms.push_back(t);
@@ -259,10 +259,10 @@ class Replay {
     stage.comms.erase(std::find(stage.comms.begin(), stage.comms.end(), t));
     update_overlap(task.stage);
     if (opt_.keep_timeline) {
-      const auto* p = lowered_[t].phases[phase_[t]];
+      const auto* p = lowered_[t]->phases[phase_[t]];
       transfers_.push_back({t, transfer_start_[t], now_, p->usage});
     }
-    if (++phase_[t] < lowered_[t].phases.size()) return wait_latency(t, false);
+    if (++phase_[t] < lowered_[t]->phases.size()) return wait_latency(t, false);
     finish(t, ready);
   }
 
@@ -286,9 +286,9 @@ class Replay {
     const bool computing = stage.compute >= 0;
     double slowdown = 0;
     for (auto c : stage.comms) {
-      const auto* p = lowered_[c].phases[phase_[c]];
+      const auto* p = lowered_[c]->phases[phase_[c]];
       if (activity_of_[c] != kNoActivity) {
-        const double scale = lowered_[c].rate_scales[phase_[c]];
+        const double scale = lowered_[c]->rate_scales[phase_[c]];
         fluid_.set_efficiency(activity_of_[c], scale * (computing ? 1.0 / (1.0 + profile.comm_slowdown[static_cast<std::size_t>(p->fabric)]) : 1.0));
       }
       if (computing) slowdown = std::max(slowdown, profile.compute_slowdown_for(kind_of(g_.tasks[static_cast<std::size_t>(stage.compute)]), p->fabric));
@@ -364,7 +364,7 @@ class Replay {
   std::vector<std::int64_t> start_, finish_;
   std::vector<std::uint32_t> activity_of_;
   std::vector<std::uint32_t> phase_;
-  std::vector<Lowering> lowered_;
+  std::vector<const Lowering*> lowered_;  ///< kept by lowering_
   std::vector<double> bytes_;  ///< what each collective moves (its bytes, less what its dispatcher saves)
   std::vector<std::int64_t> transfer_start_;
   std::vector<std::uint32_t> users_begin_, users_;
@@ -380,6 +380,27 @@ class Replay {
   std::size_t activities_ = 0;
   std::vector<Timeline::Transfer> transfers_;
 };
+
+// Interval edges in time order, ends before starts at one instant. Sorted as one integer each
+// (time, then start bit, then kind) where the times fit in 59 bits (6.7 days): half the time of
+// sorting the structs, and a simulation sorts every task's two edges.
+template <class Edge>
+void sort_edges(std::vector<Edge>& edges, std::int64_t end) {
+  static_assert(workload::kCommDims + 1 <= 8, "an edge's kind takes three bits");
+  if (end >= (std::int64_t{1} << 59)) {
+    std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& c) { return a.time != c.time ? a.time < c.time : a.delta < c.delta; });
+    return;
+  }
+  std::vector<std::uint64_t> keys(edges.size());
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    const auto& e = edges[i];
+    keys[i] = static_cast<std::uint64_t>(e.time) << 4 | (e.delta > 0 ? 8u : 0u) | static_cast<std::uint64_t>(e.kind);
+  }
+  std::sort(keys.begin(), keys.end());
+  for (std::size_t i = 0; i < edges.size(); ++i) {
+    edges[i] = {static_cast<std::int64_t>(keys[i] >> 4), (keys[i] & 8u) ? 1 : -1, static_cast<int>(keys[i] & 7u)};
+  }
+}
 
 // Sweep over one stage's compute and communication intervals: busy compute by phase, exposed
 // communication by dimension (split evenly where several overlap), and the idle rest (bubble).
@@ -414,7 +435,7 @@ StageBreakdown breakdown(int stage, const std::vector<std::uint32_t>& tasks, con
       edges.push_back({finish[t], -1, k});
     }
   }
-  std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& c) { return a.time != c.time ? a.time < c.time : a.delta < c.delta; });
+  sort_edges(edges, end);
   std::array<int, 1 + workload::kCommDims> open{};
   std::int64_t last = 0;
   double idle = 0;
