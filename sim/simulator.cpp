@@ -1,6 +1,7 @@
 #include "sim/simulator.hpp"
 
 #include <algorithm>
+#include <boost/sort/spreadsort/integer_sort.hpp>
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
@@ -396,7 +397,7 @@ void sort_edges(std::vector<Edge>& edges, std::int64_t end) {
     const auto& e = edges[i];
     keys[i] = static_cast<std::uint64_t>(e.time) << 4 | (e.delta > 0 ? 8u : 0u) | static_cast<std::uint64_t>(e.kind);
   }
-  std::sort(keys.begin(), keys.end());
+  boost::sort::spreadsort::integer_sort(keys.begin(), keys.end());
   for (std::size_t i = 0; i < edges.size(); ++i) {
     edges[i] = {static_cast<std::int64_t>(keys[i] >> 4), (keys[i] & 8u) ? 1 : -1, static_cast<int>(keys[i] & 7u)};
   }
