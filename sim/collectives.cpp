@@ -44,8 +44,8 @@ topology::LinkLoads& CollectiveLowering::fresh(std::size_t i) {
 }
 
 LinkUsage CollectiveLowering::finish(topology::LinkLoads& all, double factor, int steps, topology::LinkLoads& own) const {
-  router_->flush(all);
   router_->flush(own);
+  router_->flush(all, &own);
   // Symmetry: a link only twins cross mirrors one the representative crosses, with the same load
   // from every (equally symmetric) transfer; keeping the representative's links loses no constraint.
   // Each link's load is divided by its fabric's efficiency.

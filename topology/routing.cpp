@@ -303,10 +303,12 @@ void Router::accumulate_to_leaf(int gpu, double share, LinkLoads& loads) const {
   loads.max_latency = std::max(loads.max_latency, latency);
 }
 
-void Router::flush(LinkLoads& loads) const {
+void Router::flush(LinkLoads& loads, const LinkLoads* only) const {
   for (const auto& [leaves, pair] : loads.leaf_pairs) {
     const auto& net = leaf_route(leaves.first, leaves.second);
-    for (const auto& h : net.hops) loads.add(h.link, pair.share * h.share);
+    for (const auto& h : net.hops) {
+      if (!only || only->has(h.link)) loads.add(h.link, pair.share * h.share);
+    }
     loads.max_latency = std::max(loads.max_latency, pair.node_latency + net.latency);
   }
   loads.leaf_pairs.clear();

@@ -96,8 +96,9 @@ class Router {
   /// Adds a GPU's way up to its leaf switch and back (through its NIC), carrying `share`: the traffic
   /// of an in-network (SHARP) reduction, which the switches combine.
   void accumulate_to_leaf(int gpu, double share, LinkLoads& loads) const;
-  /// Folds the grouped network segments into `loads.links`.
-  void flush(LinkLoads& loads) const;
+  /// Folds the grouped network segments into the loads; with `only`, on the links it holds alone
+  /// (where the other links' loads will not be read).
+  void flush(LinkLoads& loads, const LinkLoads* only = nullptr) const;
 
  private:
   struct LeafRoute {
