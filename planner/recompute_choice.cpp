@@ -18,36 +18,45 @@ std::optional<std::vector<int>> choose_within_budget(const std::vector<std::vect
     return budget > 0 ? static_cast<long>(std::ceil(bytes / unit - 1e-9)) : static_cast<long>(q) + 1;
   };
   constexpr double kInf = std::numeric_limits<double>::infinity();
-  // time[i][u]: least time for the first i layers holding exactly u units; choice to recover.
-  std::vector<std::vector<double>> time(n + 1, std::vector<double>(q + 1, kInf));
-  std::vector<std::vector<int>> choice(n + 1, std::vector<int>(q + 1, -1));
-  time[0][0] = 0;
+  // Each option's units, computed once (not once per reachable state).
+  std::vector<std::vector<long>> cost(n);
   for (std::size_t i = 0; i < n; ++i) {
+    for (const auto& option : layers[i]) cost[i].push_back(units(option.bytes));
+  }
+  // time[i * w + u]: least time for the first i layers holding exactly u units; choice to recover.
+  const std::size_t w = q + 1;
+  std::vector<double> time((n + 1) * w, kInf);
+  std::vector<int> choice((n + 1) * w, -1);
+  time[0] = 0;
+  for (std::size_t i = 0; i < n; ++i) {
+    const double* from = &time[i * w];
+    double* to = &time[(i + 1) * w];
+    int* picked = &choice[(i + 1) * w];
     for (std::size_t u = 0; u <= q; ++u) {
-      if (time[i][u] == kInf) continue;
+      if (from[u] == kInf) continue;
       for (std::size_t o = 0; o < layers[i].size(); ++o) {
-        const long next = static_cast<long>(u) + units(layers[i][o].bytes);
+        const long next = static_cast<long>(u) + cost[i][o];
         if (next > static_cast<long>(q)) continue;
-        const double t = time[i][u] + layers[i][o].seconds;
-        auto& slot = time[i + 1][static_cast<std::size_t>(next)];
-        if (t < slot) {
-          slot = t;
-          choice[i + 1][static_cast<std::size_t>(next)] = static_cast<int>(o);
+        const double t = from[u] + layers[i][o].seconds;
+        if (t < to[next]) {
+          to[next] = t;
+          picked[next] = static_cast<int>(o);
         }
       }
     }
   }
+  const double* last = &time[n * w];
   std::size_t best = q + 1;
   for (std::size_t u = 0; u <= q; ++u) {
-    if (time[n][u] < kInf && (best > q || time[n][u] < time[n][best])) best = u;
+    if (last[u] < kInf && (best > q || last[u] < last[best])) best = u;
   }
   if (best > q) return std::nullopt;
   std::vector<int> out(n);
   std::size_t u = best;
   for (std::size_t i = n; i > 0; --i) {
-    const int o = choice[i][u];
+    const int o = choice[i * w + u];
     out[i - 1] = o;
-    u -= static_cast<std::size_t>(units(layers[i - 1][static_cast<std::size_t>(o)].bytes));
+    u -= static_cast<std::size_t>(cost[i - 1][static_cast<std::size_t>(o)]);
   }
   return out;
 }
