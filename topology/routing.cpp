@@ -128,7 +128,6 @@ const Router::NicCable& Router::cable(Vertex nic) const {
 // each hop goes to sink(link, share, share x latency).
 template <class Distance, class NextHops, class Sink>
 void Router::ecmp_walk(Vertex from, Vertex to, double share, Distance dist, NextHops next_hops, Sink&& sink) const {
-  const Graph& g = cluster_->graph();
   if (dist(from) == kUnreachable) throw std::logic_error("no route");
   std::map<Vertex, double> level{{from, share}};
   std::vector<std::pair<Vertex, std::size_t>> choices;
@@ -145,7 +144,6 @@ void Router::ecmp_walk(Vertex from, Vertex to, double share, Distance dist, Next
     }
     level = std::move(next);
   }
-  (void)g;
 }
 
 // The next hops of v toward a destination by scanning v's links (the cluster has one link per
