@@ -86,3 +86,39 @@ TEST_CASE("without PCIe peer-to-peer, copies between GPUs bounce through host me
   // gpu0-sw0, sw0-cpu0, cpu0-sw0, sw0-gpu1; the switch-to-CPU link carries the data both ways.
   CHECK(kinds(c, router.route(0, 1)) == std::vector{LinkKind::pcie, LinkKind::pcie, LinkKind::pcie, LinkKind::pcie});
 }
+
+TEST_CASE("a route inside node n is node 0's with its link ids shifted by n nodes' links") {
+  // The router walks node-local routes once, in node 0: node 3's copy must cross node 3's own links,
+  // the same kinds with the same shares and latency.
+  const Cluster c(test::dgx_cluster(4));
+  const Router router(c);
+  const std::size_t per_node = c.links_per_node();
+  REQUIRE(per_node > 0);
+  const Route in0 = router.route(0, 5), in3 = router.route(3 * 8 + 0, 3 * 8 + 5);
+  REQUIRE(in3.hops.size() == in0.hops.size());
+  for (std::size_t i = 0; i < in0.hops.size(); ++i) {
+    CHECK(in3.hops[i].link == in0.hops[i].link + 3 * per_node);
+    CHECK(in3.hops[i].share == in0.hops[i].share);
+    CHECK(c.link(in3.hops[i].link).kind == c.link(in0.hops[i].link).kind);
+  }
+  CHECK(in3.latency.value() == in0.latency.value());
+  // The node-local part of a cross-node route shifts too: out of node 2 and into node 3 over their own NICs.
+  for (const auto& h : router.route(2 * 8 + 1, 3 * 8 + 1).hops) {
+    if (c.link(h.link).kind == LinkKind::pcie) CHECK((h.link / per_node == 2 || h.link / per_node == 3));
+  }
+}
+
+TEST_CASE("the last hop into a leaf found by lookup: a spine of a two-tier mesh goes straight down") {
+  // 64 nodes: leaf to leaf through every spine; each route ends with one hop per spine into the
+  // destination leaf, never a detour through another leaf.
+  const Cluster c(test::dgx_cluster(64));
+  const Router router(c);
+  const Route r = router.route(0, 32 * 8);
+  const Vertex dest_leaf = c.leaf_of(c.nic_of(32 * 8));
+  int down = 0;
+  for (const auto& h : r.hops) {
+    const auto e = c.edge(h.link);
+    if (c.link(h.link).kind == LinkKind::leaf_spine && boost::target(e, c.graph()) == dest_leaf) ++down;
+  }
+  CHECK(down == 8);
+}
