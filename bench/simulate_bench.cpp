@@ -71,6 +71,32 @@ void BM_Gpt3_175B_16K_A100_TwoTier(benchmark::State& state) {
 }
 BENCHMARK(BM_Gpt3_175B_16K_A100_TwoTier)->Unit(benchmark::kMillisecond)->Iterations(1);
 
+// Llama-3 405B on 256 H100 (32 nodes: TP 8, PP 16, DP 2) at global batch 2048: 1,024 micro-batches per
+// pipeline, as `parasim simulate` runs it (the steady state replayed three times and extrapolated;
+// speed issue: <= 1 s on one core), and replayed whole for comparison.
+void run_plan(benchmark::State& state, const std::vector<std::string>& overrides, bool full_replay) {
+  const auto s = sim::load_scenario(std::string(PARASIM_SOURCE_DIR) + "/scenarios/jobs/llama3-405b-16k-h100.yaml", overrides);
+  const topology::Cluster cluster(s.cluster);
+  const calibrate::CostModel cost(s.cluster.node.gpu, calibrate::default_profile(s.cluster.node.gpu.name));
+  sim::SimOptions options;
+  options.full_replay = full_replay;
+  double iteration = 0;
+  int rounds = 0;
+  for (auto _ : state) {
+    const auto r = sim::simulate_plan({&cluster, &*s.model, &*s.training, &*s.plan, nullptr, &cost}, options);
+    iteration = r.iteration.value();
+    rounds = r.extrapolated_rounds;
+    benchmark::DoNotOptimize(r);
+  }
+  state.counters["simulated_iteration_s"] = iteration;
+  state.counters["extrapolated_rounds"] = rounds;
+  state.counters["peak_rss_MiB"] = peak_rss_mib();
+}
+void BM_Llama3_405B_256_H100_GB2048(benchmark::State& state) { run_plan(state, {"cluster.nodes=32", "plan.dp=2"}, false); }
+BENCHMARK(BM_Llama3_405B_256_H100_GB2048)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+void BM_Llama3_405B_256_H100_GB2048_FullReplay(benchmark::State& state) { run_plan(state, {"cluster.nodes=32", "plan.dp=2"}, true); }
+BENCHMARK(BM_Llama3_405B_256_H100_GB2048_FullReplay)->Unit(benchmark::kMillisecond)->Iterations(1);
+
 // GPT-3 175B's iteration simulated with its timeline kept and written as a gzip-compressed trace.
 void BM_Gpt3_175B_Trace(benchmark::State& state) {
   const auto s = sim::load_scenario(std::string(PARASIM_SOURCE_DIR) + "/scenarios/jobs/gpt3-175b-1024-a100.yaml", {});

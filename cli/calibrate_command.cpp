@@ -143,10 +143,9 @@ Reference simulate_with(const sim::Scenario& s, const calibrate::Profile& profil
                      fmt::format("{} has no {} peak in its hardware file", gpu.name, precision_name(s.training->precision)));
   }
   const topology::Cluster cluster(s.cluster);
-  const auto graph = workload::build_tasks(*s.model, *s.training, *s.plan);
   const calibrate::CostModel cost(gpu, profile);
-  const sim::SimInput in{&cluster, &*s.model, &*s.training, &*s.plan, &graph, &cost};
-  const auto r = sim::simulate(in);
+  const sim::SimInput in{&cluster, &*s.model, &*s.training, &*s.plan, nullptr, &cost};
+  const auto r = sim::simulate_plan(in);
   return {s.name, r.iteration.value(), r.tokens_per_s, r.mfu};
 }
 

@@ -56,19 +56,27 @@ nlohmann::json simulate_json(const sim::Scenario& s, const sim::Result& r) {
           {"stages", stages},
           {"critical_path", path},
           {"tasks", r.tasks},
-          {"events", r.events}};
+          {"events", r.events},
+          {"extrapolated_rounds", r.extrapolated_rounds}};
 }
 
-Simulation run_simulation(const sim::Scenario& s, const std::string& file, bool full, sim::Timeline* timeline) {
+Simulation run_simulation(const sim::Scenario& s, const std::string& file, sim::SimOptions options, sim::Timeline* timeline) {
   s.require_workload();
   const auto& gpu = s.cluster.node.gpu;
   if (!gpu.peak_for(s.training->precision)) {
     throw InputError({file, 1, 1}, "training.precision", fmt::format("{} has no {} peak in its hardware file", gpu.name, precision_name(s.training->precision)));
   }
-  Simulation out{topology::Cluster(s.cluster), workload::build_tasks(*s.model, *s.training, *s.plan), {}};
+  Simulation out{topology::Cluster(s.cluster), {}, {}};
   const calibrate::CostModel cost(gpu, s.effective_profile());
+  options.keep_timeline = timeline != nullptr;
+  if (!timeline) {
+    const sim::SimInput in{&out.cluster, &*s.model, &*s.training, &*s.plan, nullptr, &cost};
+    out.result = located(file, [&] { return sim::simulate_plan(in, options); });
+    return out;
+  }
+  out.graph = workload::build_tasks(*s.model, *s.training, *s.plan);
   const sim::SimInput in{&out.cluster, &*s.model, &*s.training, &*s.plan, &out.graph, &cost};
-  out.result = located(file, [&] { return sim::simulate(in, {full, timeline != nullptr}, timeline); });
+  out.result = located(file, [&] { return sim::simulate(in, options, timeline); });
   return out;
 }
 
@@ -110,6 +118,10 @@ std::string to_text(const sim::Scenario& s, const sim::Result& r) {
                        format_number(100 * r.critical_path[i].time.value() / r.iteration.value(), 3));
   }
   out += r.memory.fits() ? "Memory      fits\n" : fmt::format("Memory      {}\n", *r.memory.problem());
+  if (r.extrapolated_rounds > 0) {
+    out += fmt::format("Replay      steady state: {} rounds of {} micro-batches added after three replayed the same (--full-replay replays all)\n",
+                       r.extrapolated_rounds, std::max(1, s.plan->pp));
+  }
   return out;
 }
 
@@ -134,6 +146,7 @@ Action add_simulate_command(CLI::App& app) {
     std::vector<std::string> set;
     bool json = false;
     bool full = false;
+    bool full_replay = false;
     std::string trace;
     std::string trace_links = "busiest";
     std::string plan;
@@ -154,6 +167,9 @@ Action add_simulate_command(CLI::App& app) {
   cmd->add_option("--set", o->set, "override a scenario key: --set plan.tp=4, --set cluster.node.nics.bandwidth=800Gb/s (repeatable)");
   cmd->add_flag("--json", o->json, "print JSON instead of tables");
   cmd->add_flag("--full", o->full, "simulate every replica's traffic separately instead of by symmetry");
+  cmd->add_flag("--full-replay", o->full_replay,
+                "replay every micro-batch (by default a long pipeline's warm-up, three steady rounds and cool-down are replayed and "
+                "the other rounds added once they repeat)");
   cmd->add_option("--trace", o->trace, "write a Chrome trace (Perfetto, chrome://tracing) to this file; gzip-compressed when it ends in .gz");
   cmd->add_option("--trace-links", o->trace_links, "link load counters in the trace: none, busiest (the 16 that carry the most, default) or all")
       ->check(CLI::IsMember({"none", "busiest", "all"}));
@@ -171,7 +187,10 @@ Action add_simulate_command(CLI::App& app) {
     if (!o->plan.empty()) s.plan = sim::load_plan(o->plan, *s.model, s.cluster.gpus(), s.training->seq_len);
     if (!o->megatron_args.empty()) s.plan = read_megatron_source(o->megatron_args, s, o->ignore_unknown_flags);
     sim::Timeline timeline;
-    const auto run = run_simulation(s, o->scenario, o->full, o->trace.empty() ? nullptr : &timeline);
+    sim::SimOptions options;
+    options.full = o->full;
+    options.full_replay = o->full_replay;
+    const auto run = run_simulation(s, o->scenario, options, o->trace.empty() ? nullptr : &timeline);
     const auto& result = run.result;
     if (!o->trace.empty()) write_trace(o->trace, o->trace_links, run.graph, timeline, run.cluster);
     std::cout << (o->json ? simulate_json(s, result).dump(2) + "\n" : to_text(s, result));

@@ -11,7 +11,8 @@
 
 namespace parasim::cli {
 
-/// One iteration simulated: the cluster graph and task graph it ran on (a trace needs both), the result.
+/// One iteration simulated: the cluster graph, the task graph it ran on when a timeline was kept (a
+/// trace needs both; otherwise empty), the result.
 struct Simulation {
   topology::Cluster cluster;
   workload::TaskGraph graph;
@@ -19,8 +20,9 @@ struct Simulation {
 };
 
 /// Simulates the scenario's plan (the scenario needs model, training and plan; `file` names it in
-/// errors); a timeline, when given, records every task for a trace. Throws InputError.
-Simulation run_simulation(const sim::Scenario& scenario, const std::string& file, bool full = false, sim::Timeline* timeline = nullptr);
+/// errors); a timeline, when given, records every task for a trace (and replays every micro-batch).
+/// Throws InputError.
+Simulation run_simulation(const sim::Scenario& scenario, const std::string& file, sim::SimOptions options = {}, sim::Timeline* timeline = nullptr);
 
 /// `parasim simulate --json`: iteration, its 80% interval, throughput, MFU, memory, stages, critical path.
 nlohmann::json simulate_json(const sim::Scenario& scenario, const sim::Result& result);

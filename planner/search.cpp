@@ -643,9 +643,8 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
           continue;
         }
         try {
-          const auto graph = workload::build_tasks(model, training, r.plan);
-          const sim::SimInput in{&cluster, &model, &training, &r.plan, &graph, &cost, &router};
-          r.simulated = sim::simulate(in);
+          const sim::SimInput in{&cluster, &model, &training, &r.plan, nullptr, &cost, &router};
+          r.simulated = sim::simulate_plan(in);
           const auto mem = workload::memory_per_stage(model, training, r.plan, report.budget);
           r.fits = mem.fits();
         } catch (...) {

@@ -59,9 +59,8 @@ Outcome simulate_given(const sim::Scenario& s) {
     throw InputError({s.file, 0, 0}, "plan", s.dropped_plan.value_or("missing: --fixed-plan needs a scenario with a plan section"));
   }
   const topology::Cluster cluster(s.cluster);
-  const auto graph = workload::build_tasks(*s.model, *s.training, *s.plan);
   const calibrate::CostModel cost(s.cluster.node.gpu, s.effective_profile());
-  const auto r = sim::simulate({&cluster, &*s.model, &*s.training, &*s.plan, &graph, &cost});
+  const auto r = sim::simulate_plan({&cluster, &*s.model, &*s.training, &*s.plan, nullptr, &cost});
   return describe(s, *s.plan, r, true);
 }
 

@@ -44,6 +44,9 @@ struct Result {
   std::size_t tasks = 0;
   std::size_t events = 0;  ///< engine steps
   std::size_t activities = 0;
+  /// Steady pipeline rounds added by extrapolation, not replayed (0: every micro-batch replayed);
+  /// tasks, events and activities then count what a whole replay would have.
+  int extrapolated_rounds = 0;
 };
 
 }  // namespace parasim::sim

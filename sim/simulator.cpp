@@ -11,6 +11,7 @@
 
 #include "core/error.hpp"
 #include "sim/link_classes.hpp"
+#include "sim/steady_state.hpp"
 #include "topology/group_bandwidth.hpp"
 #include "workload/moe_ops.hpp"
 
@@ -472,15 +473,8 @@ Result Replay::result() const {
   const auto& plan = *in_.plan;
   const auto& tr = *in_.training;
   r.gpus = in_.cluster->gpu_count();
-  const double tokens = static_cast<double>(plan.global_batch) * tr.seq_len;
-  r.samples_per_s = plan.global_batch / r.iteration.value();
-  r.tokens_per_s = tokens / r.iteration.value();
-  r.model_flops = workload::training_flops_per_token(*in_.model, tr.seq_len, plan.tp) * tokens;
   r.hardware_flops = g_.total_flops();
-  r.model_tflops_per_gpu = r.model_flops / r.iteration.value() / r.gpus / 1e12;
-  const double peak = in_.cost->peak(tr.precision).value();
-  r.mfu = r.model_flops / r.iteration.value() / r.gpus / peak;
-  r.hfu = r.hardware_flops / r.iteration.value() / r.gpus / peak;
+  derive_rates(r, *in_.model, tr, plan, *in_.cost);
   // Each stage's tasks, in id order, gathered once (a scan per stage is quadratic in long pipelines).
   std::vector<std::vector<std::uint32_t>> by_stage(static_cast<std::size_t>(g_.stages));
   for (std::uint32_t t = 0; t < g_.tasks.size(); ++t) {
@@ -515,9 +509,53 @@ Result Replay::result() const {
 
 }  // namespace
 
+void derive_rates(Result& r, const workload::ModelSpec& model, const workload::TrainingSpec& tr, const workload::Plan& plan,
+                  const calibrate::CostModel& cost) {
+  const double tokens = static_cast<double>(plan.global_batch) * tr.seq_len;
+  r.samples_per_s = plan.global_batch / r.iteration.value();
+  r.tokens_per_s = tokens / r.iteration.value();
+  r.model_flops = workload::training_flops_per_token(model, tr.seq_len, plan.tp) * tokens;
+  r.model_tflops_per_gpu = r.model_flops / r.iteration.value() / r.gpus / 1e12;
+  const double peak = cost.peak(tr.precision).value();
+  r.mfu = r.model_flops / r.iteration.value() / r.gpus / peak;
+  r.hfu = r.hardware_flops / r.iteration.value() / r.gpus / peak;
+}
+
 Result simulate(const SimInput& input, const SimOptions& options, Timeline* timeline) {
   Replay replay(input, options);
   return replay.run(timeline);
+}
+
+Result simulate_plan(const SimInput& input, const SimOptions& options) {
+  const auto& plan = *input.plan;
+  // The replays walk the same routes: one router for them all unless the caller shares one.
+  std::unique_ptr<topology::Router> own_router;
+  if (!input.router) own_router = std::make_unique<topology::Router>(*input.cluster);
+  auto replay = [&](const workload::Plan& p) {
+    const auto graph = workload::build_tasks(*input.model, *input.training, p);
+    SimInput in = input;
+    if (own_router) in.router = own_router.get();
+    in.plan = &p;
+    in.graph = &graph;
+    return simulate(in, options);
+  };
+  if (options.full || options.keep_timeline || options.full_replay) return replay(plan);
+  for (const int warm_rounds : {2, 6}) {
+    const auto runs = steady_runs(plan, warm_rounds);
+    if (!runs) break;
+    std::array<Result, 3> replays;
+    for (std::size_t i = 0; i < replays.size(); ++i) {
+      workload::Plan shorter = plan;
+      shorter.global_batch = runs->micro_batches[i] * plan.micro_batch * plan.dp;
+      replays[i] = replay(shorter);
+    }
+    auto whole = extrapolate(replays, *runs);
+    if (!whole) continue;
+    derive_rates(*whole, *input.model, *input.training, plan, *input.cost);
+    whole->memory = workload::memory_per_stage(*input.model, *input.training, plan, input.cluster->spec().node.gpu.hbm_capacity);
+    return *whole;
+  }
+  return replay(plan);
 }
 
 }  // namespace parasim::sim

@@ -42,6 +42,8 @@ struct SimOptions {
   bool full = false;
   /// Keep per-task times and per-transfer link usage for a trace.
   bool keep_timeline = false;
+  /// simulate_plan: replay every micro-batch even where the steady state could be extrapolated.
+  bool full_replay = false;
 };
 
 /// When each task ran; and each transfer phase, for link tracks.
@@ -56,5 +58,16 @@ struct Timeline {
 };
 
 Result simulate(const SimInput& input, const SimOptions& options = {}, Timeline* timeline = nullptr);
+
+/// A plan's iteration with no task graph at hand (`input.graph` is not read): the graph is built here
+/// and, where the pipeline is long, only its warm-up, three verified steady rounds and cool-down are
+/// replayed and the other rounds added (sim/steady_state.hpp); under `full`, a timeline or
+/// `full_replay`, every micro-batch.
+Result simulate_plan(const SimInput& input, const SimOptions& options = {});
+
+/// Throughput, model and hardware FLOP/s and MFU of a result from its iteration time, GPU count and
+/// hardware FLOPs.
+void derive_rates(Result& r, const workload::ModelSpec& model, const workload::TrainingSpec& training, const workload::Plan& plan,
+                  const calibrate::CostModel& cost);
 
 }  // namespace parasim::sim

@@ -466,9 +466,8 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
     return probe;
   };
   evaluator.run = [&](const Plan& p) {
-    const auto g = workload::build_tasks(s.model, s.training, p);
-    const SimInput in{&cluster, &s.model, &s.training, &p, &g, &cost};
-    const auto result = simulate(in);
+    const SimInput in{&cluster, &s.model, &s.training, &p, nullptr, &cost};
+    const auto result = simulate_plan(in);
     return FillRun{result.iteration.value(), result.mfu, exposed_comm_share(result), error_features(result, s.training.precision)};
   };
   const auto found = joint_fill_search(s.candidates.front(), fill_fields(r, s), evaluator);

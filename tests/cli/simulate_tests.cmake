@@ -87,3 +87,22 @@ parasim_cli_test(NAME simulate_zero3_prefetch_pre ARGS simulate scenarios/jobs/l
 # zero 2) fits, as it ran (issue 25): every stage within 79.65 GiB, the fullest (stage 1) at 70.76 GiB.
 parasim_cli_test(NAME simulate_llama3_405b_fits ARGS simulate scenarios/jobs/llama3-405b-16k-h100.yaml --fail-on-oom
                  STDOUT_REGEX "\n +1 [^\n]+ 70.76 GiB +fits\n")
+# The steady state of a long pipeline replayed three times and extrapolated, against replaying every
+# micro-batch (--full-replay): the same iteration, stages and counts within 0.1% (issue 31). 1F1B
+# with 256 micro-batches, the interleaved schedule, DualPipe, ZB-H1 (settled only at its second try),
+# and data parallelism alone (ZeRO-3).
+find_program(PYTHON3 python3 REQUIRED)
+set(replay_cases
+    "1f1b|--set|plan.global_batch=1024"
+    "interleaved|--set|plan.global_batch=1024|--set|plan.vpp=2|--set|plan.schedule=interleaved-1f1b"
+    "dualpipe|--set|plan.global_batch=1024|--set|plan.schedule=dualpipe"
+    "zb_h1|--set|plan.global_batch=1024|--set|plan.schedule=zb-h1"
+    "zero3|--set|plan.global_batch=512|--set|plan.pp=1|--set|plan.dp=8|--set|plan.zero=3")
+foreach(case IN LISTS replay_cases)
+  string(REPLACE "|" ";" parts "${case}")
+  list(POP_FRONT parts name)
+  add_test(NAME cli_simulate_steady_state_${name}
+           COMMAND ${PYTHON3} ${CMAKE_CURRENT_SOURCE_DIR}/compare_replays.py $<TARGET_FILE:parasim> scenarios/jobs/llama2-7b-lab.yaml ${parts}
+           WORKING_DIRECTORY ${PROJECT_SOURCE_DIR})
+endforeach()
+parasim_cli_test(NAME simulate_help_full_replay ARGS simulate --help STDOUT_REGEX "--full-replay")
