@@ -46,8 +46,10 @@ class Result:
 def load_scenario(path: str | Mapping[str, Any], set: Mapping[str, Any] | Sequence[str] | None = None) -> Scenario:
     """Reads a scenario YAML (a path, or a dict of its keys); set: overrides as {'key.path': value} or ['key.path=value'], as --set."""
 
-def simulate(scenario: Scenario | str | Mapping[str, Any], plan: str | None = None, set: Mapping[str, Any] | Sequence[str] | None = None) -> Result:
-    """Simulates one iteration of the scenario's plan, or of the plan file given."""
+def simulate(scenario: Scenario | str | Mapping[str, Any], plan: str | None = None, set: Mapping[str, Any] | Sequence[str] | None = None,
+             full_replay: bool = False) -> Result:
+    """Simulates one iteration of the scenario's plan, or of the plan file given; a long pipeline's steady state
+    extrapolated unless full_replay=True."""
 
 class Validation:
     """Published training runs simulated and compared with their measured step times."""

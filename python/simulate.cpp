@@ -15,7 +15,7 @@ struct PyResult {
   bool fits = true;
 };
 
-PyResult simulate(const PyScenario& s, const std::string& plan_file) {
+PyResult simulate(const PyScenario& s, const std::string& plan_file, bool full_replay) {
   PyResult out;
   {
     py::gil_scoped_release release;
@@ -26,7 +26,9 @@ PyResult simulate(const PyScenario& s, const std::string& plan_file) {
       with_plan->plan = sim::load_plan(plan_file, *with_plan->model, with_plan->cluster.gpus(), with_plan->training->seq_len);
       scenario = with_plan;
     }
-    out.result = cli::run_simulation(*scenario, s.file).result;
+    sim::SimOptions options;
+    options.full_replay = full_replay;
+    out.result = cli::run_simulation(*scenario, s.file, options).result;
     out.scenario = scenario;
     out.iteration_s = out.result.iteration.value();
     out.tokens_per_s = out.result.tokens_per_s;
@@ -72,12 +74,14 @@ void bind_simulate(py::module_& m) {
         "Raises parasim.InputError (file, line, column, key, message) for a bad file or override.");
   m.def(
       "simulate",
-      [](const py::object& scenario, const py::object& plan, const py::object& set) {
-        return simulate(as_scenario(scenario, set), plan.is_none() ? std::string() : py::str(plan).cast<std::string>());
+      [](const py::object& scenario, const py::object& plan, const py::object& set, bool full_replay) {
+        return simulate(as_scenario(scenario, set), plan.is_none() ? std::string() : py::str(plan).cast<std::string>(), full_replay);
       },
-      py::arg("scenario"), py::arg("plan") = py::none(), py::arg("set") = py::none(),
+      py::arg("scenario"), py::arg("plan") = py::none(), py::arg("set") = py::none(), py::arg("full_replay") = false,
       "Simulates one iteration of a scenario (a Scenario, a path or a dict; set= overrides for a path or dict) with its plan, or with the\n"
-      "plan file given (what `parasim plan --out` writes as best_plan.yaml). Returns a Result; the GIL is released meanwhile.");
+      "plan file given (what `parasim plan --out` writes as best_plan.yaml). A long pipeline's steady state is replayed three times and\n"
+      "extrapolated (to_dict()['extrapolated_rounds'] says how many rounds were added) unless full_replay=True, as the CLI's\n"
+      "--full-replay. Returns a Result; the GIL is released meanwhile.");
 
 }
 
