@@ -205,7 +205,7 @@ struct Context {
   const topology::ClusterSpec& cluster;
   AnalyticCost& cost;
   Bytes budget;
-  workload::ScheduleCache& schedules;  // the thread's built schedules, by shape
+  workload::ScheduleCache& schedules;  // the search's built schedules, by shape (shared by its threads)
   ChunkCache& chunks;                  // the thread's balanced layer splits, by layer costs
 
   const std::vector<std::vector<workload::ScheduleStep>>& schedule(const Plan& p) {
@@ -540,8 +540,8 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
   // The launch under torchtitan or Megatron-DeepSpeed is theirs: no Megatron-LM variants to rank.
   const bool other_launch = options.constraints.framework == Constraints::Framework::torchtitan ||
                                options.constraints.framework == Constraints::Framework::deepspeed;
+  workload::ScheduleCache schedules;
   auto scan = [&](AnalyticCost& oracle) {
-    workload::ScheduleCache schedules;
     ChunkCache chunks;
     Context c{model, training, spec, oracle, report.budget, schedules, chunks};
     for (std::size_t k = next_visit++; k < global.size(); k = next_visit++) {
