@@ -544,10 +544,14 @@ Result simulate_plan(const SimInput& input, const SimOptions& options) {
     const auto runs = steady_runs(plan, warm_rounds);
     if (!runs) break;
     std::array<Result, 3> replays;
-    for (std::size_t i = 0; i < replays.size(); ++i) {
-      workload::Plan shorter = plan;
-      shorter.global_batch = runs->micro_batches[i] * plan.micro_batch * plan.dp;
-      replays[i] = replay(shorter);
+    try {
+      for (std::size_t i = 0; i < replays.size(); ++i) {
+        workload::Plan shorter = plan;
+        shorter.global_batch = runs->micro_batches[i] * plan.micro_batch * plan.dp;
+        replays[i] = replay(shorter);
+      }
+    } catch (const std::exception&) {
+      break;  // a schedule that cannot run that few micro-batches (an odd count under DualPipe): whole
     }
     auto whole = extrapolate(replays, *runs);
     if (!whole) continue;
