@@ -2,7 +2,9 @@
 // Op → seconds on one GPU, from its datasheet (GpuSpec) and what it delivers (Profile).
 //   GEMM: max(FLOPs / (peak · main-loop efficiency · wave quantization · K fill), bytes / (HBM ·
 //         efficiency)) + kernel time. Wave quantization: ceil(M/tile)·ceil(N/tile) output tiles run in
-//         waves of one per SM; a partial last wave idles the rest. K fill: K / (K + k_half).
+//         waves of one per SM; a partial last wave idles the rest. K fill: K / (K + k_half). A GEMM
+//         whose operand rows do not start on 16 bytes (Op::aligned) gets no tensor-core kernel from
+//         cuBLAS and runs at the CUDA cores' fp32 rate instead of the tensor-core peak.
 //   GEMMs and attention run at the profile's sustained clock: the fraction of the burst tensor-core
 //         rate (short benchmarks) a GPU keeps through training under its power limit.
 //   Attention (flash): FLOPs · causal work / (peak · attention efficiency · sustained clock), or its

@@ -1,6 +1,7 @@
 #include "workload/ops.hpp"
 
 #include <algorithm>
+#include <cmath>
 #include <numeric>
 
 #include "workload/moe_ops.hpp"
@@ -127,20 +128,31 @@ Op attention_core(const Dims& d, bool flash, bool backward) {
 // score); dropout reads them and writes its output and a byte mask (2e + 1). Backward, dropout's
 // gradient reads dP and the mask and writes (2e + 1); the softmax gradient reads that and the
 // probabilities and writes dS (3e).
+//
+// The batched GEMMs address each head's slice of the [tokens, heads, head_dim] projections, so a
+// slice starts on 16 bytes only when head_dim x e is a multiple of 16; otherwise none of them can use
+// tensor-core kernels (see Op::aligned).
 void eager_core(const Dims& d, std::vector<Op>& fwd, std::vector<Op>& bwd) {
   const double heads = d.b * d.heads_local;
   const double scores = d.b * d.heads_local * d.sq * d.skv;  // elements
+  const auto starts_on_16_bytes = [&](double head_dim) { return std::fmod(head_dim * d.e, 16.0) == 0.0; };
+  const bool aligned = starts_on_16_bytes(d.qk_dim) && starts_on_16_bytes(d.v_dim);
+  const auto head_gemm = [&](std::string_view name, double m, double n, double k) {
+    Op op = gemm(name, m, n, k, d, d.core, heads);
+    op.aligned = aligned;
+    return op;
+  };
   // An eager implementation computes the whole square and masks it, local layers included.
-  fwd.push_back(gemm("scores", d.sq, d.skv, d.qk_dim, d, d.core, heads));
+  fwd.push_back(head_gemm("scores", d.sq, d.skv, d.qk_dim));
   fwd.push_back(memory("softmax", scores * 2 * d.e, d.core));
   if (d.mask > 0) fwd.push_back(memory("attention_dropout", scores * (2 * d.e + d.mask), d.core));
-  fwd.push_back(gemm("context", d.sq, d.v_dim, d.skv, d, d.core, heads));
-  bwd.push_back(gemm("context_grad_v", d.skv, d.v_dim, d.sq, d, d.core, heads));
-  bwd.push_back(gemm("context_grad_p", d.sq, d.skv, d.v_dim, d, d.core, heads));
+  fwd.push_back(head_gemm("context", d.sq, d.v_dim, d.skv));
+  bwd.push_back(head_gemm("context_grad_v", d.skv, d.v_dim, d.sq));
+  bwd.push_back(head_gemm("context_grad_p", d.sq, d.skv, d.v_dim));
   if (d.mask > 0) bwd.push_back(memory("attention_dropout_grad", scores * (2 * d.e + d.mask), d.core));
   bwd.push_back(memory("softmax_grad", scores * 3 * d.e, d.core));
-  bwd.push_back(gemm("scores_grad_q", d.sq, d.qk_dim, d.skv, d, d.core, heads));
-  bwd.push_back(gemm("scores_grad_k", d.skv, d.qk_dim, d.sq, d, d.core, heads));
+  bwd.push_back(head_gemm("scores_grad_q", d.sq, d.qk_dim, d.skv));
+  bwd.push_back(head_gemm("scores_grad_k", d.skv, d.qk_dim, d.sq));
 }
 
 }  // namespace

@@ -56,6 +56,10 @@ struct Op {
   bool causal = true;
   bool flash = true;
   FlashKernel flash_kernel = FlashKernel::native;  ///< which generation, where the GPU runs them differently
+  /// A GEMM whose operand rows all start on 16 bytes, as tensor-core kernels load them. False for a
+  /// 16-bit GEMM over per-head slices whose head dim is not a multiple of 8 (BLOOM's 108): cuBLAS then
+  /// has no tensor-core kernel for it and runs it on the CUDA cores (calibrate/cost_model.hpp).
+  bool aligned = true;
   double flops = 0;  ///< model FLOPs (matrix products only; elementwise work is counted in bytes)
   double bytes = 0;  ///< bytes read and written in HBM
   bool operator==(const Op&) const = default;

@@ -40,6 +40,21 @@ TEST_CASE("GEMM time by hand: main loop, waves, K fill and the fixed kernel time
   CHECK(cost.op_time(small).value() == doctest::Approx(small.flops / (989.4e12 * eff) + 4e-6).scale(0));
 }
 
+TEST_CASE("a GEMM off 16-byte rows runs on the CUDA cores: the same shape law at the fp32 rate") {
+  auto gpu = test::h100();
+  gpu.sms = 132;
+  gpu.peak[static_cast<std::size_t>(Precision::fp32)] = FlopsPerSecond(67e12);
+  const CostModel cost(gpu, default_profile("H100-SXM5-80GB"));
+  // Same shape, same waves and K fill; only the rate changes, from the 989.4 TFLOPS tensor-core peak
+  // to the 67 TFLOPS fp32 one (a shape bound by compute either way).
+  auto aligned = gemm(8, 2048, 2048, 2048);
+  auto off = aligned;
+  off.aligned = false;
+  const double launch = 4e-6;
+  const double tensor = cost.op_time(aligned).value() - launch, cuda = cost.op_time(off).value() - launch;
+  CHECK(cuda / tensor == doctest::Approx(989.4 / 67));
+}
+
 TEST_CASE("the bundled H100 profile predicts the held-out 30% of XLA's sm_90 matmul table within 10% (median)") {
   std::ifstream in("tests/data/gemm/xla_matmul_perf_table_sm90.csv");
   REQUIRE(in.good());

@@ -173,6 +173,33 @@ TEST_CASE("eager attention: each pass over the s² scores moves its own bytes") 
   for (const auto& op : plain.forward) CHECK(op.name != "attention_dropout");
 }
 
+TEST_CASE("eager attention over head dims off 16-byte rows: every batched GEMM loses its tensor-core kernel") {
+  // BLOOM's 13824 hidden over 128 heads: head dim 108, 216 bytes a row in bf16 (8-byte aligned);
+  // over 64 heads, 216 elements, 432 bytes (16-byte aligned). The projections are unaffected.
+  auto model = test::gpt175b();
+  model.hidden = 13824;
+  model.ffn_hidden = 4 * 13824;
+  auto tr = test::training(2048);
+  tr.attention = AttentionKernel::eager;
+  const BlockShape shape{1, 2048, 8, false, Recompute::none};
+  const auto count_off = [](const Block& b) {
+    int off = 0;
+    for (const auto* ops : {&b.forward, &b.backward_input, &b.backward_weight}) {
+      for (const auto& op : *ops) off += op.kind == OpKind::gemm && !op.aligned;
+    }
+    return off;
+  };
+  model.heads = model.kv_heads = 128;
+  model.head_dim = 108;
+  const auto narrow = attention_block(model, tr, shape);
+  CHECK(count_off(narrow) == 6);
+  CHECK_FALSE(find(narrow.forward, "scores").aligned);
+  CHECK(find(narrow.forward, "qkv").aligned);
+  model.heads = model.kv_heads = 64;
+  model.head_dim = 216;
+  CHECK(count_off(attention_block(model, tr, shape)) == 0);
+}
+
 TEST_CASE("fp8 keeps the inputs of its GEMMs for the weight gradients as one byte per element") {
   // Llama-3-8B, s = 8192, b = 1, tp 2 with SP (Tr = 4096 tokens), flash, no dropout. bf16 per layer:
   // attention 2·Tr·h (norm input, QKV input) + 2·T·(q + kv + kv + q)/t + softmax statistics, MLP
