@@ -75,6 +75,13 @@ parasim_cli_test(NAME simulate_flash2_h100 ARGS simulate scenarios/jobs/llama3-8
                  STDOUT_REGEX "Iteration +48.82 s")
 parasim_cli_test(NAME simulate_flash_kernel_unknown ARGS simulate scenarios/jobs/llama3-8b-128k-cp8.yaml --set training.flash_kernel=flash3 RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/flash_kernel_unknown.expected)
+# Eager attention over head dim 108 (216-byte rows, off the 16 bytes tensor-core kernels load): its
+# batched GEMMs run on the CUDA cores at the fp32 rate. The lab job at 4K tokens, where they are
+# s/(6h) = 17% of a layer's GEMM FLOPs: 971.1 ms at head dim 112 becomes 2.271 s at 108.
+parasim_cli_test(NAME simulate_eager_head_dim_aligned ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set training.attention=eager
+                 --set model.head_dim=112 STDOUT_REGEX "Iteration +971.1 ms")
+parasim_cli_test(NAME simulate_eager_head_dim_off_16_bytes ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set training.attention=eager
+                 --set model.head_dim=108 STDOUT_REGEX "Iteration +2.271 s")
 # FSDP's backward prefetch on the lab job as ZeRO-3: without it each layer's gather waits behind the
 # previous layer's reduce-scatter (951.8 ms); BACKWARD_POST issues it first (851.4 ms); BACKWARD_PRE
 # while the previous layer computes (785.4 ms).
