@@ -114,6 +114,7 @@ Block router_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape&
   blk.backward_weight.push_back(gemm("router_wgrad", d.h, d.experts, d.Tr, d, d.router));
   // Norm input, router input (the norm's output, also the shared experts' input), fp32 scores.
   finish(blk, 2 * d.e * d.Tr * d.h + 4 * scores, sh.recompute);
+  add_fp8_quantization(blk);
   add_gradient_accumulation(blk, tr);
   return blk;
 }
@@ -143,6 +144,7 @@ Block experts_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape
   // fc1 input (the received copies), activation input and output; the experts' output before the
   // probability weighting (Tr·k copies) and the dropout mask.
   finish(blk, n * (tr.gemm_input_bytes() * (d.h + d.width) + d.e * d.up) + d.e * d.Tr * d.k * d.h + d.Tr * d.h * d.mask, sh.recompute);
+  add_fp8_quantization(blk);
   add_gradient_accumulation(blk, tr);
   return blk;
 }
@@ -169,6 +171,7 @@ Block shared_experts_block(const ModelSpec& m, const TrainingSpec& tr, const Blo
   if (m.shared_expert_gate) bw.push_back(gemm("shared_gate_wgrad", d.h, 1, d.Tr, d, d.router));
   // The activation's input and output (its input, the router block's norm output, is kept there).
   finish(blk, d.T * (d.e * d.shared_up + tr.gemm_input_bytes() * d.shared_width), sh.recompute);
+  add_fp8_quantization(blk);
   add_gradient_accumulation(blk, tr);
   return blk;
 }

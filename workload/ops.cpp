@@ -321,6 +321,7 @@ Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
       blk.recompute = f;
       break;
   }
+  add_fp8_quantization(blk);
   add_gradient_accumulation(blk, tr);
   return blk;
 }
@@ -367,6 +368,7 @@ Block mlp_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh
       }
       break;
   }
+  add_fp8_quantization(blk);
   add_gradient_accumulation(blk, tr);
   return blk;
 }
@@ -393,6 +395,7 @@ Block embedding_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
     blk.full_activation_bytes = blk.stored_activation_bytes += d.e * d.Tr * d.h;
   }
   // The vocabulary-parallel table: its rows of the padded vocabulary on this rank.
+  add_fp8_quantization(blk);
   add_gradient_accumulation(blk, tr, static_cast<double>(padded_vocab(m, sh.tp)) / d.t * d.h);
   return blk;
 }
@@ -434,6 +437,7 @@ Block head_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& s
     // The transform's input, GELU input and norm input (in place of the final norm's).
     blk.full_activation_bytes = blk.stored_activation_bytes += d.e * d.Tr * d.h * (m.post_norm ? 2 : 3);
   }
+  add_fp8_quantization(blk);
   add_gradient_accumulation(blk, tr);
   return blk;
 }
@@ -452,8 +456,29 @@ Block mtp_projection_block(const ModelSpec& m, const TrainingSpec& tr, const Blo
   blk.backward_weight.push_back(memory("mtp_embedding_grad", 3 * d.e * d.T * d.h, tr.precision));
   // Both norms' inputs and the projection's input.
   blk.full_activation_bytes = blk.stored_activation_bytes = 2 * d.Tr * d.h * d.e + d.T * 2 * d.h * d.e_in;
+  add_fp8_quantization(blk);
   add_gradient_accumulation(blk, tr);
   return blk;
+}
+
+void add_fp8_quantization(Block& blk) {
+  // Megatron-Core's Transformer Engine layers that fuse the norm ahead of them into their input cast.
+  const auto norm_fused = [](std::string_view name) { return name == "qkv" || name == "q_up" || name == "kv_up" || name == "fc1"; };
+  const auto with_casts = [&](const std::vector<Op>& ops, bool forward) {
+    std::vector<Op> out;
+    out.reserve(ops.size() * 2);
+    for (const Op& op : ops) {
+      if (op.kind == OpKind::gemm && op.precision == Precision::fp8) {
+        const double input = static_cast<double>(op.m) * static_cast<double>(op.k) * std::max(op.batch, 1);
+        out.push_back(memory("fp8_cast", input * (forward && norm_fused(op.name) ? 1.0 : 4.0), Precision::bf16));
+      }
+      out.push_back(op);
+    }
+    return out;
+  };
+  blk.forward = with_casts(blk.forward, true);
+  blk.recompute = with_casts(blk.recompute, true);
+  blk.backward_input = with_casts(blk.backward_input, false);
 }
 
 void add_gradient_accumulation(Block& blk, const TrainingSpec& tr, double other_weights) {

@@ -119,6 +119,13 @@ Block mtp_projection_block(const ModelSpec& model, const TrainingSpec& training,
 /// and reads and writes the accumulator (gradient bytes each). Appends that pass over the weights
 /// the block's wgrad GEMMs produce plus `other_weights` (elements on this GPU) to its weight-gradient
 /// ops; nothing with the fusion.
+/// fp8 training quantizes each fp8 GEMM's activation input in forward (and recompute) and its output
+/// gradient in backward into a row-wise and a transposed (column-wise) fp8 copy, as Transformer
+/// Engine does for Hopper's fp8 GEMMs: a pass reading 2 bytes and writing 1 + 1 an element, before the
+/// GEMM. Where TE fuses the norm ahead into the cast (Megatron-Core's TELayerNormColumnParallelLinear:
+/// qkv, q_up, kv_up, fc1), the norm writes fp8 (one byte less) and only the transpose remains (read 1,
+/// write 1): 1 byte an element net. Weights are cast once per iteration and left out.
+void add_fp8_quantization(Block& block);
 void add_gradient_accumulation(Block& block, const TrainingSpec& training, double other_weights = 0);
 /// Adam step over `params` parameters held by this GPU (fp32 master, momentum, variance).
 Block optimizer_block(double params, const TrainingSpec& training);

@@ -367,3 +367,14 @@ TEST_CASE("the whole space is searched, and the best plans as Megatron-LM runs t
   REQUIRE(launched != report.ranked.end());
   CHECK(launched->simulated.iteration <= restricted.ranked.front().simulated.iteration);
 }
+
+TEST_CASE("Megatron-LM names the schedules it cannot run, DualPipe among them") {
+  workload::Plan p;
+  p.pp = 8;
+  p.schedule = workload::Schedule::dualpipe;
+  CHECK(megatron_schedule_problem(p) == std::optional<std::string>("Megatron-LM has no DualPipe schedule (dualpipe: DeepSeek's DualPipe runtime)"));
+  p.schedule = workload::Schedule::dualpipe_v;
+  CHECK(megatron_schedule_problem(p) == std::optional<std::string>("Megatron-LM has no DualPipe schedule (dualpipe-v: torchtitan's DualPipeV)"));
+  p.schedule = workload::Schedule::one_f_one_b;
+  CHECK_FALSE(megatron_schedule_problem(p).has_value());
+}

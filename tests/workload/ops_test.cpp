@@ -200,6 +200,33 @@ TEST_CASE("eager attention over head dims off 16-byte rows: every batched GEMM l
   CHECK(count_off(attention_block(model, tr, shape)) == 0);
 }
 
+TEST_CASE("fp8 GEMMs quantize their inputs first: a cast-and-transpose pass, 1 byte net where the norm is fused") {
+  // Llama-3-8B, s = 8192, b = 1, tp 2 with SP (T = 8192 gathered tokens), flash. Forward: the QKV
+  // projection's input is cast by the norm fused ahead of it (TELayerNormColumnParallelLinear), leaving
+  // the transpose: 1 byte x T x h = 33,554,432; the output projection's input (T x 4096/2) is cast and
+  // transposed from bf16: 4 x 8192 x 2048 = 67,108,864. Backward, each dgrad's output gradient:
+  // proj_dgrad T x h, 4 x 8192 x 4096 = 134,217,728; qkv_dgrad T x (4096 + 2 x 1024)/2, 4 x 8192 x 3072
+  // = 100,663,296.
+  const auto m = test::llama3_8b();
+  const BlockShape shape{1, 8192, 2, true, Recompute::none};
+  auto tr = test::training(8192);
+  const auto casts = [](const std::vector<Op>& ops) {
+    double bytes = 0;
+    for (const auto& op : ops) bytes += op.name == "fp8_cast" ? op.bytes : 0.0;
+    return bytes;
+  };
+  const auto bf16 = attention_block(m, tr, shape);
+  CHECK(casts(bf16.forward) + casts(bf16.backward_input) == 0);
+  tr.precision = Precision::fp8;
+  const auto fp8 = attention_block(m, tr, shape);
+  CHECK(casts(fp8.forward) == doctest::Approx(33554432.0 + 67108864.0).scale(0));
+  CHECK(casts(fp8.backward_input) == doctest::Approx(134217728.0 + 100663296.0).scale(0));
+  CHECK(casts(fp8.backward_weight) == 0);
+  // Full recompute reruns the forward with its casts.
+  const auto full = attention_block(m, tr, {1, 8192, 2, true, Recompute::full});
+  CHECK(casts(full.recompute) == doctest::Approx(casts(fp8.forward)).scale(0));
+}
+
 TEST_CASE("fp8 keeps the inputs of its GEMMs for the weight gradients as one byte per element") {
   // Llama-3-8B, s = 8192, b = 1, tp 2 with SP (Tr = 4096 tokens), flash, no dropout. bf16 per layer:
   // attention 2·Tr·h (norm input, QKV input) + 2·T·(q + kv + kv + q)/t + softmax statistics, MLP
