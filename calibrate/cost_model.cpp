@@ -94,10 +94,11 @@ Seconds CostModel::op_time(const workload::Op& op) const {
   double compute = 0.0;
   switch (op.kind) {
     case OpKind::gemm: {
-      const double eff = main_loop_efficiency(op.precision);
-      const double k_fill = static_cast<double>(op.k) / (static_cast<double>(op.k) + profile_.gemm_k_half);
-      // Operands off 16-byte rows: no tensor-core kernel applies, the CUDA cores run it (their fp32 rate).
+      // Operands off 16-byte rows: no tensor-core kernel applies, the CUDA cores run it (SIMT: the
+      // fp32 rate and efficiency).
       const Precision rate = op.aligned ? op.precision : Precision::fp32;
+      const double eff = main_loop_efficiency(rate);
+      const double k_fill = static_cast<double>(op.k) / (static_cast<double>(op.k) + profile_.gemm_k_half);
       compute = op.flops / (peak(rate).value() * eff * wave_efficiency(op.m, op.n, op.batch) * k_fill * profile_.sustained_clock);
       break;
     }

@@ -337,6 +337,8 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   if (!r.vpp && r.pp > 1 && (!named || interleaved)) {
     if (s.stack == SoftwareStack::megatron_deepspeed && !interleaved) {
       s.filled.push_back("vpp=1 (Megatron-DeepSpeed: no interleaved schedule)");
+    } else if (s.stack == SoftwareStack::megatron_lm && !interleaved) {
+      s.filled.push_back("vpp=1 (Megatron-LM: 1F1B unless --num-layers-per-virtual-pipeline-stage is given)");
     } else if (eager) {
       s.vpp_choices = interleaved ? std::vector<int>{2, 4} : std::vector<int>{1, 2, 4};
     } else {

@@ -45,14 +45,17 @@ TEST_CASE("a GEMM off 16-byte rows runs on the CUDA cores: the same shape law at
   gpu.sms = 132;
   gpu.peak[static_cast<std::size_t>(Precision::fp32)] = FlopsPerSecond(67e12);
   const CostModel cost(gpu, default_profile("H100-SXM5-80GB"));
-  // Same shape, same waves and K fill; only the rate changes, from the 989.4 TFLOPS tensor-core peak
-  // to the 67 TFLOPS fp32 one (a shape bound by compute either way).
+  // Same shape, same waves and K fill; the rate changes from the 989.4 TFLOPS tensor-core peak at the
+  // bf16 main-loop efficiency to the 67 TFLOPS fp32 one at the SIMT efficiency (a shape bound by
+  // compute either way).
   auto aligned = gemm(8, 2048, 2048, 2048);
   auto off = aligned;
   off.aligned = false;
   const double launch = 4e-6;
   const double tensor = cost.op_time(aligned).value() - launch, cuda = cost.op_time(off).value() - launch;
-  CHECK(cuda / tensor == doctest::Approx(989.4 / 67));
+  const double bf16 = 989.4 * cost.main_loop_efficiency(Precision::bf16), simt = 67 * cost.main_loop_efficiency(Precision::fp32);
+  CHECK(cuda / tensor == doctest::Approx(bf16 / simt));
+  CHECK(bf16 / simt > 12);
 }
 
 TEST_CASE("the bundled H100 profile predicts the held-out 30% of XLA's sm_90 matmul table within 10% (median)") {

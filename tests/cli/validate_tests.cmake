@@ -45,7 +45,8 @@ parasim_cli_test(NAME validate_explain_fill_search ARGS validate tests/data/vali
 # The stack a row's source names fills what the row does not print, and the table says so: llm-foundry's
 # flash-attn 1.x, MaxText's gathers issued ahead, NeMo's distributed optimizer (zero 1, not searched) and bf16 gradients,
 # Megatron-DeepSpeed's pipeline without interleaving (vpp 1, not searched: the row was vpp 4 before)
-# and its BF16_Optimizer's accumulation.
+# and its BF16_Optimizer's accumulation; Megatron-LM's 1F1B where the row names no schedule (the
+# README's 70B weak-scaling row was vpp 21 before).
 parasim_cli_test(NAME validate_stack_defaults ARGS validate tests/data/validation/stacks.yaml
                  STDOUT_REGEX "stack +the stack the source names"
                               "foundry-068-760m-h100_80gb-8g-s2048-amp_bf16 [^\n]*\n    tp1 pp1 dp8 [^\n]*\n    filled: nic_gbps_per_gpu=400, embeddings tied, cross_entropy=fused,\n    flash_kernel=flash1 \\(llm-foundry 2023: flash-attn 1.x\\)"
@@ -53,7 +54,8 @@ parasim_cli_test(NAME validate_stack_defaults ARGS validate tests/data/validatio
                               "torchtitan-t1-llama31-8b-8g-fsdp +2.843 s +2.22 s [^\n]*\n    tp1 pp1 dp8 [^\n]*\n    filled: cross_entropy=fused, flash_kernel=flash2 \\(torchtitan 2024: SDPA's flash backend, FlashAttention-2\\)"
                               "dgxc-llama31-70b-fp8-64g [^\n]*\n    tp4 pp8 vpp5 dp2 mb1 sp on recompute none zero 1\n    filled: zero=1 \\(NeMo: distributed optimizer\\), bf16 gradients \\(NeMo performance recipes"
                               "bloom-prequel-44-h14336-l72-tp8pp2dp24mb1 [^\n]*\n    tp8 pp2 dp24 mb1 sp off recompute full zero 1\n    filled: ffn_hidden=57344, vocab=250880, embeddings tied, vpp=1 \\(Megatron-DeepSpeed: no interleaved schedule\\)"
-                              "interleaved schedule\\),\n    gradient_accumulation_copy \\(DeepSpeed's BF16_Optimizer\\)")
+                              "interleaved schedule\\),\n    gradient_accumulation_copy \\(DeepSpeed's BF16_Optimizer\\)"
+                              "megatron-readme-h100-weak-05-70B [^\n]*\n    tp8 pp2 dp48 [^\n]*\n    filled: [^\n]*\n    vpp=1 \\(Megatron-LM: 1F1B unless --num-layers-per-virtual-pipeline-stage is given\\)")
 parasim_cli_test(NAME validate_stack_defaults_json ARGS validate tests/data/validation/stacks.yaml --json
                  JSON rows.2.plan=tp4\ pp8\ vpp5\ dp2\ mb1\ sp\ on\ recompute\ none\ zero\ 1 rows.3.plan=tp8\ pp2\ dp24\ mb1\ sp\ off\ recompute\ full\ zero\ 1)
 # The issue's targets on the published files (they need ../shared beside the repository, hence the
