@@ -20,7 +20,10 @@ SoftwareStack software_stack_of(std::string_view source) {
   if (mentions(s, "maxtext")) return SoftwareStack::maxtext;
   if (mentions(s, "llm-foundry")) return SoftwareStack::llm_foundry;
   if (mentions(s, "torchtitan")) return SoftwareStack::torchtitan;
-  if (mentions(s, "bigscience") || mentions(s, "megatron-deepspeed")) return SoftwareStack::megatron_deepspeed;
+  // A source naming DeepSpeed and Megatron together ran Megatron-DeepSpeed (MT-NLG's paper: "Using
+  // DeepSpeed and Megatron to Train Megatron-Turing NLG 530B").
+  const bool both = mentions(s, "deepspeed") && mentions(s, "megatron");
+  if (mentions(s, "bigscience") || mentions(s, "megatron-deepspeed") || both) return SoftwareStack::megatron_deepspeed;
   if (mentions(s, "nemo") || mentions(s, "megatron-bridge") || mentions(s, "dgxc-benchmarking")) return SoftwareStack::nemo;
   if (mentions(s, "megatron-lm") || mentions(s, "narayanan et al") || mentions(s, "korthikanti et al")) return SoftwareStack::megatron_lm;
   return SoftwareStack::unknown;

@@ -101,6 +101,8 @@ TEST_CASE("the stack a source names: the repositories and papers of the publishe
   CHECK(software_stack_of("Narayanan et al., \"Efficient Large-Scale Language Model Training on GPU Clusters Using Megatron-LM\" (SC21)") ==
         SoftwareStack::megatron_lm);
   CHECK(software_stack_of("Korthikanti et al., \"Reducing Activation Recomputation in Large Transformer Models\"") == SoftwareStack::megatron_lm);
+  CHECK(software_stack_of("Smith et al., \"Using DeepSpeed and Megatron to Train Megatron-Turing NLG 530B\" (arXiv:2201.11990)") ==
+        SoftwareStack::megatron_deepspeed);
   CHECK(software_stack_of("a lab notebook") == SoftwareStack::unknown);
   CHECK(software_stack_name(SoftwareStack::llm_foundry) == "llm-foundry");
 }
