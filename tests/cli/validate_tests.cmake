@@ -117,9 +117,9 @@ set(interval_rows tests/data/validation/sample.yaml tests/data/validation/stacks
                   tests/data/validation/megatron_two_rows.yaml tests/data/validation/published_memory.yaml)
 parasim_cli_test(NAME validate_intervals ARGS validate ${interval_rows} MAX_COLUMNS 120
                  STDOUT_REGEX "80% interval: the error model \\(sim/error_model.hpp\\) fitted without the row's family"
-                              "rule of thumb MAPE +80% interval covers\n-+\nall rows +18 +[0-9.]+% +[0-9.]+% +[0-9]+%\n")
+                              "rule of thumb MAPE +80% interval covers\n-+\nall rows +19 +[0-9.]+% +[0-9.]+% +[0-9]+%\n")
 parasim_cli_test(NAME validate_intervals_json ARGS validate ${interval_rows} --json
-                 JSON summary.intervals=18 rows.0.id=foundry-130-125m-a100_80gb-8g-s65536-amp_bf16
+                 JSON summary.intervals=19 rows.0.id=foundry-130-125m-a100_80gb-8g-s65536-amp_bf16
                  STDOUT_REGEX "\"interval\": \\{\n +\"hi\": [0-9.e-]+,\n +\"lo\": [0-9.e-]+\n" "\"interval_coverage\": [0-9.]+")
 parasim_cli_test(NAME validate_fit_error_model ARGS validate ${interval_rows} --fit-error-model ${CMAKE_CURRENT_BINARY_DIR}/error_model.yaml
                  FILE ${CMAKE_CURRENT_BINARY_DIR}/error_model.yaml REPEAT)
