@@ -23,6 +23,16 @@ std::optional<std::vector<int>> choose_within_budget(const std::vector<std::vect
   for (std::size_t i = 0; i < n; ++i) {
     for (const auto& option : layers[i]) cost[i].push_back(units(option.bytes));
   }
+  // Every layer at its first option fits, and that option alone costs no time: the table below would
+  // find that path and no other at time 0 (every other option costs time), so it is the answer.
+  bool first_is_free = true;
+  long first_units = 0;
+  for (std::size_t i = 0; i < n && first_is_free; ++i) {
+    first_is_free = !layers[i].empty() && layers[i][0].seconds == 0;
+    for (std::size_t o = 1; o < layers[i].size() && first_is_free; ++o) first_is_free = layers[i][o].seconds > 0;
+    if (first_is_free) first_units += cost[i][0];
+  }
+  if (first_is_free && first_units <= static_cast<long>(q)) return std::vector<int>(n, 0);
   // time[i * w + u]: least time for the first i layers holding exactly u units; choice to recover.
   const std::size_t w = q + 1;
   std::vector<double> time((n + 1) * w, kInf);

@@ -132,15 +132,24 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
   // Activation bytes of one micro-batch of each kind of layer (dense, MoE), by recompute setting.
   BlockShape shape{plan.micro_batch, tr.seq_len, plan.tp, plan.sp, Recompute::none, plan.cp, plan.cp_kind, plan.ep, plan.expert_tp()};
   auto layer_bytes = [&](Recompute r, bool moe) {
-    shape.recompute = r;
+    BlockShape with = shape;
+    with.recompute = r;
     int layer = 0;
     while (layer + 1 < m.layers && m.moe_layer(layer) != moe) ++layer;
-    return layer_activation_bytes(m, tr, shape, layer);
+    return layer_activation_bytes(m, tr, with, layer);
   };
+  // Built on first use: a dense model never asks for the MoE kind, a plan without recompute for the
+  // recomputed settings (each is a build of the layer's blocks).
   double kept_by_kind[2][3];
-  for (int moe = 0; moe < 2; ++moe) {
-    for (auto r : {Recompute::none, Recompute::selective, Recompute::full}) kept_by_kind[moe][static_cast<int>(r)] = layer_bytes(r, moe == 1);
-  }
+  bool known[2][3] = {};
+  auto kept_bytes = [&](bool moe, Recompute r) {
+    const int k = moe ? 1 : 0, i = static_cast<int>(r);
+    if (!known[k][i]) {
+      kept_by_kind[k][i] = layer_bytes(r, moe);
+      known[k][i] = true;
+    }
+    return kept_by_kind[k][i];
+  };
   shape.recompute = Recompute::none;
   const double embedding = embedding_block(m, tr, shape).stored_activation_bytes;
   // The last chunk's head, and after it each multi-token-prediction module: its entry, a layer like
@@ -177,15 +186,15 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
       for (int i = 0; i < sizes[static_cast<std::size_t>(c)]; ++i) {
         const int layer = first[static_cast<std::size_t>(c)] + i;
         const Recompute r = recompute[static_cast<std::size_t>(layer)];
-        const double* kept = kept_by_kind[m.moe_layer(layer) ? 1 : 0];
+        const bool moe = m.moe_layer(layer);
         if (r == Recompute::full) {
           ++full_in_chunk;
-          full_working = std::max(full_working, kept[0]);
+          full_working = std::max(full_working, kept_bytes(moe, Recompute::none));
           // Uniform method: only the first layer of each group of recompute_layers keeps its input.
           const bool group_start = plan.recompute_method == RecomputeMethod::block || (full_in_chunk - 1) % plan.recompute_layers == 0;
-          if (group_start) bytes += kept[2];
+          if (group_start) bytes += kept_bytes(moe, Recompute::full);
         } else {
-          bytes += kept[static_cast<int>(r)];
+          bytes += kept_bytes(moe, r);
         }
       }
       if (full_in_chunk > 0) {

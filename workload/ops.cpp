@@ -464,11 +464,14 @@ Block mtp_projection_block(const ModelSpec& m, const TrainingSpec& tr, const Blo
 void add_fp8_quantization(Block& blk) {
   // Megatron-Core's Transformer Engine layers that fuse the norm ahead of them into their input cast.
   const auto norm_fused = [](std::string_view name) { return name == "qkv" || name == "q_up" || name == "kv_up" || name == "fc1"; };
+  const auto fp8_gemm = [](const Op& op) { return op.kind == OpKind::gemm && op.precision == Precision::fp8; };
+  const auto any_fp8 = [&](const std::vector<Op>& ops) { return std::any_of(ops.begin(), ops.end(), fp8_gemm); };
+  if (!any_fp8(blk.forward) && !any_fp8(blk.backward_input)) return;
   const auto with_casts = [&](const std::vector<Op>& ops, bool forward) {
     std::vector<Op> out;
     out.reserve(ops.size() * 2);
     for (const Op& op : ops) {
-      if (op.kind == OpKind::gemm && op.precision == Precision::fp8) {
+      if (fp8_gemm(op)) {
         const double input = static_cast<double>(op.m) * static_cast<double>(op.k) * std::max(op.batch, 1);
         out.push_back(memory("fp8_cast", input * (forward && norm_fused(op.name) ? 1.0 : 4.0), Precision::bf16));
       }
