@@ -524,12 +524,19 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
 }
 
-std::vector<int> ordinal_ranks(const std::vector<double>& v) {
-  std::vector<int> order(v.size());
-  std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](int a, int b) { return v[static_cast<std::size_t>(a)] < v[static_cast<std::size_t>(b)]; });
-  std::vector<int> rank(v.size());
-  for (std::size_t pos = 0; pos < order.size(); ++pos) rank[static_cast<std::size_t>(order[pos])] = static_cast<int>(pos);
+// Ranks from 1, tied values at the average of the ranks they span.
+std::vector<double> average_ranks(const std::vector<double>& v) {
+  std::vector<std::size_t> order(v.size());
+  std::iota(order.begin(), order.end(), std::size_t{0});
+  std::stable_sort(order.begin(), order.end(), [&](std::size_t a, std::size_t b) { return v[a] < v[b]; });
+  std::vector<double> rank(v.size());
+  for (std::size_t first = 0; first < order.size();) {
+    std::size_t last = first;
+    while (last + 1 < order.size() && v[order[last + 1]] == v[order[first]]) ++last;
+    const double average = (static_cast<double>(first) + static_cast<double>(last)) / 2 + 1;
+    for (std::size_t i = first; i <= last; ++i) rank[order[i]] = average;
+    first = last + 1;
+  }
   return rank;
 }
 
@@ -541,6 +548,18 @@ std::string plan_group(const MeasuredRun& r) {
 }
 
 }  // namespace
+
+double spearman(const std::vector<double>& a, const std::vector<double>& b) {
+  const auto ra = average_ranks(a), rb = average_ranks(b);
+  const double mean = (static_cast<double>(ra.size()) + 1) / 2;  // of ranks 1..n, ties averaged or not
+  double cov = 0, va = 0, vb = 0;
+  for (std::size_t i = 0; i < ra.size(); ++i) {
+    cov += (ra[i] - mean) * (rb[i] - mean);
+    va += (ra[i] - mean) * (ra[i] - mean);
+    vb += (rb[i] - mean) * (rb[i] - mean);
+  }
+  return va > 0 && vb > 0 ? cov / std::sqrt(va * vb) : 0.0;
+}
 
 std::variant<RowExplanation, std::string> explain_row(const MeasuredRun& r, const std::filesystem::path& hardware_dir) {
   RowExplanation e;
@@ -598,13 +617,7 @@ Summary summarize(const std::vector<const RowResult*>& rows) {
     s.worst = *std::max_element(errors.begin(), errors.end());
     s.median = median(errors);
   }
-  if (errors.size() > 2) {
-    const auto rm = ordinal_ranks(measured_tp), rp = ordinal_ranks(predicted_tp);
-    double d2 = 0;
-    for (std::size_t i = 0; i < rm.size(); ++i) d2 += std::pow(rm[i] - rp[i], 2);
-    const double n = static_cast<double>(rm.size());
-    s.spearman = 1 - 6 * d2 / (n * (n * n - 1));
-  }
+  if (errors.size() > 2) s.spearman = spearman(measured_tp, predicted_tp);
   std::map<std::string, std::vector<const RowResult*>> groups;
   for (const auto* r : rows) groups[plan_group(*r->run)].push_back(r);
   for (const auto& [key, members] : groups) {

@@ -126,6 +126,8 @@ std::vector<int> row_chunk_layers(const MeasuredRun& run, SoftwareStack stack, i
 /// Builds a row's scenario, or the reason it cannot be simulated.
 std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& run, const std::filesystem::path& hardware_dir);
 
+/// Spearman's rank correlation, ties at their average rank (the Pearson correlation of the ranks).
+double spearman(const std::vector<double>& a, const std::vector<double>& b);
 Summary summarize(const std::vector<const RowResult*>& rows);
 
 /// Where a row's predicted time goes (`validate --explain ID`): the chosen plan simulated again,

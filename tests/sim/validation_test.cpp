@@ -305,3 +305,13 @@ TEST_CASE("every GPU the row format names is bundled, with an H100-class profile
   CHECK(h.hbm_bandwidth.value() == doctest::Approx(2.4e12));
   CHECK(calibrate::default_profile(h.name).name == "h100");
 }
+
+TEST_CASE("Spearman counts tied values at their average rank") {
+  // Ranks 1, 2.5, 2.5, 4 against 1, 3, 2, 4 (mean 2.5): covariance 2.25 + 0 + 0 + 2.25 = 4.5,
+  // variances 4.5 and 5, so 4.5 / sqrt(22.5) = 3 / sqrt(10).
+  CHECK(spearman({1, 2, 2, 3}, {1, 3, 2, 4}) == doctest::Approx(3 / std::sqrt(10.0)));
+  CHECK(spearman({1, 2, 3}, {10, 20, 30}) == doctest::Approx(1.0));
+  CHECK(spearman({1, 2, 3}, {3, 2, 1}) == doctest::Approx(-1.0));
+  // One side all tied: no order to agree with.
+  CHECK(spearman({1, 1, 1}, {1, 2, 3}) == 0.0);
+}
