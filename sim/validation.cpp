@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <atomic>
+#include <boost/math/statistics/bivariate_statistics.hpp>
 #include <cmath>
 #include <fmt/format.h>
 #include <fmt/ranges.h>
@@ -550,15 +551,7 @@ std::string plan_group(const MeasuredRun& r) {
 }  // namespace
 
 double spearman(const std::vector<double>& a, const std::vector<double>& b) {
-  const auto ra = average_ranks(a), rb = average_ranks(b);
-  const double mean = (static_cast<double>(ra.size()) + 1) / 2;  // of ranks 1..n, ties averaged or not
-  double cov = 0, va = 0, vb = 0;
-  for (std::size_t i = 0; i < ra.size(); ++i) {
-    cov += (ra[i] - mean) * (rb[i] - mean);
-    va += (ra[i] - mean) * (ra[i] - mean);
-    vb += (rb[i] - mean) * (rb[i] - mean);
-  }
-  return va > 0 && vb > 0 ? cov / std::sqrt(va * vb) : 0.0;
+  return boost::math::statistics::correlation_coefficient(average_ranks(a), average_ranks(b));
 }
 
 std::variant<RowExplanation, std::string> explain_row(const MeasuredRun& r, const std::filesystem::path& hardware_dir) {

@@ -81,6 +81,13 @@ Op gemm(std::string_view name, double m, double n, double k, const Dims& d, Prec
   return op;
 }
 
+// A GEMM whose input a norm writes, fused with the fp8 cast in Transformer Engine's
+// LayerNormLinear (Megatron-Core's TELayerNormColumnParallelLinear).
+Op after_norm(Op op) {
+  op.input_cast_fused = true;
+  return op;
+}
+
 Op memory(std::string_view name, double bytes, Precision p) {
   Op op;
   op.name = name;
@@ -202,7 +209,7 @@ struct Projections {
 Projections qkv_projections(const ModelSpec& m, const TrainingSpec& tr, const Dims& d) {
   Projections in;
   const double qkv_n = (d.q + 2 * d.kv) / d.t, qk = (d.q + d.kv) / d.t;
-  in.forward.push_back(gemm("qkv", d.T, qkv_n, d.h, d, d.gemm));
+  in.forward.push_back(after_norm(gemm("qkv", d.T, qkv_n, d.h, d, d.gemm)));
   if (m.qk_norm) in.forward.push_back(memory("qk_norm", 2 * d.e * d.T * qk, tr.precision));
   if (m.position == PositionEmbedding::rope) in.forward.push_back(memory("rope", 2 * d.e * d.T * qk, tr.precision));
   if (m.position == PositionEmbedding::rope) in.backward_input.push_back(memory("rope_grad", 2 * d.e * d.T * qk, tr.precision));
@@ -226,13 +233,13 @@ Projections latent_projections(const ModelSpec& m, const TrainingSpec& tr, const
   if (ql > 0) {
     f.push_back(gemm("q_down", d.T, ql, d.h, d, d.gemm));
     f.push_back(memory("q_norm", 2 * d.e * d.T * ql, tr.precision));
-    f.push_back(gemm("q_up", d.T, n * qk, ql, d, d.gemm));
+    f.push_back(after_norm(gemm("q_up", d.T, n * qk, ql, d, d.gemm)));
   } else {
     f.push_back(gemm("q", d.T, n * qk, d.h, d, d.gemm));
   }
   f.push_back(gemm("kv_down", d.T, kv_down, d.h, d, d.gemm));
   f.push_back(memory("kv_norm", 2 * d.e * d.T * kl, tr.precision));
-  f.push_back(gemm("kv_up", d.T, kv_up, kl, d, d.gemm));
+  f.push_back(after_norm(gemm("kv_up", d.T, kv_up, kl, d, d.gemm)));
   // RoPE on the heads' rotary queries and the shared rotary key, which is then copied to every head.
   f.push_back(memory("rope", 2 * d.e * d.T * (n * rope + rope) + d.e * d.T * n * rope, tr.precision));
   auto& bi = in.backward_input;
@@ -335,7 +342,7 @@ Block mlp_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh
   blk.kind = BlockKind::mlp;
   auto& f = blk.forward;
   f.push_back(memory("norm2", 2 * d.e * d.Tr * d.h, tr.precision));
-  f.push_back(gemm("fc1", d.T, up, d.h, d, d.gemm));
+  f.push_back(after_norm(gemm("fc1", d.T, up, d.h, d, d.gemm)));
   f.push_back(memory(swiglu ? "swiglu" : "gelu", d.e * d.T * (up + inner), tr.precision));
   f.push_back(gemm("fc2", d.T, d.h, inner, d, d.gemm));
   f.push_back(memory("bias_dropout_add", d.Tr * d.h * (3 * d.e + d.mask), tr.precision));
@@ -462,8 +469,6 @@ Block mtp_projection_block(const ModelSpec& m, const TrainingSpec& tr, const Blo
 }
 
 void add_fp8_quantization(Block& blk) {
-  // Megatron-Core's Transformer Engine layers that fuse the norm ahead of them into their input cast.
-  const auto norm_fused = [](std::string_view name) { return name == "qkv" || name == "q_up" || name == "kv_up" || name == "fc1"; };
   const auto fp8_gemm = [](const Op& op) { return op.kind == OpKind::gemm && op.precision == Precision::fp8; };
   const auto any_fp8 = [&](const std::vector<Op>& ops) { return std::any_of(ops.begin(), ops.end(), fp8_gemm); };
   if (!any_fp8(blk.forward) && !any_fp8(blk.backward_input)) return;
@@ -473,7 +478,7 @@ void add_fp8_quantization(Block& blk) {
     for (const Op& op : ops) {
       if (fp8_gemm(op)) {
         const double input = static_cast<double>(op.m) * static_cast<double>(op.k) * std::max(op.batch, 1);
-        out.push_back(memory("fp8_cast", input * (forward && norm_fused(op.name) ? 1.0 : 4.0), Precision::bf16));
+        out.push_back(memory("fp8_cast", input * (forward && op.input_cast_fused ? 1.0 : 4.0), Precision::bf16));
       }
       out.push_back(op);
     }

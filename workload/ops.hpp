@@ -60,6 +60,9 @@ struct Op {
   /// 16-bit GEMM over per-head slices whose head dim is not a multiple of 8 (BLOOM's 108): cuBLAS then
   /// has no tensor-core kernel for it and runs it on the CUDA cores (calibrate/cost_model.hpp).
   bool aligned = true;
+  /// fp8: the norm ahead writes this GEMM's input already cast (Transformer Engine's LayerNormLinear),
+  /// leaving only the transposed copy to make (add_fp8_quantization).
+  bool input_cast_fused = false;
   double flops = 0;  ///< model FLOPs (matrix products only; elementwise work is counted in bytes)
   double bytes = 0;  ///< bytes read and written in HBM
   bool operator==(const Op&) const = default;
@@ -122,9 +125,10 @@ Block mtp_projection_block(const ModelSpec& model, const TrainingSpec& training,
 /// fp8 training quantizes each fp8 GEMM's activation input in forward (and recompute) and its output
 /// gradient in backward into a row-wise and a transposed (column-wise) fp8 copy, as Transformer
 /// Engine does for Hopper's fp8 GEMMs: a pass reading 2 bytes and writing 1 + 1 an element, before the
-/// GEMM. Where TE fuses the norm ahead into the cast (Megatron-Core's TELayerNormColumnParallelLinear:
-/// qkv, q_up, kv_up, fc1), the norm writes fp8 (one byte less) and only the transpose remains (read 1,
-/// write 1): 1 byte an element net. Weights are cast once per iteration and left out.
+/// GEMM. Where TE fuses the norm ahead into the cast (Op::input_cast_fused: Megatron-Core's
+/// TELayerNormColumnParallelLinear, qkv, q_up, kv_up, fc1), the norm writes fp8 (one byte less) and
+/// only the transpose remains (read 1, write 1): 1 byte an element net. Weights are cast once per
+/// iteration and left out.
 void add_fp8_quantization(Block& block);
 void add_gradient_accumulation(Block& block, const TrainingSpec& training, double other_weights = 0);
 /// Adam step over `params` parameters held by this GPU (fp32 master, momentum, variance).
