@@ -1,13 +1,14 @@
 #pragma once
 // How far a predicted iteration time may be from the measured one: an 80% prediction interval from
 // a fitted error model. The residual of a prediction is y = ln(measured / predicted). It is modelled
-// as y = center(x) + scale(x)·z, both linear in what dominates the prediction (x: the exposed
-// communication share of the most exposed stage, the bubble share of the most idle stage, the scale
-// as log2(GPUs) / 10, and fp8), fitted on validate's published rows: center by least squares;
+// as y = center(x) + scale(x)·z, both linear (x: the exposed communication share of the most exposed
+// stage, the bubble share of the most idle stage, the scale as log2(GPUs) / 10, and fp8; the scale on
+// the cluster size alone), fitted on validate's published rows: center by least squares;
 // scale by least squares on |y − center'(x)| (at least 1%) and z's 10th and 90th percentiles, where
 // center' is fitted without the row's own source family and z = (y − center'(x)) / scale'(x) with
 // scale' also fitted without it, so that the interval is as wide as the error on a stack or source
-// the model has not seen (a family's shared bias included), not on the rows it was fitted to. The interval of a prediction t is [t·e^(center + scale·z10), t·e^(center + scale·z90)].
+// the model has not seen (a family's shared bias included), not on the rows it was fitted to.
+// The interval of a prediction t is [t·e^(center + scale·z10), t·e^(center + scale·z90)].
 // Coverage is checked out of sample: fitted leaving one source family out at a time, on that family.
 #include <array>
 #include <filesystem>

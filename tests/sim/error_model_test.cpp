@@ -88,6 +88,23 @@ TEST_CASE("fitting the error model: the center follows the residuals, the interv
   CHECK(fit_error_model(obs, "five").empty());
 }
 
+TEST_CASE("fitting the error model: how wide the error is follows the cluster size alone, not which families share a feature") {
+  // Two families with exposed communication off by ±20%, two without it off by ±2%: in sample
+  // |residual| grows with the communication share, but that is which families have it. The scale's
+  // communication slope stays zero; its width is the families' mean, 0.11, at any share.
+  std::vector<ErrorObservation> obs;
+  for (const std::string family : {"comm-a", "comm-b", "quiet-a", "quiet-b"}) {
+    const bool comm = family.rfind("comm", 0) == 0;
+    for (int i = 0; i < 8; ++i) obs.push_back(observation(family, comm ? 0.4 : 0.0, std::exp((i % 2 ? 1 : -1) * (comm ? 0.2 : 0.02))));
+  }
+  const auto m = fit_error_model(obs, "comm and quiet");
+  REQUIRE_FALSE(m.empty());
+  CHECK(m.scale[1] == 0.0);
+  CHECK(m.scale[2] == 0.0);
+  CHECK(m.scale[4] == 0.0);
+  CHECK(m.scale[0] + m.scale[3] * 0.6 == doctest::Approx(0.11).epsilon(0.05));  // 64 GPUs: log2 / 10 = 0.6
+}
+
 TEST_CASE("fitting the error model: a family's deviations are standardized by a scale fitted without it") {
   // Three calm families off by ±2%, one wild family off by ±40%. Fitted without the wild family the
   // scale is 0.02, so its rows stand at z = ±20; with it in the fit (0.115) they would stand at ±3.5
