@@ -251,7 +251,8 @@ Action add_validate_command(CLI::App& app) {
         t.add_note(r.plan + (r.fits ? "" : " (OOM in the model)"));
         if (!r.filled.empty()) t.add_note(fmt::format("filled: {}", fmt::join(r.filled, ", ")));
         if (r.memory_error) {
-          t.add_note(fmt::format("memory: {} modelled, the source printed {} ({:+.1f}%)", format_bytes(Bytes(r.predicted_memory_bytes)),
+          const std::string counted = r.memory_kind == sim::PrintedMemory::device ? "" : fmt::format(" as max {}", sim::printed_memory_name(r.memory_kind));
+          t.add_note(fmt::format("memory: {} modelled{}, the source printed {} ({:+.1f}%)", format_bytes(Bytes(r.predicted_memory_bytes)), counted,
                                  format_bytes(Bytes(*r.run->published_memory_bytes)), 100 * *r.memory_error));
         }
       }

@@ -111,7 +111,10 @@ nlohmann::json validate_json(const LoadedRows& loaded, const sim::ValidationRepo
                     {"filled", r.filled},
                     {"predicted_memory_bytes", r.predicted_memory_bytes}});
     if (r.run->published_memory_bytes) rows.back()["published_memory_bytes"] = *r.run->published_memory_bytes;
-    if (r.memory_error) rows.back()["memory_error"] = *r.memory_error;
+    if (r.memory_error) {
+      rows.back()["memory_error"] = *r.memory_error;
+      rows.back()["memory_kind"] = sim::printed_memory_name(r.memory_kind);
+    }
     if (r.interval) rows.back()["interval"] = interval_json(*r.interval);
     rows.back()["bubble_share"] = r.features.bubble_share;
     rows.back()["gpus"] = r.features.gpus;

@@ -1,5 +1,8 @@
 #include "sim/measured_run.hpp"
 
+#include <algorithm>
+#include <cctype>
+#include <cmath>
 #include <fmt/format.h>
 #include <numeric>
 #include <set>
@@ -188,17 +191,48 @@ void read_plan(const yaml::Record& p, MeasuredRun& m) {
   }
 }
 
-// as_published is kept as written; a gpu_mem that reads as a size is compared with the model's
-// peak, one that does not is left alone like the rest of the source's own figures.
-std::optional<double> published_memory(const yaml::Record& r) {
-  if (!r.has("as_published")) return std::nullopt;
-  const YAML::Node memory = r.raw("as_published").raw()["gpu_mem"];
-  if (!memory || !memory.IsScalar()) return std::nullopt;
-  try {
-    return parse_bytes(memory.as<std::string>()).value();
-  } catch (const UnitError&) {
-    return std::nullopt;
+// as_published is kept as written; a memory figure that reads as a size is compared with the
+// model's peak, one that does not is left alone like the rest of the source's own figures.
+struct PublishedMemory {
+  double bytes = 0;
+  std::optional<PrintedMemory> kind;
+};
+
+// A key's unit suffix: peak_mem_gib, mem_gb, max_reserved_mib (SI for gb and mb, as sizes read).
+std::optional<double> unit_of_key(const std::string& key) {
+  static const std::pair<std::string_view, double> units[] = {{"_gib", 1073741824.0}, {"_gb", 1e9}, {"_mib", 1048576.0}, {"_mb", 1e6}};
+  for (const auto& [suffix, bytes] : units) {
+    if (key.size() > suffix.size() && key.compare(key.size() - suffix.size(), suffix.size(), suffix) == 0) return bytes;
   }
+  return std::nullopt;
+}
+
+std::optional<PublishedMemory> published_memory(const yaml::Record& r) {
+  if (!r.has("as_published")) return std::nullopt;
+  const YAML::Node published = r.raw("as_published").raw();
+  if (!published.IsMap()) return std::nullopt;
+  for (const auto& entry : published) {
+    const std::string key = entry.first.as<std::string>();
+    const bool memory = key.find("mem") != std::string::npos || key.find("reserved") != std::string::npos || key.find("alloc") != std::string::npos;
+    if (!memory || !entry.second.IsScalar()) continue;
+    PublishedMemory out;
+    if (key.find("reserved") != std::string::npos) out.kind = PrintedMemory::reserved;
+    if (key.find("alloc") != std::string::npos) out.kind = PrintedMemory::allocated;
+    try {
+      if (const auto unit = unit_of_key(key)) {
+        out.bytes = entry.second.as<double>() * *unit;
+      } else {
+        // A bare number says nothing of its unit (a share, a count): only a size with its unit reads.
+        const std::string text = entry.second.as<std::string>();
+        if (std::none_of(text.begin(), text.end(), [](unsigned char c) { return std::isalpha(c); })) continue;
+        out.bytes = parse_bytes(text).value();
+      }
+    } catch (const std::exception&) {
+      continue;
+    }
+    if (out.bytes > 0 && std::isfinite(out.bytes)) return out;
+  }
+  return std::nullopt;
 }
 
 MeasuredRun read_row(const yaml::Node& node) {
@@ -219,7 +253,10 @@ MeasuredRun read_row(const yaml::Node& node) {
   m.attention = r.string("attention");
   read_plan(r.section("plan"), m);
   m.measured_iteration_s = r.section("measured").number("iteration_s");
-  m.published_memory_bytes = published_memory(r);
+  if (const auto memory = published_memory(r)) {
+    m.published_memory_bytes = memory->bytes;
+    m.published_memory_kind = memory->kind;
+  }
   return m;
 }
 

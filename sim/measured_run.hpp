@@ -12,6 +12,8 @@
 
 #include "core/error.hpp"
 
+#include "sim/software_stack.hpp"
+
 namespace parasim::sim {
 
 /// Multi-head latent attention (DeepSeek-V2/V3) as a row states it.
@@ -51,8 +53,12 @@ struct MeasuredRun {
   std::vector<int> stage_layers;        ///< transformer layers per pipeline stage; empty: not given
   std::optional<bool> overlap_grad_reduce, overlap_param_gather, overlap_tp_comm;
   double measured_iteration_s = 0;
-  /// Peak GPU memory the source printed (`as_published.gpu_mem`, e.g. "29GB"), when it did.
+  /// Peak GPU memory the source printed, when it did: `as_published.gpu_mem` as a size ("29GB"), or
+  /// a number under a key naming memory and its unit (`peak_mem_gib: 82.4`, `max_reserved_mib`).
   std::optional<double> published_memory_bytes;
+  /// What that figure counts: the key says (…reserved…, …alloc…), else the stack's own printer
+  /// (sim/software_stack.hpp), else the device's whole use.
+  std::optional<PrintedMemory> published_memory_kind;
 };
 
 /// A row that could not be read.

@@ -159,7 +159,10 @@ LogRun megatron_log_run(const calibrate::MegatronLog& log, const LogCluster& clu
   const bool flash = a.text("transformer_impl") == "transformer_engine" || a.flag("use_flash_attn");
   r.attention = flash ? "flash" : "eager";
   r.measured_iteration_s = calibrate::steady_step_seconds(log, &out.steps_used);
-  if (auto peak = calibrate::peak_allocated_mib(log)) r.published_memory_bytes = *peak * 1048576.0;
+  if (auto peak = calibrate::peak_allocated_mib(log)) {
+    r.published_memory_bytes = *peak * 1048576.0;
+    r.published_memory_kind = PrintedMemory::allocated;
+  }
   return out;
 }
 

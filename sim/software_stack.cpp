@@ -42,4 +42,18 @@ std::string_view software_stack_name(SoftwareStack stack) {
   return "unknown";
 }
 
+std::string_view printed_memory_name(PrintedMemory kind) {
+  switch (kind) {
+    case PrintedMemory::reserved: return "reserved";
+    case PrintedMemory::allocated: return "allocated";
+    case PrintedMemory::device: break;
+  }
+  return "device";
+}
+
+std::optional<PrintedMemory> memory_printed_by(SoftwareStack stack) {
+  if (stack == SoftwareStack::torchtitan) return PrintedMemory::reserved;
+  return std::nullopt;
+}
+
 }  // namespace parasim::sim

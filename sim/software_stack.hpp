@@ -3,6 +3,7 @@
 // policy of `validate`: where a source does not print a setting, the stack's own default of the
 // time stands in for it (../shared/validation/README.md allows "the trainer's default of that era").
 // A source naming no known stack keeps the policy's stack-free rules.
+#include <optional>
 #include <string_view>
 
 namespace parasim::sim {
@@ -16,6 +17,17 @@ enum class SoftwareStack {
   maxtext,             ///< MaxText on JAX/XLA
   torchtitan,          ///< pytorch/torchtitan: FSDP2, DTensor TP, PyTorch SDPA for attention
 };
+
+/// What a printed peak counts.
+enum class PrintedMemory {
+  device,     ///< the GPU's whole use, as nvidia-smi shows it (where the source does not say)
+  reserved,   ///< PyTorch's caching allocator's reserve (torch.cuda.max_memory_reserved)
+  allocated,  ///< the tensors alone (torch.cuda.max_memory_allocated)
+};
+std::string_view printed_memory_name(PrintedMemory kind);
+/// The figure a stack's own logs print as its memory, where it prints one alone: torchtitan's step
+/// lines and benchmark tables give torch.cuda.max_memory_reserved. Others: nullopt.
+std::optional<PrintedMemory> memory_printed_by(SoftwareStack stack);
 
 /// The stack a source string names (case-insensitive repository and product names).
 SoftwareStack software_stack_of(std::string_view source);

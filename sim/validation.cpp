@@ -53,7 +53,10 @@ const char* const kFillPolicy =
     "           Megatron-DeepSpeed's pipeline engine has no interleaved schedule (vpp 1), and its bf16 runs\n"
     "           DeepSpeed's BF16_Optimizer, which casts each gradient to fp32 in a copy before adding it (18 bytes a\n"
     "           weight, not 10); torchtitan (2024) attends through PyTorch's SDPA, whose flash backend is\n"
-    "           FlashAttention-2 (on Hopper at the Ampere instruction rate). Other sources: the rules below alone.\n"
+    "           FlashAttention-2 (on Hopper at the Ampere instruction rate), takes its loss with PyTorch's\n"
+    "           cross_entropy over fp32 logits, checkpoints selectively op by op (the attention outputs and every\n"
+    "           second matmul kept) and, without pipeline parallelism, runs a rank's local batch as one micro-batch.\n"
+    "           Other sources: the rules below alone.\n"
     "  plan     overlap flags absent: off (Megatron-LM's defaults); sp absent with eager attention: off (it came\n"
     "           with Megatron-LM's 2022 release), and eager attention without sp is the 2021 stacks' synchronous TP\n"
     "           all-reduce of the input gradients (after the weight gradients). Absent micro_batch {1,2,4,8}, sp\n"
@@ -80,7 +83,12 @@ const char* const kFillPolicy =
     "           split the model in pp chunks, each stage holding two copies (a stated vpp 2 counts them).\n"
     "  skipped  rows whose stated plan no valid plan completes are skipped with the reason; rows with an unknown key\n"
     "           or a bad value are errors, and the rest run. model.mla is multi-head latent attention in every layer,\n"
-    "           model.sliding_window a window on every layer, model.mtp_layers DeepSeek-V3's prediction modules.\n";
+    "           model.sliding_window a window on every layer, model.mtp_layers DeepSeek-V3's prediction modules.\n"
+    "  memory   a peak the source printed (as_published: gpu_mem as a size, or a number under a key naming memory\n"
+    "           and its unit: peak_mem_gib, max_reserved_mib) is compared with the model's figure of the kind it\n"
+    "           counts: allocated (the key says alloc): the tensors; reserved (the key says reserved, or the stack\n"
+    "           prints it: torchtitan's max reserved): with the allocator's fragmentation; else the device's whole\n"
+    "           use, with the CUDA context and communication buffers.\n";
 
 namespace {
 
@@ -366,9 +374,11 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   p.overlap = {r.overlap_grad_reduce.value_or(false), r.overlap_param_gather.value_or(false), r.overlap_tp_comm.value_or(false)};
   const bool sharded_data_parallel_only = p.tp == 1 && p.pp == 1 && p.cp == 1 && p.zero >= 2;
   if (sharded_data_parallel_only && s.training.attention == workload::AttentionKernel::flash) {
-    s.training.cross_entropy = workload::CrossEntropy::fused;
     s.training.recompute_early_stop = true;
-    s.filled.push_back("cross_entropy=fused");
+    if (s.stack != SoftwareStack::torchtitan) {
+      s.training.cross_entropy = workload::CrossEntropy::fused;
+      s.filled.push_back("cross_entropy=fused");
+    }
   }
   if (s.stack == SoftwareStack::llm_foundry && !eager) {
     s.training.flash_kernel = workload::FlashKernel::flash1;
@@ -379,6 +389,24 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   if (s.stack == SoftwareStack::torchtitan && !eager) {
     s.training.flash_kernel = workload::FlashKernel::flash2;
     s.filled.push_back("flash_kernel=flash2 (torchtitan 2024: SDPA's flash backend, FlashAttention-2)");
+  }
+  // torchtitan computes its loss with PyTorch's cross_entropy over an fp32 copy of the logits, checkpoints
+  // selectively op by op, and
+  // without pipeline parallelism runs each rank's local batch as one forward and backward (gradient
+  // accumulation came to it in 2025).
+  if (s.stack == SoftwareStack::torchtitan) {
+    s.training.cross_entropy = workload::CrossEntropy::torch;
+    s.filled.push_back("cross_entropy=torch (torchtitan: PyTorch's over fp32 logits)");
+    // Its selective activation checkpointing is op-level by default (selective_ac_option "op").
+    if (r.recompute == "selective" || !r.recompute) {
+      s.training.selective_recompute = workload::SelectiveRecompute::ops;
+      s.filled.push_back("selective_recompute=ops (torchtitan: every second matmul kept)");
+    }
+    if (!r.micro_batch && r.pp == 1 && r.global_batch % r.dp == 0) {
+      p.micro_batch = r.global_batch / r.dp;
+      s.micro_batch_by_stack = true;
+      s.filled.push_back(fmt::format("micro_batch={} (torchtitan: the local batch in one step)", p.micro_batch));
+    }
   }
   if (s.stack == SoftwareStack::megatron_deepspeed && s.training.precision == Precision::bf16 && !s.training.gradient_accumulation_fusion) {
     s.training.gradient_accumulation_copy = true;
@@ -412,7 +440,7 @@ std::vector<FillField> fill_fields(const MeasuredRun& r, const RowScenario& s) {
     fields.push_back(std::move(f));
   }
   const int per_replica = r.global_batch / r.dp;
-  if (!r.micro_batch) {
+  if (!r.micro_batch && !s.micro_batch_by_stack) {
     FillField f{"micro_batch", {}};
     for (int v : {1, 2, 4, 8}) {
       if (per_replica % v == 0) f.values.push_back([v](Plan& p) { p.micro_batch = v; });
@@ -486,7 +514,7 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   }
   const auto& p = best.plan;
   const bool flash = s.training.attention == workload::AttentionKernel::flash;
-  if (!r.micro_batch) out.filled.push_back(fmt::format("micro_batch={} (searched)", p.micro_batch));
+  if (!r.micro_batch && !s.micro_batch_by_stack) out.filled.push_back(fmt::format("micro_batch={} (searched)", p.micro_batch));
   if (!r.sp && r.tp > 1) out.filled.push_back(fmt::format("sp={} ({})", p.sp ? "on" : "off", flash ? "searched" : "eager era"));
   if (!r.recompute) out.filled.push_back(fmt::format("recompute={} (searched)", workload::recompute_name(p.recompute)));
   if (!s.vpp_choices.empty()) out.filled.push_back(fmt::format("vpp={} (searched)", p.vpp));
@@ -502,7 +530,11 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   out.exposed_comm_share = best.comm_share;
   out.fits = best.fits;
   out.predicted_memory_bytes = best.peak;
-  if (r.published_memory_bytes) out.memory_error = best.peak / *r.published_memory_bytes - 1;
+  if (r.published_memory_bytes) {
+    out.memory_kind = r.published_memory_kind.value_or(memory_printed_by(s.stack).value_or(PrintedMemory::device));
+    out.predicted_memory_bytes = printed_peak(workload::memory_per_stage(s.model, s.training, p, gpu.hbm_capacity), out.memory_kind);
+    out.memory_error = out.predicted_memory_bytes / *r.published_memory_bytes - 1;
+  }
   out.error = (best.time - r.measured_iteration_s) / r.measured_iteration_s;
   out.plan = plan_line(p);
   out.chosen = p;
@@ -682,6 +714,18 @@ void leave_one_family_out(std::vector<RowResult>& rows) {
 }
 
 }  // namespace
+
+double printed_peak(const workload::MemoryReport& memory, PrintedMemory kind) {
+  double peak = 0;
+  for (const auto& st : memory.stages) {
+    const double tensors = (st.total() - st.allowance).value();
+    const double figure = kind == PrintedMemory::allocated ? tensors
+                          : kind == PrintedMemory::reserved ? tensors * (1 + workload::kFragmentation)
+                                                            : st.total().value();
+    peak = std::max(peak, figure);
+  }
+  return peak;
+}
 
 MemoryCheck check_memory(const std::vector<const RowResult*>& rows) {
   MemoryCheck m;

@@ -51,13 +51,16 @@ struct RowResult {
   /// The 80% prediction interval from the error model fitted without the row's family (out of sample).
   std::optional<Interval> interval;
   bool covered() const;  ///< the interval holds the measured time
-  double predicted_memory_bytes = 0;  ///< the chosen plan's most loaded stage, allowance included
+  /// The chosen plan's most loaded stage: the device's whole use (allowance included), or where the
+  /// source printed a peak, the figure of the kind it printed.
+  double predicted_memory_bytes = 0;
   /// (predicted − published) / published peak memory, where the source printed one.
   std::optional<double> memory_error;
+  PrintedMemory memory_kind = PrintedMemory::device;  ///< what the printed peak counts
   std::vector<SearchStep> search;     ///< every plan the fill search evaluated, in order
 };
 
-/// The memory model against the peaks sources printed (rows with `as_published.gpu_mem`).
+/// The memory model against the peaks sources printed (rows with a memory figure in `as_published`).
 struct MemoryCheck {
   int rows = 0;
   double median = 0, worst = 0;  ///< |predicted − published| / published
@@ -65,6 +68,9 @@ struct MemoryCheck {
 };
 /// The memory check over the rows among these that print a peak (RowResult::memory_error).
 MemoryCheck check_memory(const std::vector<const RowResult*>& rows);
+/// The most loaded stage's figure of that kind: every tensor (allocated), with the caching
+/// allocator's fragmentation (reserved), with the CUDA context and communication buffers too (device).
+double printed_peak(const workload::MemoryReport& memory, PrintedMemory kind);
 
 struct Summary {
   int rows = 0, simulated = 0;
@@ -111,6 +117,7 @@ struct RowScenario {
   /// The values the fill search tries for a field the row does not print; empty where the policy
   /// sets it instead (the stack's default) or the field does not apply.
   std::vector<int> vpp_choices, zero_choices;
+  bool micro_batch_by_stack = false;  ///< the stack's default set the micro-batch (torchtitan's local batch)
 };
 /// Whether a plan fits as the fill policy counts it: published runs fit, so a plan fits when its
 /// tensors and the fixed allowance (CUDA context, NCCL and cuBLAS workspaces) do, leaving out the

@@ -154,7 +154,8 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
   const double embedding = embedding_block(m, tr, shape).stored_activation_bytes;
   // The last chunk's head, and after it each multi-token-prediction module: its entry, a layer like
   // the last without recompute, and the head again.
-  double head = head_block(m, tr, shape).stored_activation_bytes;
+  const Block head_of_model = head_block(m, tr, shape);
+  double head = head_of_model.stored_activation_bytes;
   if (m.mtp_layers > 0) {
     BlockShape last = shape;
     last.local = m.local_attention_layer(m.layers - 1);
@@ -202,7 +203,11 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
         working = std::max(working, max_group * full_working);
       }
       if (c == 0) bytes += embedding;
-      if (c == plan.chunks() - 1) bytes += head;
+      if (c == plan.chunks() - 1) {
+        bytes += head;
+        // The loss's logits, copies and gradients come and go before any layer is recomputed.
+        working = std::max(working, head_of_model.transient_bytes);
+      }
       chunk_bytes[local] = bytes;
     }
     double alive = 0, peak = 0;

@@ -266,6 +266,24 @@ Projections latent_projections(const ModelSpec& m, const TrainingSpec& tr, const
   return in;
 }
 
+// torchtitan's op-level selective checkpointing of a Llama layer (its `_save_list` policy): the
+// outputs of the attention kernel and of every second matmul in forward order are kept (wq 1, wv 3,
+// w1 5, w2 7), with the layer's input; backward reruns what it needs of the rest: the norms, wk and
+// RoPE (attention's backward needs the rotated keys), wo (the residual sum is the MLP norm's input),
+// w3 and the SwiGLU (w2's input). The MLP's part is in mlp_block.
+void keep_every_second_matmul(const ModelSpec& m, const TrainingSpec& tr, const Dims& d, double attention_statistics, Block& blk) {
+  const double q = d.q / d.t, kv = d.kv / d.t, v_width = static_cast<double>(m.v_width()) / d.t;
+  blk.stored_activation_bytes = d.e * (d.Tr * d.h + d.T * (q + kv + v_width)) + attention_statistics;
+  auto& r = blk.recompute;
+  r.push_back(memory("norm1", 2 * d.e * d.Tr * d.h, tr.precision));
+  r.push_back(after_norm(gemm("k", d.T, kv, d.h, d, d.gemm)));
+  const double qk = (d.q + d.kv) / d.t;
+  if (m.qk_norm) r.push_back(memory("qk_norm", 2 * d.e * d.T * qk, tr.precision));
+  if (m.position == PositionEmbedding::rope) r.push_back(memory("rope", 2 * d.e * d.T * qk, tr.precision));
+  r.push_back(gemm("proj", d.T, d.h, v_width, d, d.gemm));
+  r.push_back(memory("bias_dropout_add", d.Tr * d.h * (3 * d.e + d.mask), tr.precision));
+}
+
 }  // namespace
 
 Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
@@ -320,6 +338,10 @@ Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
   switch (sh.recompute) {
     case Recompute::none: blk.stored_activation_bytes = blk.full_activation_bytes; break;
     case Recompute::selective:
+      if (tr.selective_recompute == SelectiveRecompute::ops && !m.is_mla()) {
+        keep_every_second_matmul(m, tr, d, scores, blk);
+        break;
+      }
       blk.stored_activation_bytes = kept;
       blk.recompute = core_fwd;
       break;
@@ -361,8 +383,18 @@ Block mlp_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh
   const double split = d.T * (d.e * up + d.e_in * inner);           // activation input, fc2 input
   blk.full_activation_bytes = replicated + split;
   switch (sh.recompute) {
-    case Recompute::none:
-    case Recompute::selective: blk.stored_activation_bytes = blk.full_activation_bytes; break;
+    case Recompute::none: blk.stored_activation_bytes = blk.full_activation_bytes; break;
+    case Recompute::selective:
+      blk.stored_activation_bytes = blk.full_activation_bytes;
+      // torchtitan's op-level policy (see keep_every_second_matmul): w1's output and w2's are kept
+      // (fc1's alone without a gate); the norm, w3 and the activation are rerun.
+      if (tr.selective_recompute == SelectiveRecompute::ops && !m.is_mla()) {
+        blk.stored_activation_bytes = swiglu ? d.e * d.T * (inner + d.h) : d.e * d.T * up;
+        blk.recompute.push_back(memory("norm2", 2 * d.e * d.Tr * d.h, tr.precision));
+        if (swiglu) blk.recompute.push_back(after_norm(gemm("fc1_up", d.T, inner, d.h, d, d.gemm)));
+        blk.recompute.push_back(memory(swiglu ? "swiglu" : "gelu", d.e * d.T * (up + inner), tr.precision));
+      }
+      break;
     case Recompute::full:
       blk.stored_activation_bytes = 0;  // recomputed from the layer input kept by the attention block
       blk.recompute = f;
@@ -427,16 +459,29 @@ Block head_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& s
   // place (8), exp in place (8), the sum (4), dividing by it in place (8): e + 36; the fp32 softmax
   // is kept. Backward scales it by the loss gradient in place (8) and casts it back for the head
   // (4 + e). A fused kernel reads the logits once for the log-sum-exp, and once more in backward to
-  // write their gradient; the logits themselves are kept. At a 131K vocabulary and hidden 2048 the
-  // unfused passes move more bytes than the whole layer stack.
-  const bool fused = tr.cross_entropy == CrossEntropy::fused;
-  blk.forward.push_back(memory("cross_entropy", d.T * v * (fused ? d.e : d.e + 36), Precision::fp32));
-  blk.backward_input.push_back(memory("cross_entropy_grad", d.T * v * (fused ? 2 * d.e : 12 + d.e), Precision::fp32));
+  // write their gradient; the logits themselves are kept. PyTorch's cross_entropy over an fp32 copy
+  // casts (e + 4) and takes the log-softmax (a max and a sum-exp pass over the copy, the output
+  // written: 12), keeping the log-softmax; backward writes the gradient of the log-probabilities (4),
+  // the log-softmax backward reads it and the kept output and writes the input's gradient (12), cast
+  // back (4 + e). At a 131K vocabulary and hidden 2048 the unfused passes move more bytes than the
+  // whole layer stack.
+  const double logits = d.T * v;
+  const auto loss = tr.cross_entropy;
+  const double forward_bytes = loss == CrossEntropy::fused ? d.e : loss == CrossEntropy::torch ? d.e + 16 : d.e + 36;
+  const double backward_bytes = loss == CrossEntropy::fused ? 2 * d.e : loss == CrossEntropy::torch ? 20 + d.e : 12 + d.e;
+  blk.forward.push_back(memory("cross_entropy", logits * forward_bytes, Precision::fp32));
+  blk.backward_input.push_back(memory("cross_entropy_grad", logits * backward_bytes, Precision::fp32));
   blk.backward_input.push_back(gemm("lm_head_dgrad", d.T, d.h, v, d, head));
   if (!m.post_norm) blk.backward_input.push_back(memory("final_norm_grad", 4 * d.e * d.Tr * d.h, tr.precision));
   blk.backward_weight.push_back(gemm("lm_head_wgrad", d.h, v, d.T, d, head));
-  // Final-norm input, LM-head input, and the fp32 softmax (unfused) or the logits (fused).
-  blk.full_activation_bytes = blk.stored_activation_bytes = d.e * d.Tr * d.h * 2 + (fused ? d.e : 4.0) * d.T * v;
+  // Final-norm input, LM-head input, and the fp32 softmax (unfused), the fp32 log-softmax (torch) or
+  // the logits (fused).
+  blk.full_activation_bytes = blk.stored_activation_bytes = d.e * d.Tr * d.h * 2 + (loss == CrossEntropy::fused ? d.e : 4.0) * logits;
+  // Beyond what is kept, per logit: Megatron-LM's chain holds the head's e-byte logits while it
+  // computes the fp32 softmax from them, and in backward the gradient cast back (e); a fused kernel
+  // its gradient (e); PyTorch's the logits and their fp32 copy in forward (e + 4), in backward the
+  // gradients of the log-probabilities and of the logits in fp32 (8) beside the kept log-softmax.
+  blk.transient_bytes = logits * (loss == CrossEntropy::torch ? std::max(d.e + 4, 8.0) : d.e);
   if (m.mlm_head) {
     blk.backward_input.push_back(memory("mlm_gelu_norm_grad", 6 * d.e * d.Tr * d.h, tr.precision));
     blk.backward_input.push_back(gemm("mlm_transform_dgrad", d.Tr, d.h, d.h, d, head));

@@ -85,6 +85,9 @@ struct Block {
   /// Bytes the block's forward produces for backward without recompute (its working set when it is
   /// recomputed).
   double full_activation_bytes = 0;
+  /// Bytes beyond the stored ones its passes hold for a moment: the loss's logits, fp32 copies and
+  /// gradients. They add to the activations alive when the block runs.
+  double transient_bytes = 0;
   bool operator==(const Block&) const = default;
 
   double flops(const std::vector<Op>& ops) const;

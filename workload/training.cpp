@@ -10,7 +10,8 @@ using yaml::FieldType;
 
 constexpr std::string_view kPrecisions[] = {"bf16", "fp16", "fp8", "fp32", "tf32"};
 constexpr std::string_view kKernels[] = {"flash", "eager"};
-constexpr std::string_view kCrossEntropy[] = {"unfused", "fused"};
+constexpr std::string_view kCrossEntropy[] = {"unfused", "fused", "torch"};
+constexpr std::string_view kSelectiveRecompute[] = {"attention", "ops"};
 constexpr std::string_view kZero3Engines[] = {"fsdp", "deepspeed"};
 constexpr std::string_view kZero1Engines[] = {"megatron", "deepspeed"};
 constexpr std::string_view kFlashKernels[] = {"native", "flash1", "flash2"};
@@ -22,7 +23,8 @@ constexpr Field kTrainingFields[] = {
     {.name = "seq_len", .type = FieldType::integer, .description = "tokens per sample", .required = true, .min = 1, .max = 1 << 27},
     {.name = "attention", .type = FieldType::choice, .description = "attention kernel: flash (scores never stored) or eager (scores stored)", .default_text = "flash", .choices = kKernels},
     {.name = "flash_kernel", .type = FieldType::choice, .description = "flash attention generation: native (the GPU's own, FlashAttention-3/cuDNN on Hopper) or flash1 (flash-attn 1.x of 2022-23 PyTorch stacks: built for Ampere, so at half the tensor-core rate on Hopper, and taking only unpadded tokens, so q, k, v are gathered and the output scattered back around it) or flash2 (flash-attn 2.x or PyTorch SDPA's flash backend, as torchtitan runs it: also built for Ampere, so at half the tensor-core rate on Hopper)", .default_text = "native", .choices = kFlashKernels},
-    {.name = "cross_entropy", .type = FieldType::choice, .description = "loss kernel: unfused (Megatron-LM's passes over fp32 logits) or fused (one kernel each way, flash-attn's or XLA's)", .default_text = "unfused", .choices = kCrossEntropy},
+    {.name = "cross_entropy", .type = FieldType::choice, .description = "loss kernel: unfused (Megatron-LM's passes over fp32 logits), fused (one kernel each way, flash-attn's or XLA's) or torch (PyTorch's cross_entropy over an fp32 copy: torchtitan, Hugging Face)", .default_text = "unfused", .choices = kCrossEntropy},
+    {.name = "selective_recompute", .type = FieldType::choice, .description = "what recompute: selective reruns: attention (the attention core, everything else kept: Megatron-LM) or ops (torchtitan's op-level policy: the attention outputs and every second matmul's output kept, the other matmuls and the elementwise ops rerun)", .default_text = "attention", .choices = kSelectiveRecompute},
     {.name = "async_tp_allreduce", .type = FieldType::boolean, .description = "without SP, the input-gradient all-reduce of a tensor-parallel block runs under its weight-gradient GEMMs (Megatron-LM since late 2021); false: after both, synchronously (2021 stacks)", .default_text = "true"},
     {.name = "zero1_engine", .type = FieldType::choice, .description = "ZeRO-1 engine: megatron (the distributed optimizer: gradients reduce-scattered) or deepspeed (stage 1, its bf16 optimizer: gradients all-reduced in full); both all-gather the updated parameters", .default_text = "megatron", .choices = kZero1Engines},
     {.name = "zero3_engine", .type = FieldType::choice, .description = "ZeRO-3 engine: fsdp (a layer gathered and reduced whole, kept through its recompute) or deepspeed (a module at a time, again after the recompute, gradients in buckets of 5e8)", .default_text = "fsdp", .choices = kZero3Engines},
@@ -49,7 +51,9 @@ TrainingSpec parse_training(const yaml::Record& r) {
   t.attention = r.string("attention") == "eager" ? AttentionKernel::eager : AttentionKernel::flash;
   const auto& flash_kernel = r.string("flash_kernel");
   t.flash_kernel = flash_kernel == "flash1" ? FlashKernel::flash1 : flash_kernel == "flash2" ? FlashKernel::flash2 : FlashKernel::native;
-  t.cross_entropy = r.string("cross_entropy") == "fused" ? CrossEntropy::fused : CrossEntropy::unfused;
+  const std::string loss = r.string("cross_entropy");
+  t.cross_entropy = loss == "fused" ? CrossEntropy::fused : loss == "torch" ? CrossEntropy::torch : CrossEntropy::unfused;
+  t.selective_recompute = r.string("selective_recompute") == "ops" ? SelectiveRecompute::ops : SelectiveRecompute::attention;
   t.async_tp_allreduce = r.boolean("async_tp_allreduce");
   t.zero1_engine = r.string("zero1_engine") == "deepspeed" ? Zero1Engine::deepspeed : Zero1Engine::megatron;
   t.zero3_engine = r.string("zero3_engine") == "deepspeed" ? Zero3Engine::deepspeed : Zero3Engine::fsdp;

@@ -17,6 +17,16 @@ enum class AttentionKernel {
 enum class CrossEntropy {
   unfused,  ///< Megatron-LM's vocabulary-parallel chain of passes over fp32 logits (its default)
   fused,    ///< one kernel each way over the bf16 logits (flash-attn's, llm-foundry's default; XLA)
+  torch,    ///< PyTorch's cross_entropy over an fp32 copy of the logits (torchtitan, Hugging Face): the
+            ///< log-softmax kept, its gradient out of place
+};
+
+/// What selective recompute keeps and reruns.
+enum class SelectiveRecompute {
+  attention,  ///< the attention core is rerun, everything else kept (Megatron-LM, Korthikanti et al.)
+  ops,        ///< torchtitan's op-level policy: a layer's attention outputs and every second matmul's
+              ///< output kept (wq, wv, w1, w2 of a Llama layer), the other matmuls and every
+              ///< elementwise op rerun
 };
 
 /// Which engine shards parameters under ZeRO-3; they differ in what a recomputed layer gathers.
@@ -76,6 +86,7 @@ struct TrainingSpec {
   AttentionKernel attention = AttentionKernel::flash;
   FlashKernel flash_kernel = FlashKernel::native;
   CrossEntropy cross_entropy = CrossEntropy::unfused;
+  SelectiveRecompute selective_recompute = SelectiveRecompute::attention;
   /// Bytes per parameter the optimizer keeps beyond weights and gradients (Adam: fp32 master weights,
   /// momentum and variance = 12).
   double optimizer_bytes_per_param = 12;

@@ -1,5 +1,6 @@
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fmt/format.h>
 #include <random>
@@ -147,12 +148,13 @@ TEST_CASE("no plan the planner returns exceeds memory (random models, clusters, 
     // Every candidate simulated fits (only plans the user gives may not).
     for (const auto& r : report.ranked) CHECK((r.fits || r.included));
     answered += !report.ranked.empty();
-    recomputing += !report.ranked.empty() && (report.ranked.front().plan.recompute != workload::Recompute::none ||
-                                              !report.ranked.front().plan.recompute_overrides.empty());
+    recomputing += std::any_of(report.ranked.begin(), report.ranked.end(), [](const auto& r) {
+      return r.fits && (r.plan.recompute != workload::Recompute::none || !r.plan.recompute_overrides.empty());
+    });
     rejected_oom += report.rejected.count("out of memory even with full recompute") > 0;
   }
-  // The draws exercise the memory limit: some answers recompute, some candidates never fit.
-  MESSAGE(answered << " answered, " << recomputing << " recompute, " << rejected_oom << " with OOM rejections");
+  // The draws exercise the memory limit: some plans returned recompute, some candidates never fit.
+  MESSAGE(answered << " answered, " << recomputing << " with plans that recompute, " << rejected_oom << " with OOM rejections");
   CHECK(answered >= 5);
   CHECK(rejected_oom >= 3);
   CHECK(recomputing >= 1);

@@ -315,3 +315,33 @@ TEST_CASE("Spearman counts tied values at their average rank") {
   // One side all tied: no order to agree with.
   CHECK(spearman({1, 1, 1}, {1, 2, 3}) == 0.0);
 }
+
+TEST_CASE("a printed peak is read under the keys sources use: the unit from the key's suffix, what it counts from its name") {
+  const auto read = read_measured_runs("tests/data/validation/published_memory_keys.yaml");
+  REQUIRE(read.errors.empty());
+  REQUIRE(read.runs.size() == 4);
+  CHECK(read.runs[0].published_memory_bytes == doctest::Approx(27.5 * 1073741824.0));  // peak_mem_gib
+  CHECK_FALSE(read.runs[0].published_memory_kind.has_value());                           // the source's stack decides
+  CHECK(read.runs[1].published_memory_bytes == doctest::Approx(28160 * 1048576.0));      // max_reserved_mib
+  CHECK(read.runs[1].published_memory_kind == PrintedMemory::reserved);
+  CHECK(read.runs[2].published_memory_bytes == doctest::Approx(25e9));                   // max_allocated_gb
+  CHECK(read.runs[2].published_memory_kind == PrintedMemory::allocated);
+  CHECK_FALSE(read.runs[3].published_memory_bytes.has_value());                          // mem_util: 45, no unit
+}
+
+TEST_CASE("the modelled peak of the kind a source printed: tensors, with fragmentation, with the fixed allowance") {
+  workload::MemoryReport m;
+  workload::StageMemory a, b;
+  a.weights = Bytes(10e9);
+  a.activations = Bytes(20e9);
+  a.allowance = Bytes(workload::kFixedAllowanceBytes + workload::kFragmentation * 30e9);
+  b.weights = Bytes(31e9);
+  b.allowance = Bytes(workload::kFixedAllowanceBytes + workload::kFragmentation * 31e9);
+  m.stages = {a, b};
+  CHECK(printed_peak(m, PrintedMemory::allocated) == doctest::Approx(31e9));
+  CHECK(printed_peak(m, PrintedMemory::reserved) == doctest::Approx(31e9 * (1 + workload::kFragmentation)));
+  CHECK(printed_peak(m, PrintedMemory::device) == doctest::Approx(31e9 * (1 + workload::kFragmentation) + workload::kFixedAllowanceBytes));
+  // torchtitan's tables and step lines print max reserved; a stack that prints no one figure says nothing.
+  CHECK(memory_printed_by(SoftwareStack::torchtitan) == PrintedMemory::reserved);
+  CHECK_FALSE(memory_printed_by(SoftwareStack::megatron_deepspeed).has_value());
+}

@@ -192,3 +192,31 @@ TEST_CASE("the schedules of today in memory: the zero-bubble ones under their li
   for (const auto& st : dualpipe_v.stages) peak = std::max(peak, st.chunks_in_flight);
   CHECK(peak == 2 * 4 + 1);
 }
+
+TEST_CASE("the loss's logits and gradients come and go on the last stage: e bytes a logit under Megatron-LM's chain, 8 under PyTorch's") {
+  // 1024 tokens x 32768 vocabulary (a multiple of 128: no padding) = 33.5 M logits on the last of
+  // four stages, which holds two layers of one micro-batch (1F1B) and the head, no recompute.
+  const auto m = test::small_gpt(8);
+  auto tr = test::training(1024);
+  const auto p = test::plan(1, 4, 1, 1, 16);
+  const double logits = 1024.0 * 32768;
+  const double per_layer = layer_activation_bytes(m, tr, {1, 1024, 1, false, Recompute::none});
+  const double norm_and_head_inputs = 2 * 2 * 1024.0 * 1024;  // two bf16 [tokens, hidden] tensors
+  // Megatron-LM: the fp32 softmax kept (4 bytes), the bf16 logits or the gradient cast back beside it (2).
+  auto last = memory_per_stage(m, tr, p, Bytes(80e9)).stages[3];
+  CHECK(last.activations.value() == doctest::Approx(2 * per_layer + norm_and_head_inputs + 4 * logits + 2 * logits).scale(0));
+  // PyTorch's cross_entropy over an fp32 copy: the log-softmax kept (4), the gradients of the
+  // log-probabilities and of the logits in fp32 beside it in backward (4 + 4).
+  tr.cross_entropy = CrossEntropy::torch;
+  last = memory_per_stage(m, tr, p, Bytes(80e9)).stages[3];
+  CHECK(last.activations.value() == doctest::Approx(2 * per_layer + norm_and_head_inputs + 4 * logits + 8 * logits).scale(0));
+  // A fused kernel keeps the bf16 logits and writes their gradient (2 + 2).
+  tr.cross_entropy = CrossEntropy::fused;
+  last = memory_per_stage(m, tr, p, Bytes(80e9)).stages[3];
+  CHECK(last.activations.value() == doctest::Approx(2 * per_layer + norm_and_head_inputs + 2 * logits + 2 * logits).scale(0));
+  // Under full recompute the larger of the loss's transient and one recomputed layer is added once.
+  auto full = p;
+  full.recompute = Recompute::full;
+  const auto recomputed = memory_per_stage(m, tr, full, Bytes(80e9)).stages[3];
+  CHECK(recomputed.recompute_working.value() == doctest::Approx(std::max(per_layer, 2 * logits)).scale(0));
+}

@@ -346,3 +346,28 @@ TEST_CASE("FlashAttention-1's unpadded interface: q, k, v gathered out of the ba
   tr.attention = AttentionKernel::eager;
   for (const auto& op : attention_block(m, tr, shape).forward) CHECK(op.name.find("pad") == std::string::npos);
 }
+
+TEST_CASE("torchtitan's op-level selective checkpointing keeps wq, wv, the attention output, w1 and w2, and reruns wk, wo and w3") {
+  // Llama-3-8B, s = 8192, b = 2, tp 1, bf16: T = 16384 tokens. Kept: the layer input (4096), wq's
+  // output (4096), wv's (1024), the attention output (4096) and its fp32 log-sum-exp (32 heads x 4
+  // bytes), w1's output (14336) and w2's (4096): 2 bytes each. Rerun: wk (T x 1024 x 4096), wo
+  // (T x 4096 x 4096), w3 (T x 14336 x 4096), and the norms, RoPE, SwiGLU and residual add.
+  const auto m = test::llama3_8b();
+  auto tr = test::training(8192);
+  tr.selective_recompute = SelectiveRecompute::ops;
+  const BlockShape shape{2, 8192, 1, false, Recompute::selective};
+  const double T = 16384;
+  const auto a = attention_block(m, tr, shape);
+  CHECK(a.stored_activation_bytes == doctest::Approx(2 * T * (4096 + 4096 + 1024 + 4096) + 4 * T * 32).scale(0));
+  CHECK(total_flops(a.recompute) == doctest::Approx(2 * T * 4096 * (1024 + 4096)).scale(0));
+  CHECK(find(a.recompute, "rope").bytes > 0);
+  const auto f = mlp_block(m, tr, shape);
+  CHECK(f.stored_activation_bytes == doctest::Approx(2 * T * (14336 + 4096)).scale(0));
+  CHECK(total_flops(f.recompute) == doctest::Approx(2 * T * 4096 * 14336).scale(0));
+  // About half what Megatron-LM's selective recompute keeps (it reruns the attention core only), and
+  // 37% of the layer's forward matmul FLOPs rerun where Megatron-LM reruns none.
+  tr.selective_recompute = SelectiveRecompute::attention;
+  const double megatron = attention_block(m, tr, shape).stored_activation_bytes + mlp_block(m, tr, shape).stored_activation_bytes;
+  CHECK((a.stored_activation_bytes + f.stored_activation_bytes) / megatron == doctest::Approx(0.5).epsilon(0.1));
+  CHECK(total_flops(mlp_block(m, tr, shape).recompute) == 0);
+}
