@@ -247,6 +247,63 @@ bool fits_published(const workload::MemoryReport& m) {
   });
 }
 
+namespace {
+
+// What the row's stack did that the row does not print, as it ran then (the policy's "stack" part):
+// kernels, the loss, checkpointing, gradient formats, micro-batching.
+void apply_stack_defaults(const MeasuredRun& r, RowScenario& s, Plan& p) {
+  const bool eager = s.training.attention == workload::AttentionKernel::eager;
+  const bool sharded_data_parallel_only = p.tp == 1 && p.pp == 1 && p.cp == 1 && p.zero >= 2;
+  if (sharded_data_parallel_only && s.training.attention == workload::AttentionKernel::flash) {
+    s.training.recompute_early_stop = true;
+    if (s.stack != SoftwareStack::torchtitan) {
+      s.training.cross_entropy = workload::CrossEntropy::fused;
+      s.filled.push_back("cross_entropy=fused");
+    }
+  }
+  if (s.stack == SoftwareStack::llm_foundry && !eager) {
+    s.training.flash_kernel = workload::FlashKernel::flash1;
+    s.filled.push_back("flash_kernel=flash1 (llm-foundry 2023: flash-attn 1.x)");
+  }
+  // PyTorch's SDPA ranks its flash backend (FlashAttention-2) ahead of cuDNN's on Hopper, and
+  // torchtitan's context parallelism dispatches to the flash and memory-efficient backends only.
+  if (s.stack == SoftwareStack::torchtitan && !eager) {
+    s.training.flash_kernel = workload::FlashKernel::flash2;
+    s.filled.push_back("flash_kernel=flash2 (torchtitan 2024: SDPA's flash backend, FlashAttention-2)");
+  }
+  // torchtitan computes its loss with PyTorch's cross_entropy over an fp32 copy of the logits,
+  // checkpoints selectively op by op, and without pipeline parallelism runs each rank's local batch as
+  // one forward and backward (gradient accumulation came to it in 2025).
+  if (s.stack == SoftwareStack::torchtitan) {
+    s.training.cross_entropy = workload::CrossEntropy::torch;
+    s.filled.push_back("cross_entropy=torch (torchtitan: PyTorch's over fp32 logits)");
+    // Its selective activation checkpointing is op-level by default (selective_ac_option "op").
+    if (r.recompute == "selective" || !r.recompute) {
+      s.training.selective_recompute = workload::SelectiveRecompute::ops;
+      s.filled.push_back("selective_recompute=ops (torchtitan: every second matmul kept)");
+    }
+    if (!r.micro_batch && r.pp == 1 && r.global_batch % r.dp == 0) {
+      p.micro_batch = r.global_batch / r.dp;
+      s.micro_batch_by_stack = true;
+      s.filled.push_back(fmt::format("micro_batch={} (torchtitan: the local batch in one step)", p.micro_batch));
+    }
+  }
+  if (s.stack == SoftwareStack::megatron_deepspeed && s.training.precision == Precision::bf16 && !s.training.gradient_accumulation_fusion) {
+    s.training.gradient_accumulation_copy = true;
+    s.filled.push_back("gradient_accumulation_copy (DeepSpeed's BF16_Optimizer)");
+  }
+  if (s.stack == SoftwareStack::nemo) {
+    s.training.fp32_grad_accumulation = false;
+    s.filled.push_back("bf16 gradients (NeMo performance recipes: grad_reduce_in_fp32 off)");
+  }
+  if (s.stack == SoftwareStack::maxtext && p.zero == 3) {
+    s.training.zero3_backward_prefetch = workload::Zero3Prefetch::pre;
+    s.filled.push_back("zero3_backward_prefetch=pre (XLA: gathers scheduled ahead)");
+  }
+}
+
+}  // namespace
+
 std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const std::filesystem::path& hardware_dir) {
   RowScenario s;
   if (r.arch == "moe" && (!r.experts || !r.top_k)) return std::string("a mixture of experts needs experts and top_k");
@@ -372,54 +429,7 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   }
   p.zero_group = r.zero_group && *r.zero_group < r.dp ? *r.zero_group : 0;
   p.overlap = {r.overlap_grad_reduce.value_or(false), r.overlap_param_gather.value_or(false), r.overlap_tp_comm.value_or(false)};
-  const bool sharded_data_parallel_only = p.tp == 1 && p.pp == 1 && p.cp == 1 && p.zero >= 2;
-  if (sharded_data_parallel_only && s.training.attention == workload::AttentionKernel::flash) {
-    s.training.recompute_early_stop = true;
-    if (s.stack != SoftwareStack::torchtitan) {
-      s.training.cross_entropy = workload::CrossEntropy::fused;
-      s.filled.push_back("cross_entropy=fused");
-    }
-  }
-  if (s.stack == SoftwareStack::llm_foundry && !eager) {
-    s.training.flash_kernel = workload::FlashKernel::flash1;
-    s.filled.push_back("flash_kernel=flash1 (llm-foundry 2023: flash-attn 1.x)");
-  }
-  // PyTorch's SDPA ranks its flash backend (FlashAttention-2) ahead of cuDNN's on Hopper, and
-  // torchtitan's context parallelism dispatches to the flash and memory-efficient backends only.
-  if (s.stack == SoftwareStack::torchtitan && !eager) {
-    s.training.flash_kernel = workload::FlashKernel::flash2;
-    s.filled.push_back("flash_kernel=flash2 (torchtitan 2024: SDPA's flash backend, FlashAttention-2)");
-  }
-  // torchtitan computes its loss with PyTorch's cross_entropy over an fp32 copy of the logits, checkpoints
-  // selectively op by op, and
-  // without pipeline parallelism runs each rank's local batch as one forward and backward (gradient
-  // accumulation came to it in 2025).
-  if (s.stack == SoftwareStack::torchtitan) {
-    s.training.cross_entropy = workload::CrossEntropy::torch;
-    s.filled.push_back("cross_entropy=torch (torchtitan: PyTorch's over fp32 logits)");
-    // Its selective activation checkpointing is op-level by default (selective_ac_option "op").
-    if (r.recompute == "selective" || !r.recompute) {
-      s.training.selective_recompute = workload::SelectiveRecompute::ops;
-      s.filled.push_back("selective_recompute=ops (torchtitan: every second matmul kept)");
-    }
-    if (!r.micro_batch && r.pp == 1 && r.global_batch % r.dp == 0) {
-      p.micro_batch = r.global_batch / r.dp;
-      s.micro_batch_by_stack = true;
-      s.filled.push_back(fmt::format("micro_batch={} (torchtitan: the local batch in one step)", p.micro_batch));
-    }
-  }
-  if (s.stack == SoftwareStack::megatron_deepspeed && s.training.precision == Precision::bf16 && !s.training.gradient_accumulation_fusion) {
-    s.training.gradient_accumulation_copy = true;
-    s.filled.push_back("gradient_accumulation_copy (DeepSpeed's BF16_Optimizer)");
-  }
-  if (s.stack == SoftwareStack::nemo) {
-    s.training.fp32_grad_accumulation = false;
-    s.filled.push_back("bf16 gradients (NeMo performance recipes: grad_reduce_in_fp32 off)");
-  }
-  if (s.stack == SoftwareStack::maxtext && p.zero == 3) {
-    s.training.zero3_backward_prefetch = workload::Zero3Prefetch::pre;
-    s.filled.push_back("zero3_backward_prefetch=pre (XLA: gathers scheduled ahead)");
-  }
+  apply_stack_defaults(r, s, p);
   s.candidates.push_back(p);
   return s;
 }
