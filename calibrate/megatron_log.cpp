@@ -6,6 +6,8 @@
 #include <fstream>
 #include <regex>
 
+#include "calibrate/log_failure.hpp"
+#include "calibrate/steady_steps.hpp"
 #include "core/error.hpp"
 
 namespace parasim::calibrate {
@@ -62,13 +64,6 @@ std::optional<std::string> MegatronLog::argument(const std::string& name) const 
 
 namespace {
 
-// A line that says why a run stopped: the exception a rank raised ("[rank0]: TypeError: …",
-// "torch.OutOfMemoryError: CUDA out of memory…"), not the "Traceback" line above it, which says nothing.
-bool is_failure_line(const std::string& line) {
-  static const std::regex exception(R"((^|[\s:\]])[A-Za-z_][\w.]*(Error|Exception)(: |$))");
-  return line.find("CUDA out of memory") != std::string::npos || std::regex_search(line, exception);
-}
-
 void read_one(const std::filesystem::path& file, MegatronLog& log, bool& dump_seen, int& last_line) {
   std::ifstream in(file);
   if (!in) throw InputError({file.string(), 0, 0}, {}, "cannot read the log");
@@ -124,15 +119,9 @@ MegatronLog read_megatron_logs(const std::vector<std::filesystem::path>& files) 
 }
 
 double steady_step_seconds(const MegatronLog& log, int* used) {
-  const std::size_t n = log.steps.size();
-  const std::size_t dropped = n < 2 ? 0 : std::max<std::size_t>(1, n / 3);
   std::vector<double> times;
-  for (std::size_t i = dropped; i < n; ++i) times.push_back(log.steps[i].seconds);
-  if (used) *used = static_cast<int>(times.size());
-  if (times.empty()) return 0;
-  std::sort(times.begin(), times.end());
-  const std::size_t mid = times.size() / 2;
-  return times.size() % 2 ? times[mid] : (times[mid - 1] + times[mid]) / 2;
+  for (const auto& step : log.steps) times.push_back(step.seconds);
+  return steady_median(times, used);
 }
 
 std::optional<double> peak_allocated_mib(const MegatronLog& log) {

@@ -17,16 +17,34 @@
 #include "core/units.hpp"
 #include "sim/log_fit.hpp"
 #include "sim/megatron_log_run.hpp"
+#include "sim/torchtitan_log_run.hpp"
 #include "sim/validation.hpp"
 #include "topology/gpu_spec.hpp"
 
 namespace parasim::cli {
 namespace {
 
+// A log as read, whichever stack wrote it.
 struct ReadLog {
-  calibrate::MegatronLog log;
+  struct Source {
+    std::filesystem::path file;
+    std::size_t step_lines = 0, memory_lines = 0;
+    std::string stack;    ///< "Megatron-LM", "torchtitan"
+    std::string memory;   ///< what its memory lines give: "max allocated", "max reserved"
+  } log;
   sim::LogRun run;
 };
+
+ReadLog read_log(const std::filesystem::path& file, const sim::LogCluster& cluster) {
+  if (calibrate::looks_like_torchtitan_log(file)) {
+    const auto log = calibrate::read_torchtitan_log(file);
+    std::size_t memory = 0;
+    for (const auto& s : log.steps) memory += s.memory_gib.has_value();
+    return {{file, log.steps.size(), memory, "torchtitan", "max reserved"}, sim::torchtitan_log_run(log, cluster)};
+  }
+  const auto log = calibrate::read_megatron_log(file);
+  return {{file, log.steps.size(), log.memory.size(), "Megatron-LM", "max allocated"}, sim::megatron_log_run(log, cluster)};
+}
 
 /// The --gpu name as a bundled hardware file, by the rule scenario files name them (core/bundled_files.hpp).
 std::string resolve_gpu(const std::string& gpu, const std::filesystem::path& dir) {
@@ -67,13 +85,14 @@ std::string text_report(const std::vector<ReadLog>& logs, const sim::ValidationR
       t.add_note(row.plan + (row.fits ? "" : " · does not fit"));
     }
     t.add_note(model_line(r));
-    t.add_note(fmt::format("{}: {} step lines, measured = median of the last {}; {} memory lines (max allocated)", l.log.file.string(),
-                           l.log.steps.size(), l.run.steps_used, l.log.memory.size()));
+    t.add_note(fmt::format("{}: {} step lines, measured = median of the last {}; {} memory lines ({})", l.log.file.string(),
+                           l.log.step_lines, l.run.steps_used, l.log.memory_lines, l.log.memory));
     for (const auto& n : l.run.notes) t.add_note("approximate: " + n);
   }
   return t.render() +
-         "\nThe plan, model and precision are the log's argument dump; fields it cannot give (the fabric, the GPU) are\n"
-         "--gpu, --gpus-per-node and --nic-gbps, and the rest of validate's fill policy (parasim validate --help).\n";
+         "\nThe plan, model and precision are the log's: Megatron-LM's argument dump, torchtitan's model, mesh and start\n"
+         "lines; fields it cannot give (the fabric, the GPU) are --gpu, --gpus-per-node and --nic-gbps, and the rest of\n"
+         "validate's fill policy (parasim validate --help).\n";
 }
 
 nlohmann::json json_report(const std::vector<ReadLog>& logs, const sim::ValidationReport& report) {
@@ -86,11 +105,13 @@ nlohmann::json json_report(const std::vector<ReadLog>& logs, const sim::Validati
                         {"id", r.id},
                         {"gpus", r.gpus},
                         {"model", model_line(r)},
-                        {"step_lines", l.log.steps.size()},
+                        {"stack", l.log.stack},
+                        {"step_lines", l.log.step_lines},
                         {"steps_used", l.run.steps_used},
                         {"measured_iteration_s", r.measured_iteration_s},
                         {"notes", l.run.notes}};
-    j["peak_allocated_bytes"] = r.published_memory_bytes ? nlohmann::json(*r.published_memory_bytes) : nlohmann::json(nullptr);
+    j["peak_printed_bytes"] = r.published_memory_bytes ? nlohmann::json(*r.published_memory_bytes) : nlohmann::json(nullptr);
+    j["peak_counts"] = l.log.memory;
     if (row.skipped) {
       j["skipped"] = *row.skipped;
     } else {
@@ -119,11 +140,7 @@ void name_logs_apart(std::vector<ReadLog>& logs) {
 std::vector<ReadLog> read_logs(const FromLogOptions& o, const std::string& gpu) {
   const sim::LogCluster cluster{gpu, o.gpus_per_node, o.nic_gbps};
   std::vector<ReadLog> logs;
-  for (const auto& f : o.logs) {
-    auto log = calibrate::read_megatron_log(f);
-    auto run = sim::megatron_log_run(log, cluster);
-    logs.push_back({std::move(log), std::move(run)});
-  }
+  for (const auto& f : o.logs) logs.push_back(read_log(f, cluster));
   name_logs_apart(logs);
   return logs;
 }
@@ -196,7 +213,7 @@ int run_fit_logs(const FromLogOptions& o) {
   if (!o.out.empty()) {
     std::vector<std::string> names;
     for (const auto& l : logs) names.push_back(l.log.file.filename().string());
-    auto p = sim::corrected_profile(base, fit.correction, fmt::format("log: calibrate fit on {} Megatron-LM logs ({})", logs.size(), fmt::join(names, ", ")));
+    auto p = sim::corrected_profile(base, fit.correction, fmt::format("log: calibrate fit on {} training logs ({})", logs.size(), fmt::join(names, ", ")));
     p.name = std::filesystem::path(o.out).stem().string();
     p.hardware = spec.name;
     p.source = fmt::format("log: the bundled {} profile corrected by calibrate fit on {} logs", base.name, logs.size());

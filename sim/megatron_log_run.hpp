@@ -8,23 +8,9 @@
 #include <vector>
 
 #include "calibrate/megatron_log.hpp"
-#include "sim/measured_run.hpp"
+#include "sim/log_run.hpp"
 
 namespace parasim::sim {
-
-/// What a log cannot say about where it ran.
-struct LogCluster {
-  std::string gpu;  ///< a bundled hardware name (h100-sxm5-80gb, …)
-  int gpus_per_node = 8;
-  std::optional<double> nic_gbps_per_gpu;
-};
-
-struct LogRun {
-  MeasuredRun run;
-  int steps_used = 0;  ///< step lines the measured time is the median of
-  /// What the row form could only say approximately ("position_embedding_type rope: …").
-  std::vector<std::string> notes;
-};
 
 /// The run a log describes. Throws InputError at the argument's line for a value the row form cannot
 /// express (fp32 training, a world size that is not tp × pp × cp × dp).

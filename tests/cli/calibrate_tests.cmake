@@ -181,7 +181,7 @@ parasim_cli_test(NAME calibrate_from_log ARGS calibrate from-log ${h100_logs} --
 parasim_cli_test(NAME calibrate_from_log_json ARGS calibrate from-log ${h100_logs} --gpu h100-sxm5-80gb --json
                  JSON logs.0.id=h100_gpt0.7b_mb4 logs.0.gpus=1 logs.0.step_lines=30 logs.0.steps_used=20 logs.0.fits=ON
                       "logs.1.plan=tp1 pp1 dp1 mb2 sp off recompute full zero 1"
-                 STDOUT_REGEX "\"peak_allocated_bytes\": 27281619681\\.28")
+                 STDOUT_REGEX "\"peak_counts\": \"max allocated\",\n +\"peak_printed_bytes\": 27281619681\\.28")
 # The same log, predicted as the validation row of that run is: one model, one answer.
 parasim_cli_test(NAME calibrate_from_log_matches_row ARGS validate scenarios/measured/megatron_h100_1gpu.yaml --json
                  STDOUT_REGEX "\"predicted_iteration_s\": 0\\.729211174173,")
@@ -191,6 +191,26 @@ parasim_cli_test(NAME calibrate_from_log_no_steps ARGS calibrate from-log tests/
                  STDERR ${cal_data}/from_log_no_steps.expected)
 parasim_cli_test(NAME calibrate_from_log_bad_gpu ARGS calibrate from-log ${h100_logs} --gpu h100 RC 2
                  STDERR ${cal_data}/from_log_bad_gpu.expected)
+
+# from-log on torchtitan logs (tests/data/logs/torchtitan/PROVENANCE.md: made in torchtitan's format
+# with the figures of two published rows): the model, mesh and start lines give the run, tps the step
+# time, the step lines' memory the peak (max reserved); priced as validate prices the same row.
+set(torchtitan_logs tests/data/logs/torchtitan/llama3_8b_fsdp8.log tests/data/logs/torchtitan/llama3_70b_fsdp32_tp8_float8.log)
+parasim_cli_test(NAME calibrate_from_log_torchtitan ARGS calibrate from-log ${torchtitan_logs} --gpu h100-96gb-500w MAX_COLUMNS 120
+                 STDOUT_REGEX "llama3_8b_fsdp8 +8 +2.843 s +2.155 s +-24.2% +82.4 GiB +76.06 GiB +-7.7%"
+                              "tp1 pp1 dp8 mb2 sp off recompute selective zero 3"
+                              "llama 32 layers, hidden 4096, 32 heads \\(8 kv\\), ffn 14336, vocab 128256, seq 8192, bf16 flash, dropout 0"
+                              "11 step lines,\n +measured = median of the last 8; 11 memory lines \\(max reserved\\)"
+                              "llama3_70b_fsdp32_tp8_float8 +256 +19.76 s" "tp8 pp1 dp32 mb16 sp on recompute full zero 3"
+                              "approximate: torch.compile")
+parasim_cli_test(NAME calibrate_from_log_torchtitan_json ARGS calibrate from-log ${torchtitan_logs} --gpu h100-96gb-500w --json
+                 JSON logs.0.stack=torchtitan logs.0.peak_counts=max\ reserved logs.1.gpus=256 logs.1.step_lines=8
+                 STDOUT_REGEX "\"predicted_iteration_s\": 2\\.154805156631,")
+# The same run as validate's row (tests/data/validation/stacks.yaml holds it): one model, one answer.
+parasim_cli_test(NAME calibrate_from_log_torchtitan_matches_row ARGS validate tests/data/validation/stacks.yaml --json
+                 STDOUT_REGEX "\"predicted_iteration_s\": 2\\.154805156631,")
+parasim_cli_test(NAME calibrate_from_log_torchtitan_no_steps ARGS calibrate from-log tests/data/logs/torchtitan/no_steps.log --gpu h100-96gb-500w RC 2
+                 STDERR ${cal_data}/from_log_torchtitan_no_steps.expected)
 
 # fit: the per-cluster correction on the three H100 logs; the corrected profile loads and prices a job.
 set(fitted_profile ${CMAKE_CURRENT_BINARY_DIR}/h100-logs-fit.yaml)

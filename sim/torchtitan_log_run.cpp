@@ -1,0 +1,138 @@
+#include "sim/torchtitan_log_run.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <fmt/format.h>
+
+#include "calibrate/steady_steps.hpp"
+#include "core/error.hpp"
+#include "workload/model.hpp"
+
+namespace parasim::sim {
+namespace {
+
+constexpr double kMaxGpus = 1 << 20;  // far past any cluster parasim builds
+
+class ModelArgs {
+ public:
+  explicit ModelArgs(const calibrate::TorchtitanLog& log) : log_(log) {}
+
+  std::optional<double> number(const std::string& name) const {
+    const auto v = log_.model_arg(name);
+    if (!v) return std::nullopt;
+    double x = 0;
+    const auto [end, ec] = std::from_chars(v->data(), v->data() + v->size(), x);
+    if (ec != std::errc() || end != v->data() + v->size() || !std::isfinite(x)) fail(name, fmt::format("'{}' is not a number", *v));
+    return x;
+  }
+  int integer(const std::string& name, double max) const {
+    const auto x = number(name);
+    if (!x) throw InputError({log_.file.string(), 1, 1}, name, "the model's arguments do not give it");
+    if (*x < 1 || *x > max || std::floor(*x) != *x) fail(name, fmt::format("{} is not a whole number between 1 and {}", *x, max));
+    return static_cast<int>(*x);
+  }
+  [[noreturn]] void fail(const std::string& name, const std::string& what) const {
+    const auto it = log_.model_args.find(name);
+    throw InputError({log_.file.string(), it == log_.model_args.end() ? 1 : it->second.line, 1}, name, what);
+  }
+
+ private:
+  const calibrate::TorchtitanLog& log_;
+};
+
+// torchtitan's Llama FFN width: 2/3 of 4·dim, times ffn_dim_multiplier, rounded up to multiple_of.
+int llama_ffn_hidden(int dim, std::optional<double> multiplier, int multiple_of) {
+  long hidden = static_cast<long>(2.0 * 4 * dim / 3);
+  if (multiplier) hidden = static_cast<long>(*multiplier * static_cast<double>(hidden));
+  return static_cast<int>((hidden + multiple_of - 1) / multiple_of * multiple_of);
+}
+
+void read_model(const calibrate::TorchtitanLog& log, LogRun& out) {
+  const ModelArgs a(log);
+  auto& r = out.run;
+  r.arch = "llama";
+  r.hidden = a.integer("dim", workload::kMaxWidth);
+  r.layers = a.integer("n_layers", workload::kMaxLayers);
+  r.heads = a.integer("n_heads", workload::kMaxHeads);
+  if (a.number("n_kv_heads")) r.kv_heads = a.integer("n_kv_heads", workload::kMaxHeads);
+  r.vocab = a.integer("vocab_size", workload::kMaxVocab);
+  const int multiple_of = a.number("multiple_of") ? a.integer("multiple_of", workload::kMaxWidth) : 256;
+  r.ffn_hidden = llama_ffn_hidden(r.hidden, a.number("ffn_dim_multiplier"), multiple_of);
+  r.dropout = 0.0;
+  if (log.model_name.find("llama") == std::string::npos) {
+    out.notes.push_back(fmt::format("{}: priced as a Llama model of these arguments", log.model_name));
+  }
+}
+
+void read_plan(const calibrate::TorchtitanLog& log, LogRun& out) {
+  auto& r = out.run;
+  int dp_shard = 1, dp_replicate = 1;
+  double world = 1;
+  for (const auto& [name, size] : log.mesh) {
+    if (size < 1) throw InputError({log.file.string(), log.mesh_line, 1}, "mesh", fmt::format("the mesh dimension '{}' has size {}", name, size));
+    world *= size;
+    if (world > kMaxGpus) throw InputError({log.file.string(), log.mesh_line, 1}, "mesh", fmt::format("the mesh spans more than {} GPUs", kMaxGpus));
+    if (name == "dp_shard" || name == "dp_shard_cp" || name == "fsdp") {
+      dp_shard = size;
+    } else if (name == "dp_replicate" || name == "dp") {
+      dp_replicate = size;
+    } else if (name == "tp") {
+      r.tp = size;
+    } else if (name == "pp") {
+      r.pp = size;
+    } else if (name == "cp") {
+      r.cp = size;
+    } else if (name != "dp_cp" && name != "ep" && name != "etp") {
+      throw InputError({log.file.string(), log.mesh_line, 1}, "mesh", fmt::format("the mesh dimension '{}' is not one parasim knows", name));
+    }
+  }
+  r.dp = dp_shard * dp_replicate;
+  r.zero = dp_shard > 1 ? 3 : 0;
+  if (dp_shard > 1 && dp_replicate > 1) r.zero_group = dp_shard;
+  r.sp = r.tp > 1;  // torchtitan's tensor parallel plan shards the norms' sequence
+  r.recompute = log.activation_checkpoint;
+  if (*log.global_batch < 1 || *log.seq_len < 1) {
+    throw InputError({log.file.string(), log.batch_line, 1}, "global batch size", "the global batch and the sequence length must be at least 1");
+  }
+  r.global_batch = *log.global_batch;
+  // Without pipeline parallelism a rank runs its local batch at once, or in the accumulation steps.
+  if (r.pp == 1 && r.global_batch % r.dp == 0) {
+    const int per_rank = r.global_batch / r.dp, steps = log.gradient_accumulation.value_or(1);
+    if (steps > 0 && per_rank % steps == 0) r.micro_batch = per_rank / steps;
+  }
+}
+
+}  // namespace
+
+LogRun torchtitan_log_run(const calibrate::TorchtitanLog& log, const LogCluster& cluster) {
+  LogRun out;
+  auto& r = out.run;
+  r.id = log.file.stem().string();
+  r.family = "log";
+  r.source = fmt::format("torchtitan training log {}", log.file.string());
+  r.where = {log.file.string(), 1, 1};
+  read_model(log, out);
+  read_plan(log, out);
+  r.seq_len = *log.seq_len;
+  r.gpus = r.tp * r.pp * r.cp * r.dp;
+  r.gpu = cluster.gpu;
+  r.gpus_per_node = std::min(cluster.gpus_per_node, r.gpus);
+  r.nic_gbps_per_gpu = cluster.nic_gbps_per_gpu;
+  r.precision = log.float8 ? "fp8" : "bf16";
+  r.attention = "flash";
+  if (log.compiled) out.notes.push_back("torch.compile: its fused elementwise kernels are priced as the model's own");
+  // tps is per GPU: a step moves global batch × sequence tokens over every GPU.
+  const double tokens = static_cast<double>(r.global_batch) * r.seq_len;
+  std::vector<double> seconds;
+  for (const auto& s : log.steps) seconds.push_back(tokens / (s.tokens_per_s_per_gpu * r.gpus));
+  r.measured_iteration_s = calibrate::steady_median(seconds, &out.steps_used);
+  double peak = 0;
+  for (const auto& s : log.steps) peak = std::max(peak, s.memory_gib.value_or(0.0));
+  if (peak > 0) {
+    r.published_memory_bytes = peak * 1073741824.0;
+    r.published_memory_kind = PrintedMemory::reserved;
+  }
+  return out;
+}
+
+}  // namespace parasim::sim

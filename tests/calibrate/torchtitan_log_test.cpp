@@ -1,0 +1,89 @@
+#include <doctest/doctest.h>
+
+#include <filesystem>
+#include <fstream>
+
+#include "calibrate/torchtitan_log.hpp"
+#include "core/error.hpp"
+
+using namespace parasim;
+using namespace parasim::calibrate;
+
+namespace {
+const std::string kPrefix = "[rank0]:[titan] 2024-12-10 09:00:00,000 - root - INFO - ";
+
+std::filesystem::path write_log(const std::string& name, const std::vector<std::string>& lines) {
+  const auto path = std::filesystem::temp_directory_path() / name;
+  std::ofstream out(path);
+  for (const auto& l : lines) out << kPrefix << l << "\n";
+  return path;
+}
+
+const std::vector<std::string> kStart = {
+    "Building 1-D device mesh with ['dp_shard'], [8]",
+    "Building llama3 debugmodel with TransformerModelArgs(dim=256, n_layers=6, n_heads=16, n_kv_heads=None, vocab_size=2000, "
+    "multiple_of=256, ffn_dim_multiplier=None, rope_theta=10000, attn_mask_type='causal')",
+    "Training starts at step 1, with local batch size 8, global batch size 64, sequence length 2048, total steps 10 (warmup 2)"};
+}  // namespace
+
+TEST_CASE("a torchtitan log: the model's arguments, the mesh, the choices, the batch and the step lines as printed") {
+  const auto log = read_torchtitan_log("tests/data/logs/torchtitan/llama3_8b_fsdp8.log");
+  CHECK(log.model_name == "llama3 8B");
+  CHECK(log.model_arg("dim") == "4096");
+  CHECK(log.model_arg("ffn_dim_multiplier") == "1.3");
+  CHECK(log.model_arg("norm_type") == "'rmsnorm'");
+  CHECK(log.model_args.at("n_layers").line == 6);
+  REQUIRE(log.mesh.size() == 1);
+  CHECK(log.mesh[0] == std::pair<std::string, int>{"dp_shard", 8});
+  CHECK(log.activation_checkpoint == "selective");
+  CHECK_FALSE(log.compiled);
+  CHECK_FALSE(log.float8);
+  CHECK(log.local_batch == 2);
+  CHECK(log.global_batch == 16);
+  CHECK(log.seq_len == 8192);
+  CHECK_FALSE(log.gradient_accumulation.has_value());
+  // Coloured step lines, tps with thousands separators: 11 of them, every one with its max reserved.
+  REQUIRE(log.steps.size() == 11);
+  CHECK(log.steps[0].step == 1);
+  CHECK(log.steps[1].step == 10);
+  CHECK(log.steps[1].tokens_per_s_per_gpu == 5748);
+  CHECK(log.steps[1].memory_gib == doctest::Approx(82.40));
+
+  const auto big = read_torchtitan_log("tests/data/logs/torchtitan/llama3_70b_fsdp32_tp8_float8.log");
+  REQUIRE(big.mesh.size() == 2);
+  CHECK(big.mesh[1] == std::pair<std::string, int>{"tp", 8});
+  CHECK(big.activation_checkpoint == "full");
+  CHECK(big.compiled);
+  CHECK(big.float8);
+  CHECK(looks_like_torchtitan_log("tests/data/logs/torchtitan/llama3_70b_fsdp32_tp8_float8.log"));
+  CHECK_FALSE(looks_like_torchtitan_log("tests/data/logs/megatron/h100_gpt0.7b_mb4.log"));
+}
+
+TEST_CASE("a torchtitan log that cannot be read says where: no mesh, no start line, no step, a count past any cluster") {
+  auto message = [](const std::filesystem::path& p) {
+    try {
+      read_torchtitan_log(p);
+    } catch (const InputError& e) {
+      return std::string(e.what());
+    }
+    return std::string("no error");
+  };
+  auto lines = kStart;
+  lines.push_back("step:  1  loss: 8.0  memory:  1.00GiB(1.00%)  wps: 1,000  mfu: 1.00%");
+  // Older torchtitan prints wps: read as tps. A model argument of None is no value.
+  const auto ok = read_torchtitan_log(write_log("tt_ok.log", lines));
+  CHECK(ok.steps.at(0).tokens_per_s_per_gpu == 1000);
+  CHECK_FALSE(ok.model_arg("n_kv_heads").has_value());
+
+  auto no_mesh = lines;
+  no_mesh.erase(no_mesh.begin());
+  CHECK(message(write_log("tt_no_mesh.log", no_mesh)).find("tt_no_mesh.log:1:1: error: no device mesh") != std::string::npos);
+  auto no_start = lines;
+  no_start.erase(no_start.begin() + 2);
+  CHECK(message(write_log("tt_no_start.log", no_start)).find("no global batch and sequence length") != std::string::npos);
+  CHECK(message(write_log("tt_no_steps.log", kStart)).find("tt_no_steps.log:3:1: error: no step line") != std::string::npos);
+  auto huge = lines;
+  huge[0] = "Building 1-D device mesh with ['dp_shard'], [99999999999999999999]";
+  CHECK(message(write_log("tt_huge.log", huge)).find("tt_huge.log:1:1: error: mesh: '99999999999999999999' is not a count") != std::string::npos);
+  CHECK(message("tests/data/logs/torchtitan/no_steps.log").find("the run failed before its first --metrics.log_freq, at tests/data/logs/torchtitan/no_steps.log:13: [rank0]: torch.OutOfMemoryError") != std::string::npos);
+}

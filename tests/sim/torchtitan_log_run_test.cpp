@@ -1,0 +1,43 @@
+#include <doctest/doctest.h>
+
+#include "sim/torchtitan_log_run.hpp"
+
+using namespace parasim;
+using namespace parasim::sim;
+
+TEST_CASE("a torchtitan log as a run: torchtitan's Llama FFN rule, FSDP over the mesh, the step time from tps") {
+  const auto r = torchtitan_log_run(calibrate::read_torchtitan_log("tests/data/logs/torchtitan/llama3_8b_fsdp8.log"), {"h100-96gb-500w", 8, 400.0});
+  const auto& run = r.run;
+  CHECK(run.id == "llama3_8b_fsdp8");
+  CHECK(run.source.find("torchtitan") != std::string::npos);  // validate's fill applies torchtitan's defaults
+  CHECK(run.arch == "llama");
+  CHECK(run.layers == 32);
+  CHECK(run.hidden == 4096);
+  CHECK(run.kv_heads == 8);
+  CHECK(run.ffn_hidden == 14336);  // int(1.3 x int(2 x 4 x 4096 / 3)) = 14198, up to a multiple of 1024
+  CHECK(run.vocab == 128256);
+  CHECK(run.gpus == 8);
+  CHECK(run.dp == 8);
+  CHECK(run.zero == 3);
+  CHECK(run.micro_batch == 2);  // the local batch at once
+  CHECK(run.global_batch == 16);
+  CHECK(run.recompute == "selective");
+  CHECK(run.precision == "bf16");
+  // 16 x 8192 tokens over 8 GPUs at the steady median tps (5,762: the steps after the first third).
+  CHECK(r.steps_used == 8);
+  CHECK(run.measured_iteration_s == doctest::Approx(16.0 * 8192 / (5762.0 * 8)));
+  CHECK(run.published_memory_bytes == doctest::Approx(82.40 * 1073741824.0));
+  CHECK(run.published_memory_kind == PrintedMemory::reserved);
+
+  const auto big = torchtitan_log_run(calibrate::read_torchtitan_log("tests/data/logs/torchtitan/llama3_70b_fsdp32_tp8_float8.log"), {"h100-96gb-500w", 8, 400.0});
+  CHECK(big.run.gpus == 256);
+  CHECK(big.run.tp == 8);
+  CHECK(big.run.sp == true);
+  CHECK(big.run.dp == 32);
+  CHECK(big.run.ffn_hidden == 28672);
+  CHECK(big.run.precision == "fp8");
+  CHECK(big.run.recompute == "full");
+  CHECK(big.run.micro_batch == 16);
+  REQUIRE(big.notes.size() == 1);
+  CHECK(big.notes[0].find("torch.compile") == 0);
+}
