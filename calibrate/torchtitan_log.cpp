@@ -116,7 +116,8 @@ void read_choices(const std::string& line, TorchtitanLog& log) {
     log.activation_checkpoint = line.find("selective") != std::string::npos ? "selective" : line.find("full") != std::string::npos ? "full" : "none";
   }
   if (line.find("with torch.compile") != std::string::npos || line.find("Compiling") != std::string::npos) log.compiled = true;
-  if (line.find("Float8") != std::string::npos || line.find("float8") != std::string::npos) log.float8 = true;
+  // torchao's swap ("Swapped to Float8Linear layers ...") or torchtitan's "Float8 training active".
+  if (line.find("Float8Linear") != std::string::npos || line.find("Float8 training") != std::string::npos) log.float8 = true;
 }
 
 }  // namespace

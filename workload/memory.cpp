@@ -47,23 +47,56 @@ LayerParameters layer_parameters(const ModelSpec& m, const Plan& plan, int layer
   return p;
 }
 
-double stage_expert_parameters(const ModelSpec& m, const Plan& plan, int stage) {
-  const auto sizes = layers_per_chunk(plan, m);
-  const auto first = first_layer_of_chunk(plan, m);
-  double p = 0;
-  for (const int c : stage_chunks(plan, stage)) {
-    for (int l = first[static_cast<std::size_t>(c)]; l < first[static_cast<std::size_t>(c)] + sizes[static_cast<std::size_t>(c)]; ++l) p += layer_parameters(m, plan, l).expert;
+namespace {
+
+// Every layer of a kind (dense, MoE) holds the same parameters: computed once per kind.
+struct LayerKinds {
+  LayerParameters dense, moe;
+  LayerKinds(const ModelSpec& m, const Plan& plan) {
+    int first_dense = 0, first_moe = 0;
+    while (first_dense + 1 < m.layers && m.moe_layer(first_dense)) ++first_dense;
+    while (first_moe + 1 < m.layers && !m.moe_layer(first_moe)) ++first_moe;
+    dense = layer_parameters(m, plan, first_dense);
+    moe = layer_parameters(m, plan, first_moe);
   }
-  return p;
+  const LayerParameters& of(const ModelSpec& m, int layer) const { return m.moe_layer(layer) ? moe : dense; }
+};
+
+// A stage's layers' parameters, added in chunk order.
+struct Chunking {
+  std::vector<int> sizes, first;
+  Chunking(const ModelSpec& m, const Plan& plan) : sizes(layers_per_chunk(plan, m)), first(first_layer_of_chunk(plan, m)) {}
+  template <class Of>
+  double sum(const Plan& plan, int stage, Of of) const {
+    double p = 0;
+    for (const int c : stage_chunks(plan, stage)) {
+      const auto i = static_cast<std::size_t>(c);
+      for (int l = first[i]; l < first[i] + sizes[i]; ++l) p += of(l);
+    }
+    return p;
+  }
+};
+
+double expert_sum(const ModelSpec& m, const Plan& plan, int stage, const Chunking& chunks, const LayerKinds& kinds) {
+  return chunks.sum(plan, stage, [&](int l) { return kinds.of(m, l).expert; });
+}
+
+double stage_total(const ModelSpec& m, const Plan& plan, int stage, const Chunking& chunks, const LayerKinds& kinds);
+
+}  // namespace
+
+double stage_expert_parameters(const ModelSpec& m, const Plan& plan, int stage) {
+  return expert_sum(m, plan, stage, Chunking(m, plan), LayerKinds(m, plan));
 }
 
 double stage_parameters(const ModelSpec& m, const Plan& plan, int stage) {
-  const auto sizes = layers_per_chunk(plan, m);
-  const auto first = first_layer_of_chunk(plan, m);
-  double p = 0;
-  for (const int c : stage_chunks(plan, stage)) {
-    for (int l = first[static_cast<std::size_t>(c)]; l < first[static_cast<std::size_t>(c)] + sizes[static_cast<std::size_t>(c)]; ++l) p += layer_parameters(m, plan, l).total();
-  }
+  return stage_total(m, plan, stage, Chunking(m, plan), LayerKinds(m, plan));
+}
+
+namespace {
+
+double stage_total(const ModelSpec& m, const Plan& plan, int stage, const Chunking& chunks, const LayerKinds& kinds) {
+  double p = chunks.sum(plan, stage, [&](int l) { return kinds.of(m, l).total(); });
   const double h = m.hidden;
   const double vocab_shard = static_cast<double>(padded_vocab(m, plan.tp)) * h / plan.tp;
   const double norm = m.norm == Norm::layernorm ? 2 * h : h;
@@ -83,6 +116,8 @@ double stage_parameters(const ModelSpec& m, const Plan& plan, int stage) {
   }
   return p;
 }
+
+}  // namespace
 
 double mtp_parameters(const ModelSpec& m, const Plan& plan) {
   if (m.mtp_layers == 0) return 0;
@@ -128,6 +163,12 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
   const auto sizes = layers_per_chunk(plan, m);
   const auto first = first_layer_of_chunk(plan, m);
   const auto recompute = layer_recompute(plan, m);
+  const Chunking chunking(m, plan);
+  const LayerKinds kinds(m, plan);
+  // ZeRO-3 holds the layer in use and the one prefetched, gathered: the largest kind present.
+  bool any_dense = false, any_moe = false;
+  for (int l = 0; l < m.layers; ++l) (m.moe_layer(l) ? any_moe : any_dense) = true;
+  const double largest_layer = std::max(any_dense ? kinds.dense.total() : 0.0, any_moe ? kinds.moe.total() : 0.0);
 
   // Activation bytes of one micro-batch of each kind of layer (dense, MoE), by recompute setting.
   BlockShape shape{plan.micro_batch, tr.seq_len, plan.tp, plan.sp, Recompute::none, plan.cp, plan.cp_kind, plan.ep, plan.expert_tp()};
@@ -165,8 +206,8 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
   for (int stage = 0; stage < plan.pp; ++stage) {
     StageMemory s;
     s.stage = stage;
-    s.parameters = stage_parameters(m, plan, stage);
-    s.expert_parameters = stage_expert_parameters(m, plan, stage);
+    s.parameters = stage_total(m, plan, stage, chunking, kinds);
+    s.expert_parameters = expert_sum(m, plan, stage, chunking, kinds);
     const double dense = s.parameters - s.expert_parameters, expert = s.expert_parameters;
     auto sharded = [&](double bytes_per_param, int from_zero) {
       return Bytes(dense * bytes_per_param / (plan.zero >= from_zero ? zg : 1) + expert * bytes_per_param / (plan.zero >= from_zero ? ezg : 1));
@@ -235,11 +276,7 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
     // Megatron's scatter-gather. ZeRO-3: the layer in use and the one prefetched, gathered.
     const double e = tr.element_bytes();
     double buffers = plan.pp > 1 ? 2 * e * plan.micro_batch * tr.seq_len * m.hidden / (plan.tp * plan.cp) : 0.0;
-    if (plan.zero >= 3) {
-      double largest = 0;
-      for (int l = 0; l < m.layers; ++l) largest = std::max(largest, layer_parameters(m, plan, l).total());
-      buffers += 2 * largest * tr.weight_bytes();
-    }
+    if (plan.zero >= 3) buffers += 2 * largest_layer * tr.weight_bytes();
     s.buffers = Bytes(buffers);
     const double tensors = (s.weights + s.gradients + s.optimizer + s.activations + s.buffers).value();
     s.allowance = Bytes(kFixedAllowanceBytes + kFragmentation * tensors);
