@@ -3,8 +3,10 @@
 // (sim/megatron_log_run.hpp, sim/torchtitan_log_run.hpp): `calibrate from-log` prices it exactly as
 // `validate` prices a published row. A log does not state the hardware or the fabric: the cluster
 // comes from the user.
+#include <filesystem>
 #include <optional>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "sim/measured_run.hpp"
@@ -24,5 +26,11 @@ struct LogRun {
   /// What the row form could only say approximately ("position_embedding_type rope: …").
   std::vector<std::string> notes;
 };
+
+/// A run named by its log: the file's stem as its id, family "log", the stack's name in its source
+/// (so that validate's fill policy applies that stack's defaults).
+LogRun log_run_named(const std::filesystem::path& file, std::string_view stack);
+/// Where it ran, as the user says: the GPU, the node (no larger than the run) and the network.
+void place_log_run(MeasuredRun& run, const LogCluster& cluster);
 
 }  // namespace parasim::sim

@@ -134,19 +134,13 @@ void read_plan(const Arguments& a, int world, LogRun& out) {
 
 LogRun megatron_log_run(const calibrate::MegatronLog& log, const LogCluster& cluster) {
   const Arguments a(log);
-  LogRun out;
+  LogRun out = log_run_named(log.file, "Megatron-LM");
   auto& r = out.run;
-  r.id = log.file.stem().string();
-  r.family = "log";
-  r.source = fmt::format("Megatron-LM training log {}", log.file.string());
-  r.where = {log.file.string(), 1, 1};
   const int world = a.required("world_size", 1, 1 << 20);
   read_plan(a, world, out);
   read_model(a, r.tp, out);
-  r.gpu = cluster.gpu;
   r.gpus = world;
-  r.gpus_per_node = std::min(cluster.gpus_per_node, world);
-  r.nic_gbps_per_gpu = cluster.nic_gbps_per_gpu;
+  place_log_run(r, cluster);
   if (a.text("fp8")) {
     r.precision = "fp8";
   } else if (a.flag("bf16")) {

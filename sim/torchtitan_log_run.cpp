@@ -105,19 +105,13 @@ void read_plan(const calibrate::TorchtitanLog& log, LogRun& out) {
 }  // namespace
 
 LogRun torchtitan_log_run(const calibrate::TorchtitanLog& log, const LogCluster& cluster) {
-  LogRun out;
+  LogRun out = log_run_named(log.file, "torchtitan");
   auto& r = out.run;
-  r.id = log.file.stem().string();
-  r.family = "log";
-  r.source = fmt::format("torchtitan training log {}", log.file.string());
-  r.where = {log.file.string(), 1, 1};
   read_model(log, out);
   read_plan(log, out);
   r.seq_len = *log.seq_len;
   r.gpus = r.tp * r.pp * r.cp * r.dp;
-  r.gpu = cluster.gpu;
-  r.gpus_per_node = std::min(cluster.gpus_per_node, r.gpus);
-  r.nic_gbps_per_gpu = cluster.nic_gbps_per_gpu;
+  place_log_run(r, cluster);
   r.precision = log.float8 ? "fp8" : "bf16";
   r.attention = "flash";
   if (log.compiled) out.notes.push_back("torch.compile: its fused elementwise kernels are priced as the model's own");
