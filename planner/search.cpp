@@ -289,9 +289,12 @@ std::optional<std::string> fit_recompute(Context& c, Plan& p) {
       // What the stage holds besides its layers' activations: state, buffers, the ends' activations.
       double layer_activations = 0;
       for (const auto& o : options) layer_activations += o[0].bytes;
-      fixed_activations = std::max(0.0, st.activations.value() - layer_activations);
+      // Without recompute the stage's working set is the loss's transients alone (the last stage's); with
+      // it, the larger of those and a recomputed layer: they come one after the other, not together.
+      fixed_activations = std::max(0.0, st.activations.value() - st.recompute_working.value() - layer_activations);
+      const double working = std::max(largest_working, st.recompute_working.value());
       const double tensors = (c.budget.value() - workload::kFixedAllowanceBytes) / (1 + workload::kFragmentation);
-      const double budget = tensors - (st.weights + st.gradients + st.optimizer + st.buffers).value() - fixed_activations - largest_working -
+      const double budget = tensors - (st.weights + st.gradients + st.optimizer + st.buffers).value() - fixed_activations - working -
                             shrink[static_cast<std::size_t>(s)];
       const auto picked = choose_within_budget(options, budget);
       if (!picked) return "out of memory even with full recompute";
