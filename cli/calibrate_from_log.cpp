@@ -30,8 +30,9 @@ struct ReadLog {
     std::filesystem::path file;
     std::size_t step_lines = 0, memory_lines = 0;
     std::string stack;    ///< "Megatron-LM", "torchtitan"
-    std::string memory;   ///< what its memory lines give: "max allocated", "max reserved"
+    sim::PrintedMemory memory = sim::PrintedMemory::allocated;  ///< what its memory lines give
   } log;
+  std::string memory_counted() const { return fmt::format("max {}", sim::printed_memory_name(log.memory)); }
   sim::LogRun run;
 };
 
@@ -40,10 +41,10 @@ ReadLog read_log(const std::filesystem::path& file, const sim::LogCluster& clust
     const auto log = calibrate::read_torchtitan_log(file);
     std::size_t memory = 0;
     for (const auto& s : log.steps) memory += s.memory_gib.has_value();
-    return {{file, log.steps.size(), memory, "torchtitan", "max reserved"}, sim::torchtitan_log_run(log, cluster)};
+    return {{file, log.steps.size(), memory, "torchtitan", *sim::memory_printed_by(sim::SoftwareStack::torchtitan)}, sim::torchtitan_log_run(log, cluster)};
   }
   const auto log = calibrate::read_megatron_log(file);
-  return {{file, log.steps.size(), log.memory.size(), "Megatron-LM", "max allocated"}, sim::megatron_log_run(log, cluster)};
+  return {{file, log.steps.size(), log.memory.size(), "Megatron-LM", sim::PrintedMemory::allocated}, sim::megatron_log_run(log, cluster)};
 }
 
 /// The --gpu name as a bundled hardware file, by the rule scenario files name them (core/bundled_files.hpp).
@@ -86,7 +87,7 @@ std::string text_report(const std::vector<ReadLog>& logs, const sim::ValidationR
     }
     t.add_note(model_line(r));
     t.add_note(fmt::format("{}: {} step lines, measured = median of the last {}; {} memory lines ({})", l.log.file.string(),
-                           l.log.step_lines, l.run.steps_used, l.log.memory_lines, l.log.memory));
+                           l.log.step_lines, l.run.steps_used, l.log.memory_lines, l.memory_counted()));
     for (const auto& n : l.run.notes) t.add_note("approximate: " + n);
   }
   return t.render() +
@@ -111,7 +112,7 @@ nlohmann::json json_report(const std::vector<ReadLog>& logs, const sim::Validati
                         {"measured_iteration_s", r.measured_iteration_s},
                         {"notes", l.run.notes}};
     j["peak_printed_bytes"] = r.published_memory_bytes ? nlohmann::json(*r.published_memory_bytes) : nlohmann::json(nullptr);
-    j["peak_counts"] = l.log.memory;
+    j["peak_counts"] = l.memory_counted();
     if (row.skipped) {
       j["skipped"] = *row.skipped;
     } else {

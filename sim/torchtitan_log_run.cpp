@@ -40,11 +40,14 @@ class ModelArgs {
   const calibrate::TorchtitanLog& log_;
 };
 
-// torchtitan's Llama FFN width: 2/3 of 4·dim, times ffn_dim_multiplier, rounded up to multiple_of.
-int llama_ffn_hidden(int dim, std::optional<double> multiplier, int multiple_of) {
-  long hidden = static_cast<long>(2.0 * 4 * dim / 3);
-  if (multiplier) hidden = static_cast<long>(*multiplier * static_cast<double>(hidden));
-  return static_cast<int>((hidden + multiple_of - 1) / multiple_of * multiple_of);
+// torchtitan's Llama FFN width: 2/3 of 4·dim, times ffn_dim_multiplier, rounded up to multiple_of;
+// a width past any model parasim builds is an error at the multiplier's line.
+int llama_ffn_hidden(const ModelArgs& a, int dim, int multiple_of) {
+  double hidden = std::floor(2.0 * 4 * dim / 3);
+  if (const auto multiplier = a.number("ffn_dim_multiplier")) hidden = std::floor(*multiplier * hidden);
+  const double width = std::ceil(hidden / multiple_of) * multiple_of;
+  if (!(width >= 1 && width <= workload::kMaxWidth)) a.fail("ffn_dim_multiplier", fmt::format("gives an FFN width of {}, not between 1 and {}", width, workload::kMaxWidth));
+  return static_cast<int>(width);
 }
 
 void read_model(const calibrate::TorchtitanLog& log, LogRun& out) {
@@ -57,7 +60,7 @@ void read_model(const calibrate::TorchtitanLog& log, LogRun& out) {
   if (a.number("n_kv_heads")) r.kv_heads = a.integer("n_kv_heads", workload::kMaxHeads);
   r.vocab = a.integer("vocab_size", workload::kMaxVocab);
   const int multiple_of = a.number("multiple_of") ? a.integer("multiple_of", workload::kMaxWidth) : 256;
-  r.ffn_hidden = llama_ffn_hidden(r.hidden, a.number("ffn_dim_multiplier"), multiple_of);
+  r.ffn_hidden = llama_ffn_hidden(a, r.hidden, multiple_of);
   r.dropout = 0.0;
   if (log.model_name.find("llama") == std::string::npos) {
     out.notes.push_back(fmt::format("{}: priced as a Llama model of these arguments", log.model_name));

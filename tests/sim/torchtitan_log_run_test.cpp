@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <filesystem>
+#include <fstream>
+
+#include "core/error.hpp"
 #include "sim/torchtitan_log_run.hpp"
 
 using namespace parasim;
@@ -40,4 +44,18 @@ TEST_CASE("a torchtitan log as a run: torchtitan's Llama FFN rule, FSDP over the
   CHECK(big.run.micro_batch == 16);
   REQUIRE(big.notes.size() == 1);
   CHECK(big.notes[0].find("torch.compile") == 0);
+}
+
+TEST_CASE("a torchtitan model whose FFN rule gives no width parasim builds is an error at its line") {
+  const auto path = std::filesystem::temp_directory_path() / "tt_wide_ffn.log";
+  std::ofstream(path) << "Building 1-D device mesh with ['dp_shard'], [8]\n"
+                         "Building llama3 8B with TransformerModelArgs(dim=4096, n_layers=32, n_heads=32, vocab_size=128256, ffn_dim_multiplier=1e30)\n"
+                         "Training starts at step 1, with local batch size 2, global batch size 16, sequence length 8192\n"
+                         "step: 10  loss: 9.8  memory: 82.40GiB(86.74%)  tps: 5,748\n";
+  try {
+    torchtitan_log_run(calibrate::read_torchtitan_log(path), {"h100-96gb-500w", 8, std::nullopt});
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("tt_wide_ffn.log:2:1: error: ffn_dim_multiplier: gives an FFN width of") != std::string::npos);
+  }
 }
