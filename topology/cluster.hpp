@@ -82,6 +82,8 @@ class Cluster {
   /// the same order as node 0's, so a route inside node n is node 0's with its ids shifted.
   std::size_t links_per_node() const { return links_per_node_; }
   Edge edge(std::size_t link_id) const { return edges_[link_id]; }
+  /// Every cable is two links, a to b and b to a, with the ids 2k and 2k + 1.
+  static std::size_t reverse_link(std::size_t link_id) { return link_id ^ 1U; }
   const LinkInfo& link(std::size_t link_id) const { return graph_[edges_[link_id]]; }
   const VertexInfo& vertex(Vertex v) const { return graph_[v]; }
   /// "node3/gpu5", "leaf17", … for traces and Graphviz.

@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/filtered_graph.hpp>
-#include <boost/property_map/function_property_map.hpp>
 #include <cmath>
 #include <cstdint>
 #include <limits>
@@ -18,22 +17,23 @@ namespace {
 
 constexpr std::int64_t kUnreachable = std::numeric_limits<std::int64_t>::max();
 
-// Keeps edges inside [begin, end) that leave a forwarding vertex or the root. The search runs from
-// the destination; links are symmetric, so its distances are the distances *to* the root, and a
-// vertex is expanded only if a route may pass through it.
+// Node 0's links alone, and the network's switches alone: compact graphs for the least-cost searches.
+using WeightedGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+                                            boost::property<boost::edge_weight_t, std::int64_t>>;
+
+// Keeps node 0's links that leave a forwarding vertex or the root. The search runs from the
+// destination; links are symmetric, so its distances are the distances *to* the root, and a vertex
+// is expanded only if a route may pass through it.
 struct RegionEdges {
+  const WeightedGraph* node = nullptr;
   const Graph* g = nullptr;
-  Vertex begin = 0, end = 0, root = 0;
-  bool operator()(const Edge& e) const {
-    const Vertex u = boost::source(e, *g), v = boost::target(e, *g);
-    if (u < begin || u >= end || v < begin || v >= end) return false;
+  Vertex root = 0;
+  bool operator()(const WeightedGraph::edge_descriptor& e) const {
+    const Vertex u = boost::source(e, *node);
     return u == root || forwards_traffic((*g)[u].kind);
   }
 };
 
-// The network's switches alone, as a compact graph for the leaf-to-switch distances.
-using SwitchGraph = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
-                                          boost::property<boost::edge_weight_t, std::int64_t>>;
 
 void merge(std::vector<Hop>& hops) {
   std::sort(hops.begin(), hops.end(), [](const Hop& a, const Hop& b) { return a.link < b.link; });
@@ -45,57 +45,74 @@ void merge(std::vector<Hop>& hops) {
   hops = std::move(out);
 }
 
+// Node 0's links and the network's: routes inside a node are walked in node 0.
+std::vector<std::int64_t> link_costs(const Cluster& cluster) {
+  std::vector<std::int64_t> cost;
+  const std::size_t network = static_cast<std::size_t>(cluster.node_count()) * cluster.links_per_node();
+  cost.reserve(cluster.links_per_node() + cluster.link_count() - network);
+  for (std::size_t id = 0; id < cluster.links_per_node(); ++id) cost.push_back(link_cost(cluster.link(id)));
+  for (std::size_t id = network; id < cluster.link_count(); ++id) cost.push_back(link_cost(cluster.link(id)));
+  return cost;
+}
+
 }  // namespace
 
+// The network's switches alone, as a compact graph for the distances to a leaf.
+struct Router::SwitchGraph {
+  explicit SwitchGraph(std::size_t switches) : graph(switches) {}
+  WeightedGraph graph;
+};
+
 Router::Router(const Cluster& cluster)
-    : cluster_(&cluster), node_size_(cluster.node_size()), node_routes_(new std::atomic<const NodeRoute*>[node_size_ * node_size_]) {
+    : cluster_(&cluster),
+      node_size_(cluster.node_size()),
+      cost_(link_costs(cluster)),
+      network_links_(static_cast<std::size_t>(cluster.node_count()) * cluster.links_per_node()),
+      switch_graph_(std::make_unique<SwitchGraph>(cluster.switch_count())),
+      symmetry_(cluster),
+      node_routes_(new std::atomic<const NodeRoute*>[node_size_ * node_size_]) {
   for (std::size_t i = 0; i < node_size_ * node_size_; ++i) node_routes_[i].store(nullptr, std::memory_order_relaxed);
   const Graph& g = cluster.graph();
-  cost_.resize(cluster.link_count());
-  for (std::size_t id = 0; id < cluster.link_count(); ++id) cost_[id] = link_cost(cluster.link(id));
-  const auto weight = boost::make_function_property_map<Edge, std::int64_t>([this, &g](const Edge& e) { return cost_[g[e].id]; });
 
   // All nodes are laid out alike, so node 0's distances serve every node.
-  node_distance_.reserve(node_size_ * node_size_);
-  std::vector<std::int64_t> dist(boost::num_vertices(g));
+  WeightedGraph node(node_size_);
+  for (std::size_t id = 0; id < cluster.links_per_node(); ++id) {
+    const Edge e = cluster.edge(id);
+    boost::add_edge(boost::source(e, g), boost::target(e, g), cost(id), node);
+  }
+  node_distance_.resize(node_size_ * node_size_, kUnreachable);
   for (std::size_t to = 0; to < node_size_; ++to) {
-    boost::filtered_graph<Graph, RegionEdges> region(g, RegionEdges{&g, 0, static_cast<Vertex>(node_size_), to});
-    std::fill(dist.begin(), dist.end(), kUnreachable);
-    boost::dijkstra_shortest_paths(region, static_cast<Vertex>(to), boost::distance_map(dist.data()).weight_map(weight).distance_inf(kUnreachable));
-    node_distance_.insert(node_distance_.end(), dist.begin(), dist.begin() + static_cast<std::ptrdiff_t>(node_size_));
+    boost::filtered_graph<WeightedGraph, RegionEdges> region(node, RegionEdges{&node, &g, to});
+    boost::dijkstra_shortest_paths(region, static_cast<Vertex>(to), boost::distance_map(node_distance_.data() + to * node_size_).distance_inf(kUnreachable));
   }
 
   const Vertex first = cluster.first_switch();
   const std::size_t switches = cluster.switch_count();
-  SwitchGraph sg(switches);
-  for (std::size_t id = 0; id < cluster.link_count(); ++id) {
-    const Edge e = cluster.edge(id);
-    const Vertex u = boost::source(e, g), v = boost::target(e, g);
-    if (u >= first && v >= first) boost::add_edge(u - first, v - first, cost_[id], sg);
-  }
+  auto& sg = switch_graph_->graph;
   switch_links_.resize(switches);
   min_switch_link_cost_ = std::numeric_limits<std::int64_t>::max();
-  for (std::size_t id = 0; id < cluster.link_count(); ++id) {
+  // Node links come first, node by node; the network's after them.
+  for (std::size_t id = network_links_; id < cluster.link_count(); ++id) {
     const Edge e = cluster.edge(id);
     const Vertex u = boost::source(e, g), v = boost::target(e, g);
     if (u < first) continue;
     auto& links = switch_links_[u - first];
     links.by_target.emplace_back(v, id);
-    links.min_cost = std::min(links.min_cost, cost_[id]);
-    if (v >= first) min_switch_link_cost_ = std::min(min_switch_link_cost_, cost_[id]);
+    links.min_cost = std::min(links.min_cost, cost(id));
+    if (v >= first) {
+      boost::add_edge(u - first, v - first, cost(id), sg);
+      min_switch_link_cost_ = std::min(min_switch_link_cost_, cost(id));
+    }
   }
-  for (auto& links : switch_links_) std::sort(links.by_target.begin(), links.by_target.end());
-  network_distance_.assign(cluster.leaf_count() * switches, kUnreachable);
-  std::vector<std::int64_t> sd(switches);
-  for (Vertex v = first; v < first + switches; ++v) {
-    if (g[v].kind != VertexKind::leaf) continue;
-    std::fill(sd.begin(), sd.end(), kUnreachable);
-    boost::dijkstra_shortest_paths(sg, v - first, boost::distance_map(sd.data()).distance_inf(kUnreachable));
-    std::copy(sd.begin(), sd.end(), network_distance_.begin() + static_cast<std::ptrdiff_t>(static_cast<std::size_t>(g[v].index) * switches));
+  for (auto& links : switch_links_) {
+    std::sort(links.by_target.begin(), links.by_target.end());
+    links.first_to_switch = static_cast<std::uint32_t>(
+        std::lower_bound(links.by_target.begin(), links.by_target.end(), std::pair{first, std::size_t{0}}) - links.by_target.begin());
   }
+  network_distance_.resize(cluster.leaf_count());
 
   cables_.resize(static_cast<std::size_t>(cluster.node_count() * cluster.spec().node.nics.count));
-  for (std::size_t id = 0; id < cluster.link_count(); ++id) {
+  for (std::size_t id = network_links_; id < cluster.link_count(); ++id) {
     const auto& link = cluster.link(id);
     if (link.kind != LinkKind::nic) continue;
     const Edge e = cluster.edge(id);
@@ -153,7 +170,7 @@ void Router::scan_next_hops(Vertex v, Distance dist, Allowed allowed, std::vecto
   const Graph& g = cluster_->graph();
   for (auto [e, e_end] = boost::out_edges(v, g); e != e_end; ++e) {
     const Vertex w = boost::target(*e, g);
-    if (allowed(w) && dist(w) != kUnreachable && dist(w) + cost_[g[*e].id] == dist(v)) out.emplace_back(w, g[*e].id);
+    if (allowed(w) && dist(w) != kUnreachable && dist(w) + cost(g[*e].id) == dist(v)) out.emplace_back(w, g[*e].id);
   }
 }
 
@@ -186,37 +203,71 @@ void Router::route_in_node(Vertex from, Vertex to, Sink&& sink) const {
   for (std::size_t i = 0; i < r.hops.size(); ++i) sink(r.hops[i].link + shift, r.hops[i].share, r.latencies[i]);
 }
 
-const Router::LeafRoute& Router::leaf_route(Vertex from_leaf, Vertex to_leaf) const {
-  std::lock_guard<std::mutex> lock(leaf_routes_mutex_);
-  auto it = leaf_routes_.find({from_leaf, to_leaf});
-  if (it == leaf_routes_.end()) {
-    LeafRoute r;
-    if (from_leaf != to_leaf) {
-      const Vertex first = cluster_->first_switch();
-      const std::size_t row = static_cast<std::size_t>(cluster_->graph()[to_leaf].index) * cluster_->switch_count();
-      const auto dist = [&](Vertex v) { return network_distance_[row + (v - first)]; };
-      const auto next_hops = [&](Vertex v, std::vector<std::pair<Vertex, std::size_t>>& out) {
-        // Only the destination itself can follow a switch that is closer to it than its cheapest link
-        // plus the cheapest link anywhere: any other w would have 0 < dist(w) = dist(v) − cost(v, w) <
-        // that cheapest link. The last hop of every route is such a step; found by a lookup instead
-        // of a scan of the switch's links (a spine of a two-tier fabric reaches every leaf).
-        const auto& links = switch_links_[v - first];
-        if (dist(v) - links.min_cost < min_switch_link_cost_) {
-          const auto it = std::lower_bound(links.by_target.begin(), links.by_target.end(), std::pair{to_leaf, std::size_t{0}});
-          if (it != links.by_target.end() && it->first == to_leaf && cost_[it->second] == dist(v)) out.push_back(*it);
-          return;
-        }
-        scan_next_hops(v, dist, [&](Vertex w) { return w >= first; }, out);
-      };
-      ecmp_walk(from_leaf, to_leaf, 1.0, dist, next_hops, [&](std::size_t link, double share, double latency) {
-        r.hops.push_back({link, share});
-        r.latency += latency;
-      });
-    }
-    merge(r.hops);
-    it = leaf_routes_.emplace(std::pair{from_leaf, to_leaf}, std::move(r)).first;
+Router::~Router() = default;
+
+const std::vector<std::int64_t>& Router::distances_to(Vertex leaf) const {
+  auto& row = network_distance_[static_cast<std::size_t>(cluster_->graph()[leaf].index)];
+  if (row.empty()) {
+    row.assign(cluster_->switch_count(), kUnreachable);
+    boost::dijkstra_shortest_paths(switch_graph_->graph, leaf - cluster_->first_switch(), boost::distance_map(row.data()).distance_inf(kUnreachable));
   }
-  return it->second;  // std::map nodes never move
+  return row;
+}
+
+const Router::LeafRoute& Router::leaf_route(const LeafPairImage& image) const {
+  std::lock_guard<std::mutex> lock(leaf_routes_mutex_);
+  auto it = leaf_routes_.find({image.from, image.to});
+  if (it != leaf_routes_.end()) return it->second;  // std::map nodes never move
+  const Vertex first = cluster_->first_switch(), to_leaf = image.to;
+  const auto& row = distances_to(to_leaf);
+  const auto dist = [&](Vertex v) { return row[v - first]; };
+  const auto next_hops = [&](Vertex v, std::vector<std::pair<Vertex, std::size_t>>& out) {
+    // Only the destination itself can follow a switch that is closer to it than its cheapest link
+    // plus the cheapest link anywhere: any other w would have 0 < dist(w) = dist(v) − cost(v, w) <
+    // that cheapest link. The last hop of every route is such a step; found by a lookup instead
+    // of a scan of the switch's links (a spine of a two-tier fabric reaches every leaf).
+    const auto& links = switch_links_[v - first];
+    if (dist(v) - links.min_cost < min_switch_link_cost_) {
+      const auto it = std::lower_bound(links.by_target.begin(), links.by_target.end(), std::pair{to_leaf, std::size_t{0}});
+      if (it != links.by_target.end() && it->first == to_leaf && cost(it->second) == dist(v)) out.push_back(*it);
+      return;
+    }
+    scan_next_hops(v, dist, [&](Vertex w) { return w >= first; }, out);
+  };
+  LeafRoute r;
+  const Graph& g = cluster_->graph();
+  const auto slot = [&](Vertex leaf, Vertex other) {
+    const auto& links = switch_links_[leaf - first];
+    const auto it = std::lower_bound(links.by_target.begin(), links.by_target.end(), std::pair{other, std::size_t{0}});
+    return static_cast<std::uint32_t>(it - links.by_target.begin()) - links.first_to_switch;
+  };
+  ecmp_walk(image.from, to_leaf, 1.0, dist, next_hops, [&](std::size_t link, double share, double latency) {
+    const Edge e = cluster_->edge(link);
+    const Vertex u = boost::source(e, g), v = boost::target(e, g);
+    const bool leaf_u = g[u].kind == VertexKind::leaf, leaf_v = g[v].kind == VertexKind::leaf;
+    if (leaf_u && leaf_v) r.ends.push_back({u, v, {link, share}, true, 0, true});
+    else if (leaf_u) r.ends.push_back({u, v, {link, share}, true, slot(u, v)});
+    else if (leaf_v) r.ends.push_back({u, v, {link, share}, false, slot(v, u)});
+    else r.middle.push_back({link, share});
+    r.latency += latency;
+  });
+  return leaf_routes_.emplace(std::pair{image.from, image.to}, std::move(r)).first->second;
+}
+
+std::size_t Router::renamed(const LeafRoute::End& end, const LeafPairImage& image) const {
+  const Vertex first = cluster_->first_switch();
+  if (end.between_leaves) {
+    const Vertex u = image.back(end.from), v = image.back(end.to);
+    if (u == end.from && v == end.to) return end.hop.link;
+    const auto& links = switch_links_[u - first].by_target;
+    return std::lower_bound(links.begin(), links.end(), std::pair{v, std::size_t{0}})->second;
+  }
+  // A renamed leaf is cabled like its representative: the same switches in the same order.
+  const Vertex leaf = image.back(end.leaf_sends ? end.from : end.to);
+  if (leaf == (end.leaf_sends ? end.from : end.to)) return end.hop.link;
+  const auto& links = switch_links_[leaf - first];
+  const std::size_t up = links.by_target[links.first_to_switch + end.slot].second;
+  return end.leaf_sends ? up : Cluster::reverse_link(up);
 }
 
 template <class Sink>
@@ -259,8 +310,10 @@ Route Router::route(int src_gpu, int dst_gpu) const {
     latency += hop_latency;
   }, out_leaf, in_leaf);
   if (out_leaf != in_leaf) {
-    const auto& net = leaf_route(out_leaf, in_leaf);
-    r.hops.insert(r.hops.end(), net.hops.begin(), net.hops.end());
+    const auto image = symmetry_.image(out_leaf, in_leaf);
+    const auto& net = leaf_route(image);
+    for (const auto& end : net.ends) r.hops.push_back({renamed(end, image), end.hop.share});
+    r.hops.insert(r.hops.end(), net.middle.begin(), net.middle.end());
     latency += net.latency;
   }
   merge(r.hops);
@@ -302,12 +355,25 @@ void Router::accumulate_to_leaf(int gpu, double share, LinkLoads& loads) const {
 }
 
 void Router::flush(LinkLoads& loads, const LinkLoads* only) const {
+  struct Shared {
+    const LeafRoute* route = nullptr;
+    double share = 0, node_latency = 0;
+  };
+  std::map<std::pair<Vertex, Vertex>, Shared> by_image;
+  const auto add = [&](std::size_t link, double load) {
+    if (!only || only->has(link)) loads.add(link, load);
+  };
   for (const auto& [leaves, pair] : loads.leaf_pairs) {
-    const auto& net = leaf_route(leaves.first, leaves.second);
-    for (const auto& h : net.hops) {
-      if (!only || only->has(h.link)) loads.add(h.link, pair.share * h.share);
-    }
-    loads.max_latency = std::max(loads.max_latency, pair.node_latency + net.latency);
+    const auto image = symmetry_.image(leaves.first, leaves.second);
+    auto& shared = by_image[{image.from, image.to}];
+    if (!shared.route) shared.route = &leaf_route(image);
+    for (const auto& end : shared.route->ends) add(renamed(end, image), pair.share * end.hop.share);
+    shared.share += pair.share;
+    shared.node_latency = std::max(shared.node_latency, pair.node_latency);
+  }
+  for (const auto& [representatives, shared] : by_image) {
+    for (const auto& h : shared.route->middle) add(h.link, shared.share * h.share);
+    loads.max_latency = std::max(loads.max_latency, shared.node_latency + shared.route->latency);
   }
   loads.leaf_pairs.clear();
 }

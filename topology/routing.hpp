@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "topology/cluster.hpp"
+#include "topology/leaf_symmetry.hpp"
 
 namespace parasim::topology {
 
@@ -79,10 +80,13 @@ class LinkLoads {
 std::int64_t link_cost(const LinkInfo& link);
 
 /// Routes are walked on first use and kept; one router may serve many threads and simulations.
+/// Between leaves they are walked once per pair of leaf classes (topology/leaf_symmetry.hpp) and
+/// renamed for the leaves asked.
 class Router {
  public:
-  /// Precomputes the least-cost distances inside a node and between the network's switches.
+  /// Precomputes the least-cost distances inside a node; those to a leaf come on first use.
   explicit Router(const Cluster& cluster);
+  ~Router();
   Router(const Router&) = delete;
   Router& operator=(const Router&) = delete;
 
@@ -97,14 +101,29 @@ class Router {
   /// of an in-network (SHARP) reduction, which the switches combine.
   void accumulate_to_leaf(int gpu, double share, LinkLoads& loads) const;
   /// Folds the grouped network segments into the loads; with `only`, on the links it holds alone
-  /// (where the other links' loads will not be read).
+  /// (where the other links' loads will not be read). Leaf pairs that map to one pair of
+  /// representatives share the part of its route away from the leaves, added once with their
+  /// shares summed.
   void flush(LinkLoads& loads, const LinkLoads* only = nullptr) const;
 
  private:
+  /// The route between two representative leaves: the hops at a leaf (renamed per leaf pair) apart
+  /// from those between spines and cores (the same for every pair of the two classes).
   struct LeafRoute {
-    std::vector<Hop> hops;
+    /// A hop between a leaf and another switch: `slot` is that switch's place among the leaf's
+    /// links to switches, which every leaf of its class lists alike.
+    struct End {
+      Vertex from = 0, to = 0;
+      Hop hop;
+      bool leaf_sends = true;  ///< from the leaf (else into it)
+      std::uint32_t slot = 0;
+      bool between_leaves = false;  ///< renamed by a search instead
+    };
+    std::vector<End> ends;
+    std::vector<Hop> middle;
     double latency = 0;
   };
+  struct SwitchGraph;
   /// A route inside node 0, its hops in walking order, each with its share of the latency.
   struct NodeRoute {
     std::vector<Hop> hops;
@@ -117,7 +136,12 @@ class Router {
   template <class Sink>
   void route_in_node(Vertex from, Vertex to, Sink&& sink) const;
   const NodeRoute& node_route(std::size_t from, std::size_t to) const;
-  const LeafRoute& leaf_route(Vertex from_leaf, Vertex to_leaf) const;
+  /// The route between the representatives of a leaf pair (image.from != image.to).
+  const LeafRoute& leaf_route(const LeafPairImage& image) const;
+  /// A hop at a representative leaf, as it runs for the leaf pair `image` names.
+  std::size_t renamed(const LeafRoute::End& end, const LeafPairImage& image) const;
+  /// Least-cost distances from every network switch to a leaf, by switch index.
+  const std::vector<std::int64_t>& distances_to(Vertex leaf) const;
   /// A NIC's cable to its leaf, both ways.
   struct NicCable {
     std::size_t up = 0, down = 0;
@@ -131,15 +155,22 @@ class Router {
 
   const Cluster* cluster_;
   std::size_t node_size_;
-  std::vector<std::int64_t> cost_;  ///< per directed link id
+  /// Routing costs of node 0's links, then of the network's (the links of other nodes are never
+  /// walked: node routes are node 0's shifted).
+  std::vector<std::int64_t> cost_;
+  std::size_t network_links_ = 0;  ///< the first network link's id
+  std::int64_t cost(std::size_t link) const {
+    return cost_[link < network_links_ ? link : link - network_links_ + cluster_->links_per_node()];
+  }
   /// node_distance_[to * node_size_ + from]: cost from local vertex `from` to local vertex `to`.
   std::vector<std::int64_t> node_distance_;
-  /// network_distance_[leaf * switch_count + s]: cost from network switch s to a leaf.
-  std::vector<std::int64_t> network_distance_;
+  std::unique_ptr<SwitchGraph> switch_graph_;
+  LeafSymmetry symmetry_;
   std::vector<NicCable> cables_;  ///< per global NIC index
   /// Each network switch's links out, by target vertex, and the cheapest of them.
   struct SwitchLinks {
     std::vector<std::pair<Vertex, std::size_t>> by_target;  ///< (target, link id), sorted
+    std::uint32_t first_to_switch = 0;  ///< where the links to network switches begin in by_target
     std::int64_t min_cost = std::numeric_limits<std::int64_t>::max();
   };
   std::vector<SwitchLinks> switch_links_;
@@ -149,8 +180,10 @@ class Router {
   std::unique_ptr<std::atomic<const NodeRoute*>[]> node_routes_;
   mutable std::vector<std::unique_ptr<NodeRoute>> node_route_store_;
   mutable std::mutex node_routes_mutex_;
-  /// Leaf-to-leaf routes already walked (the same pairs recur for every GPU pair behind them).
+  /// Routes between representative leaves already walked, and the distances to the leaves they end
+  /// at (per leaf index, empty until asked).
   mutable std::map<std::pair<Vertex, Vertex>, LeafRoute> leaf_routes_;
+  mutable std::vector<std::vector<std::int64_t>> network_distance_;
   mutable std::mutex leaf_routes_mutex_;
 };
 
