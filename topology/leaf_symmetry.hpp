@@ -36,6 +36,8 @@ class LeafSymmetry {
   /// The pair of representatives (a, b) maps to, a != b: the first and second member of their class
   /// when both leaves are in one class, else each class's first member.
   LeafPairImage image(Vertex a, Vertex b) const;
+  /// The first member of a leaf's class.
+  Vertex representative(Vertex leaf) const { return members_[class_of_[leaf - first_]].front(); }
   std::size_t class_count() const { return members_.size(); }
 
  private:

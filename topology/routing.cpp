@@ -146,20 +146,27 @@ const Router::NicCable& Router::cable(Vertex nic) const {
 template <class Distance, class NextHops, class Sink>
 void Router::ecmp_walk(Vertex from, Vertex to, double share, Distance dist, NextHops next_hops, Sink&& sink) const {
   if (dist(from) == kUnreachable) throw std::logic_error("no route");
-  std::map<Vertex, double> level{{from, share}};
+  // A level's vertices in increasing order, each with its share; the parts reaching a vertex of the
+  // next level are summed in the order they were sent (by sender, then by link).
+  std::vector<std::pair<Vertex, double>> level{{from, share}}, parts;
   std::vector<std::pair<Vertex, std::size_t>> choices;
-  while (!(level.size() == 1 && level.begin()->first == to)) {
-    std::map<Vertex, double> next;
+  while (!(level.size() == 1 && level.front().first == to)) {
+    parts.clear();
     for (const auto& [v, s] : level) {
       choices.clear();
       next_hops(v, choices);
       const double part = s / static_cast<double>(choices.size());
       for (const auto& [w, link] : choices) {
         sink(link, part, part * cluster_->link(link).latency.value());
-        next[w] += part;
+        parts.emplace_back(w, part);
       }
     }
-    level = std::move(next);
+    std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    level.clear();
+    for (const auto& [w, part] : parts) {
+      if (!level.empty() && level.back().first == w) level.back().second += part;
+      else level.emplace_back(w, part);
+    }
   }
 }
 
@@ -207,10 +214,18 @@ Router::~Router() = default;
 
 const std::vector<std::int64_t>& Router::distances_to(Vertex leaf) const {
   auto& row = network_distance_[static_cast<std::size_t>(cluster_->graph()[leaf].index)];
-  if (row.empty()) {
-    row.assign(cluster_->switch_count(), kUnreachable);
-    boost::dijkstra_shortest_paths(switch_graph_->graph, leaf - cluster_->first_switch(), boost::distance_map(row.data()).distance_inf(kUnreachable));
+  if (!row.empty()) return row;
+  const Vertex first = cluster_->first_switch();
+  const Vertex rep = symmetry_.representative(leaf);
+  if (rep != leaf) {
+    // Swapping the two leaves maps the network onto itself: the representative's distances with
+    // theirs exchanged.
+    row = distances_to(rep);
+    std::swap(row[leaf - first], row[rep - first]);
+    return row;
   }
+  row.assign(cluster_->switch_count(), kUnreachable);
+  boost::dijkstra_shortest_paths(switch_graph_->graph, leaf - first, boost::distance_map(row.data()).distance_inf(kUnreachable));
   return row;
 }
 
