@@ -1,6 +1,7 @@
 #include "planner/search.hpp"
 
 #include <algorithm>
+#include <array>
 #include <atomic>
 #include <chrono>
 #include <cmath>
@@ -211,7 +212,21 @@ struct Context {
   const std::vector<std::vector<workload::ScheduleStep>>& schedule(const Plan& p) {
     return schedules.get(workload::planned_shape(model, training, p));
   }
-  workload::MemoryReport memory(const Plan& p) { return workload::memory_per_stage(model, training, p, budget, schedule(p)); }
+  // The last few reports: fitting the recompute asks again for plans it has just checked (the
+  // estimate's plan is the one that fitted; Megatron-LM's forms start where the search's did).
+  std::array<std::pair<Plan, workload::MemoryReport>, 4> recent;
+  std::size_t recent_count = 0, recent_next = 0;
+
+  const workload::MemoryReport& memory(const Plan& p) {
+    for (std::size_t i = 0; i < recent_count; ++i) {
+      if (recent[i].first == p) return recent[i].second;
+    }
+    auto& slot = recent[recent_next];
+    recent_next = (recent_next + 1) % recent.size();
+    recent_count = std::min(recent.size(), recent_count + 1);
+    slot = {p, workload::memory_per_stage(model, training, p, budget, schedule(p))};
+    return slot.second;
+  }
 };
 
 // Micro-batch sets a stage holds, per local chunk, at its peak (uniform chunk sizes).
@@ -546,7 +561,7 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
   workload::ScheduleCache schedules;
   auto scan = [&](AnalyticCost& oracle) {
     ChunkCache chunks;
-    Context c{model, training, spec, oracle, report.budget, schedules, chunks};
+    Context c{model, training, spec, oracle, report.budget, schedules, chunks, {}, 0, 0};
     for (std::size_t k = next_visit++; k < global.size(); k = next_visit++) {
       if (past(scan_deadline)) {
         cut = true;
