@@ -19,17 +19,14 @@
 #include <string>
 #include <vector>
 
+#include "calibrate/logged_value.hpp"
+
 namespace parasim::calibrate {
 
 struct TorchtitanStep {
   long step = 0;
   double tokens_per_s_per_gpu = 0;
   std::optional<double> memory_gib;  ///< max reserved
-  int line = 0;
-};
-
-struct LoggedValue {
-  std::string value;  ///< as printed: "4096", "1.3", "None", "'causal'"
   int line = 0;
 };
 

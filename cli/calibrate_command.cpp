@@ -287,7 +287,7 @@ int run_from_trace(const TraceOptions& o, const std::string& profiles_dir) {
 
 /// The logs and where they ran, as calibrate from-log and calibrate fit take them.
 void add_log_options(CLI::App& cmd, FromLogOptions& o) {
-  cmd.add_option("logs", o.logs, "Megatron-LM or torchtitan logs (rank 0's stdout, from the first line)")->required()->check(CLI::ExistingFile);
+  cmd.add_option("logs", o.logs, "Megatron-LM, torchtitan or NeMo logs (rank 0's stdout, from the first line)")->required()->check(CLI::ExistingFile);
   cmd.add_option("--gpu", o.gpu, "bundled hardware the runs used (scenarios/hardware: h100-sxm5-80gb, a100-sxm4-80gb, …)")->required();
   cmd.add_option("--gpus-per-node", o.gpus_per_node, "GPUs per node (one NVSwitch domain)")->capture_default_str()->check(CLI::Range(1, 72));
   cmd.add_option("--nic-gbps", o.nic_gbps, "inter-node bandwidth per GPU in Gb/s (default: the GPU's standard node: 200 on A100, 400 on H100)")
@@ -356,16 +356,19 @@ Action add_calibrate_command(CLI::App& app) {
   from_trace->add_option("--name", o->trace.name, "name of the new profile (default: the --out file's stem)");
   from_trace->add_flag("--json", o->trace.json, "print the report as JSON");
 
-  auto* from_log = cmd->add_subcommand("from-log", "Megatron-LM and torchtitan training logs: the plan they ran, their step time and peak memory against parasim's");
+  auto* from_log = cmd->add_subcommand("from-log", "Megatron-LM, torchtitan and NeMo training logs: the plan they ran, their step time and peak memory against parasim's");
   from_log->footer(
       "Megatron-LM: each log's argument dump (model, plan, precision), its 'elapsed time per iteration' lines (the median\n"
       "after the first third: warm-up dropped) and its 'memory (MB)' lines (the highest max allocated). torchtitan: the\n"
       "model's arguments as it builds them, the device mesh, the checkpointing, compile and Float8 lines, the training-\n"
       "start line (global batch, sequence length) and the step lines (tps per GPU; memory: the highest max reserved).\n"
+      "NeMo: the experiment configuration it echoes as YAML (trainer and model: plan, model, precision, optimizer), the\n"
+      "padded vocabulary line and the 'train_step_timing in s' of its progress bar or step lines (no memory by default).\n"
       "A log does not say where it ran: name the GPU, and the node and network where the job spans nodes.\n"
       "Examples:\n"
       "  parasim calibrate from-log tests/data/logs/megatron/h100_gpt0.7b_mb4.log --gpu h100-sxm5-80gb\n"
       "  parasim calibrate from-log tests/data/logs/torchtitan/llama3_8b_fsdp8.log --gpu h100-sxm5-80gb\n"
+      "  parasim calibrate from-log tests/data/logs/nemo/gpt3_5b_64g.log --gpu h100-sxm5-80gb\n"
       "  parasim calibrate from-log run-*.log --gpu a100-sxm4-80gb --gpus-per-node 8 --nic-gbps 200 --json");
   add_log_options(*from_log, o->log);
   from_log->add_option("--threads", o->log.threads, "logs simulated at once (default: the machine's cores)")->check(CLI::Range(1, 1024));

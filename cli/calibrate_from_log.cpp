@@ -17,6 +17,7 @@
 #include "core/units.hpp"
 #include "sim/log_fit.hpp"
 #include "sim/megatron_log_run.hpp"
+#include "sim/nemo_log_run.hpp"
 #include "sim/torchtitan_log_run.hpp"
 #include "sim/validation.hpp"
 #include "topology/gpu_spec.hpp"
@@ -29,10 +30,10 @@ struct ReadLog {
   struct Source {
     std::filesystem::path file;
     std::size_t step_lines = 0, memory_lines = 0;
-    std::string stack;    ///< "Megatron-LM", "torchtitan"
+    std::string stack;    ///< "Megatron-LM", "torchtitan", "NeMo"
     sim::PrintedMemory memory = sim::PrintedMemory::allocated;  ///< what its memory lines give
   } log;
-  std::string memory_counted() const { return fmt::format("max {}", sim::printed_memory_name(log.memory)); }
+  std::string memory_counted() const { return log.memory_lines == 0 ? "none" : fmt::format("max {}", sim::printed_memory_name(log.memory)); }
   sim::LogRun run;
 };
 
@@ -42,6 +43,10 @@ ReadLog read_log(const std::filesystem::path& file, const sim::LogCluster& clust
     std::size_t memory = 0;
     for (const auto& s : log.steps) memory += s.memory_gib.has_value();
     return {{file, log.steps.size(), memory, "torchtitan", *sim::memory_printed_by(sim::SoftwareStack::torchtitan)}, sim::torchtitan_log_run(log, cluster)};
+  }
+  if (calibrate::looks_like_nemo_log(file)) {
+    const auto log = calibrate::read_nemo_log(file);
+    return {{file, log.steps.size(), 0, "NeMo", sim::PrintedMemory::allocated}, sim::nemo_log_run(log, cluster)};
   }
   const auto log = calibrate::read_megatron_log(file);
   return {{file, log.steps.size(), log.memory.size(), "Megatron-LM", sim::PrintedMemory::allocated}, sim::megatron_log_run(log, cluster)};
@@ -86,14 +91,15 @@ std::string text_report(const std::vector<ReadLog>& logs, const sim::ValidationR
       t.add_note(row.plan + (row.fits ? "" : " · does not fit"));
     }
     t.add_note(model_line(r));
-    t.add_note(fmt::format("{}: {} step lines, measured = median of the last {}; {} memory lines ({})", l.log.file.string(),
-                           l.log.step_lines, l.run.steps_used, l.log.memory_lines, l.memory_counted()));
+    const std::string memory = l.log.memory_lines == 0 ? std::string("no memory lines")
+                                                       : fmt::format("{} memory lines ({})", l.log.memory_lines, l.memory_counted());
+    t.add_note(fmt::format("{}: {} step lines, measured = median of the last {}; {}", l.log.file.string(), l.log.step_lines, l.run.steps_used, memory));
     for (const auto& n : l.run.notes) t.add_note("approximate: " + n);
   }
   return t.render() +
          "\nThe plan, model and precision are the log's: Megatron-LM's argument dump, torchtitan's model, mesh and start\n"
-         "lines; fields it cannot give (the fabric, the GPU) are --gpu, --gpus-per-node and --nic-gbps, and the rest of\n"
-         "validate's fill policy (parasim validate --help).\n";
+         "lines, NeMo's experiment configuration; fields it cannot give (the fabric, the GPU) are --gpu, --gpus-per-node\n"
+         "and --nic-gbps, and the rest of validate's fill policy (parasim validate --help).\n";
 }
 
 nlohmann::json json_report(const std::vector<ReadLog>& logs, const sim::ValidationReport& report) {

@@ -212,6 +212,28 @@ parasim_cli_test(NAME calibrate_from_log_torchtitan_matches_row ARGS validate te
 parasim_cli_test(NAME calibrate_from_log_torchtitan_no_steps ARGS calibrate from-log tests/data/logs/torchtitan/no_steps.log --gpu h100-96gb-500w RC 2
                  STDERR ${cal_data}/from_log_torchtitan_no_steps.expected)
 
+# from-log on NeMo logs (tests/data/logs/nemo/PROVENANCE.md: made in NeMo's format with the figures of two
+# published rows): the experiment configuration gives the run, train_step_timing the step time (a
+# progress bar's carriage-return redraws and the launcher's "0: " prefix read alike); priced as validate
+# prices the same runs written as rows (tests/data/logs/nemo/runs.yaml).
+set(nemo_logs tests/data/logs/nemo/gpt3_5b_64g.log tests/data/logs/nemo/llama2_7b_8g.log)
+parasim_cli_test(NAME calibrate_from_log_nemo ARGS calibrate from-log ${nemo_logs} --gpu h100-sxm5-80gb MAX_COLUMNS 120
+                 STDOUT_REGEX "gpt3_5b_64g +64 +2.8 s +2.354 s +-15.9% +- +[0-9.]+ GiB +-"
+                              "tp1 pp1 dp64 mb4 sp off recompute none zero 1"
+                              "gpt 24 layers, hidden 4096, 32 heads, ffn 16384, vocab 50304, seq 2048, fp8 flash, dropout 0"
+                              "50 step lines,[ \n]+measured = median of the last 34; no memory lines"
+                              "llama2_7b_8g +8 +3.866 s +3.422 s" "llama 32 layers, hidden 4096, 32 heads, ffn 11008, vocab 32000, seq 4096"
+                              "NeMo's experiment configuration")
+parasim_cli_test(NAME calibrate_from_log_nemo_json ARGS calibrate from-log ${nemo_logs} --gpu h100-sxm5-80gb --json
+                 JSON logs.0.stack=NeMo logs.0.peak_counts=none logs.0.step_lines=50 logs.1.gpus=8 logs.1.steps_used=20
+                 STDOUT_REGEX "\"predicted_iteration_s\": 2\\.354099331977," "\"predicted_iteration_s\": 3\\.422138586375,")
+parasim_cli_test(NAME calibrate_from_log_nemo_matches_rows ARGS validate tests/data/logs/nemo/runs.yaml --json
+                 STDOUT_REGEX "\"predicted_iteration_s\": 2\\.354099331977," "\"predicted_iteration_s\": 3\\.422138586375,")
+parasim_cli_test(NAME calibrate_from_log_nemo_no_steps ARGS calibrate from-log tests/data/logs/nemo/no_steps.log --gpu h100-sxm5-80gb RC 2
+                 STDERR ${cal_data}/from_log_nemo_no_steps.expected)
+parasim_cli_test(NAME calibrate_fit_nemo ARGS calibrate fit ${nemo_logs} --gpu h100-sxm5-80gb --json
+                 JSON logs.0.id=gpt3_5b_64g logs.1.id=llama2_7b_8g)
+
 # fit: the per-cluster correction on the three H100 logs; the corrected profile loads and prices a job.
 set(fitted_profile ${CMAKE_CURRENT_BINARY_DIR}/h100-logs-fit.yaml)
 parasim_cli_test(NAME calibrate_fit ARGS calibrate fit ${h100_logs} tests/data/logs/megatron/h100_gpt1.7b_s512_mb16.log --gpu h100-sxm5-80gb
