@@ -53,12 +53,6 @@ class Arguments {
   const calibrate::MegatronLog& log_;
 };
 
-// Megatron-LM pads the vocabulary to a multiple of make_vocab_size_divisible_by × tp.
-int padded_vocab(int vocab, int divisible, int tp) {
-  const long long multiple = static_cast<long long>(divisible) * tp;
-  return static_cast<int>((vocab + multiple - 1) / multiple * multiple);
-}
-
 void read_model(const Arguments& a, int tp, LogRun& out) {
   auto& r = out.run;
   r.layers = a.required("num_layers", 1, workload::kMaxLayers);
@@ -72,9 +66,9 @@ void read_model(const Arguments& a, int tp, LogRun& out) {
   if (auto padded = a.integer("padded_vocab_size", 1, workload::kMaxVocab)) {
     r.vocab = padded;
   } else if (auto vocab = a.integer("vocab_size", 1, workload::kMaxVocab)) {
-    r.vocab = padded_vocab(*vocab, divisible, tp);
+    r.vocab = megatron_padded_vocab(*vocab, divisible, tp);
   } else if (a.text("tokenizer_type") == "GPT2BPETokenizer") {
-    r.vocab = padded_vocab(50257, divisible, tp);
+    r.vocab = megatron_padded_vocab(50257, divisible, tp);
   }
   r.dropout = std::max(a.number("attention_dropout").value_or(0.1), a.number("hidden_dropout").value_or(0.1));
   const bool swiglu = a.flag("swiglu"), rmsnorm = a.text("normalization") == "RMSNorm";

@@ -55,12 +55,6 @@ class Config {
   const calibrate::NemoLog& log_;
 };
 
-// NeMo pads the vocabulary as Megatron-LM does: to a multiple of make_vocab_size_divisible_by × tp.
-int padded_vocab(int vocab, int divisible, int tp) {
-  const long long multiple = static_cast<long long>(divisible) * tp;
-  return static_cast<int>((vocab + multiple - 1) / multiple * multiple);
-}
-
 void read_vocab(const calibrate::NemoLog& log, const Config& c, int tp, MeasuredRun& r) {
   if (log.padded_vocab) {
     const auto& v = *log.padded_vocab;
@@ -75,7 +69,7 @@ void read_vocab(const calibrate::NemoLog& log, const Config& c, int tp, Measured
   // Without the padding line: the GPT-2 tokenizer's size, padded; other tokenizers' sizes are in files.
   const auto type = c.text("model.tokenizer.type").value_or("");
   if (type == "GPT2BPETokenizer" || type == "gpt2") {
-    r.vocab = padded_vocab(50257, c.integer("model.make_vocab_size_divisible_by", 1, workload::kMaxVocab).value_or(128), tp);
+    r.vocab = megatron_padded_vocab(50257, c.integer("model.make_vocab_size_divisible_by", 1, workload::kMaxVocab).value_or(128), tp);
   }
 }
 

@@ -5,16 +5,13 @@
 
 #include "calibrate/megatron_log.hpp"
 #include "core/error.hpp"
+#include "tests/calibrate/log_files.hpp"
 
 using namespace parasim;
 using namespace parasim::calibrate;
 
 namespace {
-std::filesystem::path write_log(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / name;
-  std::ofstream(path) << text;
-  return path;
-}
+using test::write_log;
 }  // namespace
 
 TEST_CASE("a Megatron-LM log measured on an H100: its argument dump, 30 step lines and 2 memory lines") {

@@ -6,6 +6,7 @@
 #include "calibrate/nemo_log.hpp"
 #include "calibrate/torchtitan_log.hpp"
 #include "core/error.hpp"
+#include "tests/calibrate/log_files.hpp"
 #include "sim/nemo_log_run.hpp"
 
 using namespace parasim;
@@ -13,11 +14,7 @@ using namespace parasim::calibrate;
 
 namespace {
 
-std::filesystem::path write_log(const std::string& name, const std::string& text) {
-  const auto path = std::filesystem::temp_directory_path() / name;
-  std::ofstream(path) << text;
-  return path;
-}
+using test::write_log;
 
 // NeMo's formatter: the record's header, then the message's lines indented by four.
 const std::string kConfig =
