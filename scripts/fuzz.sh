@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# libFuzzer over the input readers (scenario loader, Hugging Face importer, validation rows, profiler
+# libFuzzer over the input readers (scenario loader, Hugging Face importer, validation rows, training logs, profiler
 # traces) under ASan and UBSan, each target for PARASIM_FUZZ_SECONDS (default 60) from its seed corpus
 # in tests/fuzz/corpus. Not part of CI (scripts/test.sh); a finding leaves crash-* files in build-fuzz.
 # Usage: scripts/fuzz.sh [seconds]
