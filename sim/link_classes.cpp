@@ -1,8 +1,10 @@
 #include "sim/link_classes.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cstdint>
 #include <tuple>
+#include <unordered_map>
 
 namespace parasim::sim {
 
@@ -19,42 +21,44 @@ LinkClasses link_classes(const topology::Cluster& cluster, std::span<const LinkU
   }
   std::sort(entries.begin(), entries.end(), [](const Entry& a, const Entry& b) { return std::tie(a.link, a.pattern) < std::tie(b.link, b.pattern); });
 
-  // A link's signature is its capacity and its run of (pattern, weight) in `entries`, compared in
-  // place: no copy per link.
+  // A link's signature is its capacity and its run of (pattern, weight) in `entries`, hashed and
+  // compared in place: no copy per link.
   struct Signature {
     double capacity;
     std::size_t begin, end;
   };
-  const auto less = [&entries](const Signature& a, const Signature& b) {
-    if (a.capacity != b.capacity) return a.capacity < b.capacity;
-    return std::lexicographical_compare(entries.begin() + static_cast<std::ptrdiff_t>(a.begin), entries.begin() + static_cast<std::ptrdiff_t>(a.end),
-                                        entries.begin() + static_cast<std::ptrdiff_t>(b.begin), entries.begin() + static_cast<std::ptrdiff_t>(b.end),
-                                        [](const Entry& x, const Entry& y) { return std::tie(x.pattern, x.weight) < std::tie(y.pattern, y.weight); });
+  const auto hash = [&entries](const Signature& s) {
+    auto mix = [](std::uint64_t h, std::uint64_t v) { return (h ^ v) * 0x100000001b3ULL + (h >> 29); };
+    std::uint64_t h = mix(0xcbf29ce484222325ULL, std::bit_cast<std::uint64_t>(s.capacity));
+    for (std::size_t i = s.begin; i < s.end; ++i) h = mix(mix(h, entries[i].pattern), std::bit_cast<std::uint64_t>(entries[i].weight));
+    return static_cast<std::size_t>(h);
   };
-  std::map<Signature, FluidModel::ResourceId, decltype(less)> class_of_signature(less);
-  std::vector<std::pair<FluidModel::ResourceId, FluidModel::ResourceId>> class_of_link;  // (link, class), by link
+  const auto equal = [&entries](const Signature& a, const Signature& b) {
+    return a.capacity == b.capacity && a.end - a.begin == b.end - b.begin &&
+           std::equal(entries.begin() + static_cast<std::ptrdiff_t>(a.begin), entries.begin() + static_cast<std::ptrdiff_t>(a.end),
+                      entries.begin() + static_cast<std::ptrdiff_t>(b.begin),
+                      [](const Entry& x, const Entry& y) { return x.pattern == y.pattern && x.weight == y.weight; });
+  };
+  std::unordered_map<Signature, FluidModel::ResourceId, decltype(hash), decltype(equal)> class_of_signature(64, hash, equal);
+  // Dense over the cluster's links: a lookup per usage below, where a search per usage cost more.
+  std::vector<FluidModel::ResourceId> class_of_link(cluster.link_count(), UINT32_MAX);
   LinkClasses out;
   for (std::size_t i = 0; i < entries.size();) {
     const auto link = entries[i].link;
     Signature sig{cluster.link(link).bandwidth.value(), i, i};
     while (i < entries.size() && entries[i].link == link) ++i;
     sig.end = i;
-    auto it = class_of_signature.lower_bound(sig);
-    if (it == class_of_signature.end() || less(sig, it->first)) {
-      it = class_of_signature.emplace_hint(it, sig, static_cast<FluidModel::ResourceId>(out.capacities.size()));
-      out.capacities.push_back(sig.capacity);
-    }
-    class_of_link.emplace_back(link, it->second);
+    // Classes are numbered as first met, in link order.
+    const auto [it, added] = class_of_signature.try_emplace(sig, static_cast<FluidModel::ResourceId>(out.capacities.size()));
+    if (added) out.capacities.push_back(sig.capacity);
+    class_of_link[link] = it->second;
     ++out.links;
   }
-  const auto class_of = [&class_of_link](FluidModel::ResourceId link) {
-    return std::lower_bound(class_of_link.begin(), class_of_link.end(), std::pair{link, FluidModel::ResourceId{0}})->second;
-  };
   std::vector<std::uint32_t> seen_in(out.capacities.size(), UINT32_MAX);  // the last pattern that used a class
   for (std::uint32_t p = 0; p < patterns.size(); ++p) {
     auto& usage = out.usage[patterns[p]];
     for (const auto& u : patterns[p]->usage) {
-      const auto c = class_of(u.resource);
+      const auto c = class_of_link[u.resource];
       if (seen_in[c] == p) continue;  // the same weight as the class's first link here
       seen_in[c] = p;
       usage.push_back({c, u.weight});
