@@ -49,9 +49,9 @@ LinkUsage CollectiveLowering::finish(topology::LinkLoads& all, double factor, in
   // Symmetry: a link only twins cross mirrors one the representative crosses, with the same load
   // from every (equally symmetric) transfer; keeping the representative's links loses no constraint.
   // Each link's load is divided by its fabric's efficiency.
-  std::map<std::size_t, double> weights;
+  std::vector<std::pair<std::size_t, double>> weights;  // by link id: own.links() is in increasing id
   for (const std::size_t link : own.links()) {
-    weights[link] = all[link] / profile_->fabric(fabric_of(router_->cluster().link(link).kind)).efficiency;
+    weights.emplace_back(link, all[link] / profile_->fabric(fabric_of(router_->cluster().link(link).kind)).efficiency);
   }
   const double max_latency = std::max(all.max_latency, own.max_latency);
   LinkUsage u;
