@@ -210,6 +210,9 @@ class Builder {
     auto [it, fresh] = group_index_.emplace(ranks, static_cast<std::uint32_t>(g_.groups.size()));
     if (fresh) {
       std::vector<std::vector<int>> all{ranks};
+      // A group of one rank moves nothing: its twins are never lowered (zero 3 over every data
+      // rank leaves a replica group of one per GPU).
+      if (ranks.size() < 2) tp_ranks = dp_ranks = 0;
       for (int t = 0; t < tp_ranks; ++t) {
         for (int d = 0; d < dp_ranks; ++d) {
           if (t == 0 && d == 0) continue;

@@ -80,6 +80,7 @@ struct TaskGraph {
   std::vector<std::vector<int>> groups;  ///< ranks of each collective (global rank = GPU index)
   /// For each group, every group that runs the same collective at the same time in the other
   /// replicas and TP ranks (the group itself first): what loads the links when one stands for all.
+  /// A group of one rank lists itself alone.
   std::vector<std::vector<std::vector<int>>> twins;
   int stages = 1;
   int micro_batches = 1;
