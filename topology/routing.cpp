@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <boost/graph/dijkstra_shortest_paths_no_color_map.hpp>
 #include <boost/graph/filtered_graph.hpp>
 #include <cmath>
 #include <cstdint>
@@ -225,7 +226,7 @@ const std::vector<std::int64_t>& Router::distances_to(Vertex leaf) const {
     return row;
   }
   row.assign(cluster_->switch_count(), kUnreachable);
-  boost::dijkstra_shortest_paths(switch_graph_->graph, leaf - first, boost::distance_map(row.data()).distance_inf(kUnreachable));
+  boost::dijkstra_shortest_paths_no_color_map(switch_graph_->graph, leaf - first, boost::distance_map(row.data()).distance_inf(kUnreachable));
   return row;
 }
 
