@@ -87,12 +87,16 @@ std::vector<std::vector<int>> AnalyticCost::twins(const Plan& p, Group g) const 
   return out;
 }
 
-double AnalyticCost::lower(const Plan& p, Collective kind, std::vector<int> signature, double bytes,
+double AnalyticCost::lower(const Plan& p, Collective kind, std::initializer_list<int> signature, double bytes,
                            const std::function<std::vector<std::vector<int>>()>& groups) {
   if (bytes <= 0) return 0;
-  for (auto d : workload::full_order(p.order)) signature.push_back(static_cast<int>(d));
-  auto it = groups_.find(signature);
-  if (it == groups_.end()) it = groups_.emplace(std::move(signature), std::pair{groups_.size() + 1, groups()}).first;
+  GroupKey key;
+  key.fill(INT_MIN);
+  std::size_t n = 0;
+  for (int v : signature) key.at(n++) = v;
+  for (auto d : workload::full_order(p.order)) key.at(n++) = static_cast<int>(d);
+  auto it = groups_.find(key);
+  if (it == groups_.end()) it = groups_.emplace(key, std::pair{groups_.size() + 1, groups()}).first;
   const auto& [id, all] = it->second;
   if (all.empty() || all.front().size() < 2) return 0;
   return lowering_->lower(kind, id, all, bytes).estimated.value();

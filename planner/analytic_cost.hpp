@@ -17,10 +17,14 @@
 // Collective times are the lowering's estimate alone (its latency, protocol and bus bandwidth with
 // every concurrent twin group on the links), so TP inside an island and DP across NICs are priced
 // by the topology, not by constants.
+#include <array>
+#include <climits>
 #include <functional>
+#include <initializer_list>
 #include <map>
 #include <memory>
 #include <tuple>
+#include <unordered_map>
 #include <vector>
 
 #include "calibrate/cost_model.hpp"
@@ -74,7 +78,7 @@ class AnalyticCost final : public CostOracle {
                    const std::vector<int>& sizes, const std::vector<int>& first, const std::vector<double>& hops);
   std::vector<double> hops(const workload::Plan& plan);
   /// A collective over the groups `groups()` builds, cached by `signature` (plus the plan's order).
-  double lower(const workload::Plan& plan, workload::Collective kind, std::vector<int> signature, double bytes,
+  double lower(const workload::Plan& plan, workload::Collective kind, std::initializer_list<int> signature, double bytes,
                const std::function<std::vector<std::vector<int>>()>& groups);
   std::vector<std::vector<int>> twins(const workload::Plan& plan, Group group) const;
 
@@ -89,8 +93,17 @@ class AnalyticCost final : public CostOracle {
   std::map<ShapeKey, LayerCost> layers_;
   std::map<ShapeKey, double> ends_;
   PipelineBubbles bubbles_;
-  // Communicator sets by (group kind, tp, cp, dp, pp, ep, etp, zero_group, order): the lowering's cache key.
-  std::map<std::vector<int>, std::pair<std::uint64_t, std::vector<std::vector<int>>>> groups_;
+  // Communicator sets by (group kind, tp, cp, dp, pp, ep, etp, zero_group, order), padded with
+  // INT_MIN: the lowering's cache key, numbered as first met.
+  using GroupKey = std::array<int, 16>;
+  struct GroupKeyHash {
+    std::size_t operator()(const GroupKey& k) const {
+      std::uint64_t h = 0xcbf29ce484222325ULL;
+      for (int v : k) h = (h ^ static_cast<std::uint32_t>(v)) * 0x100000001b3ULL;
+      return static_cast<std::size_t>(h);
+    }
+  };
+  std::unordered_map<GroupKey, std::pair<std::uint64_t, std::vector<std::vector<int>>>, GroupKeyHash> groups_;
 };
 
 }  // namespace parasim::planner

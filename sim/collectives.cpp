@@ -1,6 +1,7 @@
 #include "sim/collectives.hpp"
 
 #include <algorithm>
+#include <bit>
 #include <cmath>
 #include <limits>
 
@@ -260,7 +261,7 @@ void CollectiveLowering::price(Lowering& l, double bytes) const {
 }
 
 const Lowering& CollectiveLowering::lower(Collective kind, std::uint64_t group, const std::vector<std::vector<int>>& twins, double bytes) {
-  const auto memo = std::make_tuple(static_cast<int>(kind), group, bytes);
+  const ChosenKey memo{static_cast<int>(kind), group, std::bit_cast<std::uint64_t>(bytes)};
   if (auto it = chosen_.find(memo); it != chosen_.end()) return it->second;
   return chosen_.emplace(memo, choose(kind, group, twins, bytes)).first->second;
 }

@@ -30,6 +30,7 @@
 // island; the hierarchical (tree-like) all-reduce needs NVSwitch nodes and a group spanning them with
 // equal ranks per node; SHARP needs `network.sharp` and a group that spans nodes.
 #include <map>
+#include <unordered_map>
 #include <vector>
 
 #include "calibrate/profile.hpp"
@@ -111,7 +112,18 @@ class CollectiveLowering {
   // Cached patterns by (group, algorithm, variant): the usage does not depend on the size.
   std::map<std::tuple<std::uint64_t, int, int>, LinkUsage> cache_;
   // Choices already made, by (collective, group key, bytes).
-  std::map<std::tuple<int, std::uint64_t, double>, Lowering> chosen_;
+  /// By (kind, group, the bytes' bit pattern): a node map, so a Lowering's address stays valid.
+  struct ChosenKey {
+    int kind;
+    std::uint64_t group, bytes;
+    bool operator==(const ChosenKey&) const = default;
+  };
+  struct ChosenHash {
+    std::size_t operator()(const ChosenKey& k) const {
+      return std::hash<std::uint64_t>()(k.group * 0x9e3779b97f4a7c15ULL ^ k.bytes * 0xff51afd7ed558ccdULL ^ static_cast<std::uint64_t>(k.kind));
+    }
+  };
+  std::unordered_map<ChosenKey, Lowering, ChosenHash> chosen_;
 };
 
 }  // namespace parasim::sim
