@@ -230,8 +230,16 @@ int run_fit_logs(const FromLogOptions& o) {
   return 0;
 }
 
-int run_from_log(const FromLogOptions& o) {
-  const auto logs = read_logs(o, resolve_gpu(o.gpu, o.hardware_dir));
+namespace {
+
+// The logs read and priced as validate prices rows.
+struct PricedLogs {
+  std::vector<ReadLog> logs;
+  sim::ValidationReport report;
+};
+
+PricedLogs price_logs(const FromLogOptions& o) {
+  auto logs = read_logs(o, resolve_gpu(o.gpu, o.hardware_dir));
   std::vector<sim::MeasuredRun> runs;
   std::vector<std::string> file_of;
   for (const auto& l : logs) {
@@ -241,8 +249,20 @@ int run_from_log(const FromLogOptions& o) {
   sim::ValidateOptions options;
   options.hardware_dir = o.hardware_dir;
   options.threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-  const auto report = sim::validate(runs, file_of, options);
-  std::cout << (o.json ? json_report(logs, report).dump(2) + "\n" : text_report(logs, report));
+  auto report = sim::validate(runs, file_of, options);
+  return {std::move(logs), std::move(report)};
+}
+
+}  // namespace
+
+nlohmann::json from_log_json(const FromLogOptions& o) {
+  const auto priced = price_logs(o);
+  return json_report(priced.logs, priced.report);
+}
+
+int run_from_log(const FromLogOptions& o) {
+  const auto priced = price_logs(o);
+  std::cout << (o.json ? json_report(priced.logs, priced.report).dump(2) + "\n" : text_report(priced.logs, priced.report));
   return 0;
 }
 

@@ -2,6 +2,7 @@
 // Training logs against the model: `parasim calibrate from-log` reads Megatron-LM logs back
 // (calibrate/megatron_log.hpp) and prices them as `validate` prices a published run
 // (sim/megatron_log_run.hpp); `parasim calibrate fit` fits a per-cluster correction on them (sim/log_fit.hpp).
+#include <nlohmann/json.hpp>
 #include <optional>
 #include <string>
 #include <vector>
@@ -18,6 +19,9 @@ struct FromLogOptions {
   bool json = false;
   std::string out;  ///< calibrate fit: the corrected profile's file
 };
+
+/// The logs read and priced: the document `calibrate from-log --json` prints (for the Python module too).
+nlohmann::json from_log_json(const FromLogOptions& o);
 
 /// Prints the report; returns the exit code.
 int run_from_log(const FromLogOptions& o);

@@ -10,5 +10,6 @@ void bind_validate(pybind11::module_& m);  ///< Validation, validate
 void bind_model(pybind11::module_& m);     ///< Model, model_from_hf
 void bind_plan(pybind11::module_& m);      ///< Candidate, PlanReport, plan
 void bind_whatif(pybind11::module_& m);    ///< Variant, Study, whatif
+void bind_calibrate(pybind11::module_& m); ///< LogReport, from_log
 
 }  // namespace parasim::python

@@ -32,4 +32,5 @@ PYBIND11_MODULE(parasim, m) {
   parasim::python::bind_model(m);
   parasim::python::bind_plan(m);
   parasim::python::bind_whatif(m);
+  parasim::python::bind_calibrate(m);
 }

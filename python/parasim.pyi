@@ -185,3 +185,12 @@ def whatif(
     progress: Progress | None = None,
 ) -> Study:
     """Every combination of the varied keys' values, re-planned and simulated, as `parasim whatif` (help(parasim.whatif))."""
+
+class LogReport:
+    """Training logs read back: the run each states, its measured step time and parasim's prediction."""
+    logs: int
+    def to_dict(self) -> dict[str, Any]:
+        """The document `parasim calibrate from-log --json` prints."""
+
+def from_log(logs: Sequence[str], gpu: str, gpus_per_node: int = 8, nic_gbps: float | None = None, threads: int = 1) -> LogReport:
+    """Megatron-LM, torchtitan or NeMo logs priced as validate prices published runs, as `parasim calibrate from-log`."""

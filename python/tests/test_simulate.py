@@ -218,3 +218,27 @@ def test_whatif_keeps_the_headroom_it_is_given():
     text = cli_json("whatif", LAB, "--vary", "cluster.nodes=1,2", "--headroom", "70GiB", "--threads", "1", "--json")
     assert study.to_dict() == json.loads(text)
     assert study.variants[0].failure.startswith("no plan of the") and study.variants[1].fits
+
+
+def test_from_log_reads_nemo_torchtitan_and_megatron_logs_as_the_cli():
+    logs = ["tests/data/logs/nemo/gpt3_5b_64g.log", "tests/data/logs/torchtitan/llama3_8b_fsdp8.log",
+            "tests/data/logs/megatron/h100_gpt0.7b_mb4.log"]
+    report = parasim.from_log(logs, "h100-sxm5-80gb")
+    assert report.logs == 3
+    text = cli_json("calibrate", "from-log", *logs, "--gpu", "h100-sxm5-80gb", "--json")
+    assert json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n" == text
+    nemo, titan, megatron = report.to_dict()["logs"]
+    assert nemo["stack"] == "NeMo" and nemo["plan"] == "tp1 pp1 dp64 mb4 sp off recompute none zero 1"
+    assert nemo["predicted_iteration_s"] == 2.354099331977 and nemo["peak_counts"] == "none"
+    assert titan["stack"] == "torchtitan" and megatron["stack"] == "Megatron-LM"
+
+
+def test_from_log_errors_at_the_line_that_says_why():
+    with pytest.raises(parasim.InputError) as failed:
+        parasim.from_log(["tests/data/logs/nemo/no_steps.log"], "h100-sxm5-80gb")
+    assert failed.value.file == "tests/data/logs/nemo/no_steps.log" and failed.value.line == 68
+    assert "no step timing" in failed.value.message
+    with pytest.raises(parasim.InputError):
+        parasim.from_log(["tests/data/logs/nemo/gpt3_5b_64g.log"], "h100", gpus_per_node=8)
+    with pytest.raises(parasim.InputError):
+        parasim.from_log(["tests/data/logs/nemo/gpt3_5b_64g.log"], "h100-sxm5-80gb", threads=0)
