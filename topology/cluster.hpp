@@ -81,6 +81,8 @@ class Cluster {
   /// Links inside one node; node n's are the ids [n * links_per_node, (n + 1) * links_per_node), in
   /// the same order as node 0's, so a route inside node n is node 0's with its ids shifted.
   std::size_t links_per_node() const { return links_per_node_; }
+  /// The network's links (NIC cables and those between switches) come after every node's.
+  std::size_t first_network_link() const { return static_cast<std::size_t>(spec_.nodes) * links_per_node_; }
   Edge edge(std::size_t link_id) const { return edges_[link_id]; }
   /// Every cable is two links, a to b and b to a, with the ids 2k and 2k + 1.
   static std::size_t reverse_link(std::size_t link_id) { return link_id ^ 1U; }

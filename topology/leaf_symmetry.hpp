@@ -26,7 +26,6 @@ struct LeafPairImage {
     for (const auto& [a, b] : swaps) v = v == a ? b : v == b ? a : v;
     return v;
   }
-  bool moves(Vertex v) const { return back(v) != v; }
 };
 
 class LeafSymmetry {

@@ -49,7 +49,7 @@ void merge(std::vector<Hop>& hops) {
 // Node 0's links and the network's: routes inside a node are walked in node 0.
 std::vector<std::int64_t> link_costs(const Cluster& cluster) {
   std::vector<std::int64_t> cost;
-  const std::size_t network = static_cast<std::size_t>(cluster.node_count()) * cluster.links_per_node();
+  const std::size_t network = cluster.first_network_link();
   cost.reserve(cluster.links_per_node() + cluster.link_count() - network);
   for (std::size_t id = 0; id < cluster.links_per_node(); ++id) cost.push_back(link_cost(cluster.link(id)));
   for (std::size_t id = network; id < cluster.link_count(); ++id) cost.push_back(link_cost(cluster.link(id)));
@@ -68,7 +68,7 @@ Router::Router(const Cluster& cluster)
     : cluster_(&cluster),
       node_size_(cluster.node_size()),
       cost_(link_costs(cluster)),
-      network_links_(static_cast<std::size_t>(cluster.node_count()) * cluster.links_per_node()),
+      network_links_(cluster.first_network_link()),
       switch_graph_(std::make_unique<SwitchGraph>(cluster.switch_count())),
       symmetry_(cluster),
       node_routes_(new std::atomic<const NodeRoute*>[node_size_ * node_size_]) {
@@ -92,7 +92,6 @@ Router::Router(const Cluster& cluster)
   auto& sg = switch_graph_->graph;
   switch_links_.resize(switches);
   min_switch_link_cost_ = std::numeric_limits<std::int64_t>::max();
-  // Node links come first, node by node; the network's after them.
   for (std::size_t id = network_links_; id < cluster.link_count(); ++id) {
     const Edge e = cluster.edge(id);
     const Vertex u = boost::source(e, g), v = boost::target(e, g);

@@ -140,7 +140,8 @@ class Router {
   const LeafRoute& leaf_route(const LeafPairImage& image) const;
   /// A hop at a representative leaf, as it runs for the leaf pair `image` names.
   std::size_t renamed(const LeafRoute::End& end, const LeafPairImage& image) const;
-  /// Least-cost distances from every network switch to a leaf, by switch index.
+  /// Least-cost distances from every network switch to a leaf, by switch index. Called with
+  /// leaf_routes_mutex_ held: it fills network_distance_ on first use.
   const std::vector<std::int64_t>& distances_to(Vertex leaf) const;
   /// A NIC's cable to its leaf, both ways.
   struct NicCable {
