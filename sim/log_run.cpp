@@ -21,9 +21,4 @@ void place_log_run(MeasuredRun& run, const LogCluster& cluster) {
   run.nic_gbps_per_gpu = cluster.nic_gbps_per_gpu;
 }
 
-int megatron_padded_vocab(int vocab, int divisible, int tp) {
-  const long long multiple = static_cast<long long>(divisible) * tp;
-  return static_cast<int>((vocab + multiple - 1) / multiple * multiple);
-}
-
 }  // namespace parasim::sim

@@ -32,7 +32,6 @@ struct LogRun {
 LogRun log_run_named(const std::filesystem::path& file, std::string_view stack);
 /// Where it ran, as the user says: the GPU, the node (no larger than the run) and the network.
 void place_log_run(MeasuredRun& run, const LogCluster& cluster);
-/// The vocabulary as Megatron-LM and NeMo pad it: to a multiple of make_vocab_size_divisible_by × tp.
-int megatron_padded_vocab(int vocab, int divisible, int tp);
+
 
 }  // namespace parasim::sim

@@ -5,6 +5,7 @@
 
 #include "core/error.hpp"
 #include "workload/model.hpp"
+#include "workload/plan.hpp"
 
 namespace parasim::sim {
 namespace {
@@ -66,9 +67,9 @@ void read_model(const Arguments& a, int tp, LogRun& out) {
   if (auto padded = a.integer("padded_vocab_size", 1, workload::kMaxVocab)) {
     r.vocab = padded;
   } else if (auto vocab = a.integer("vocab_size", 1, workload::kMaxVocab)) {
-    r.vocab = megatron_padded_vocab(*vocab, divisible, tp);
+    r.vocab = workload::padded_vocab(*vocab, divisible, tp);
   } else if (a.text("tokenizer_type") == "GPT2BPETokenizer") {
-    r.vocab = megatron_padded_vocab(50257, divisible, tp);
+    r.vocab = workload::padded_vocab(50257, divisible, tp);
   }
   r.dropout = std::max(a.number("attention_dropout").value_or(0.1), a.number("hidden_dropout").value_or(0.1));
   const bool swiglu = a.flag("swiglu"), rmsnorm = a.text("normalization") == "RMSNorm";

@@ -7,6 +7,7 @@
 #include "calibrate/steady_steps.hpp"
 #include "core/error.hpp"
 #include "workload/model.hpp"
+#include "workload/plan.hpp"
 
 namespace parasim::sim {
 namespace {
@@ -69,7 +70,7 @@ void read_vocab(const calibrate::NemoLog& log, const Config& c, int tp, Measured
   // Without the padding line: the GPT-2 tokenizer's size, padded; other tokenizers' sizes are in files.
   const auto type = c.text("model.tokenizer.type").value_or("");
   if (type == "GPT2BPETokenizer" || type == "gpt2") {
-    r.vocab = megatron_padded_vocab(50257, c.integer("model.make_vocab_size_divisible_by", 1, workload::kMaxVocab).value_or(128), tp);
+    r.vocab = workload::padded_vocab(50257, c.integer("model.make_vocab_size_divisible_by", 1, workload::kMaxVocab).value_or(128), tp);
   }
 }
 

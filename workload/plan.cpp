@@ -1,6 +1,7 @@
 #include "workload/plan.hpp"
 
 #include <algorithm>
+#include <climits>
 #include <cmath>
 #include <fmt/format.h>
 #include <limits>
@@ -119,9 +120,12 @@ double Plan::gradient_bucket_params() const {
   return bucket_params > 0 ? bucket_params : std::max(40e6, 1e6 * data_ranks());
 }
 
-int padded_vocab(const ModelSpec& model, int tp) {
-  const int multiple = 128 * tp;
-  return (model.vocab + multiple - 1) / multiple * multiple;
+int padded_vocab(const ModelSpec& model, int tp) { return padded_vocab(model.vocab, 128, tp); }
+
+int padded_vocab(int vocab, int divisible, int tp) {
+  const long long multiple = static_cast<long long>(divisible) * tp;
+  // Past int's range it saturates (and fails the model's vocabulary bound), never wraps.
+  return static_cast<int>(std::min<long long>((vocab + multiple - 1) / multiple * multiple, INT_MAX));
 }
 
 std::vector<int> layers_per_chunk(const Plan& plan, const ModelSpec& model) {

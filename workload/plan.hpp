@@ -137,6 +137,8 @@ std::vector<ParallelDim> full_order(const std::vector<ParallelDim>& order);
 
 /// Vocabulary padded as Megatron-LM pads it: to a multiple of 128 · tp.
 int padded_vocab(const ModelSpec& model, int tp);
+/// A vocabulary padded as Megatron-LM and NeMo pad it: to a multiple of `divisible` × tp.
+int padded_vocab(int vocab, int divisible, int tp);
 
 /// Layers of each model chunk in pipeline order (chunk c runs on stage c % pp).
 std::vector<int> layers_per_chunk(const Plan& plan, const ModelSpec& model);
