@@ -408,7 +408,13 @@ Estimate AnalyticCost::estimate(const Plan& p) {
       } else if (!deepspeed && training_->zero3_backward_prefetch == workload::Zero3Prefetch::pre) {
         between_layers = std::max(0.0, gather + scatter - layer_backward);
       }
-      dp += m * (gather + std::max(0.0, n * gather - st.forward) + n * between_layers + regathered * gather);
+      if (workload::zero3_holds_stage(p, *training_)) {
+        // Held for the step (workload/zero3.hpp): gathered by the first micro-batch's forward, every
+        // layer's gradient reduce-scattered after the last backward, exposed until the step ends.
+        dp += gather + std::max(0.0, n * gather - st.forward) + n * scatter;
+      } else {
+        dp += m * (gather + std::max(0.0, n * gather - st.forward) + n * between_layers + regathered * gather);
+      }
       if (p.zero_group > 0 && p.zero_group < p.data_ranks()) dp += collective(p, Collective::all_reduce, Group::replica, dense / zg * grad_bytes);
     }
     if (expert > 0 && p.expert_data_ranks() > 1) {

@@ -40,7 +40,9 @@ const char* const kFillPolicy =
     "           hooks, DeepSpeed's optimizers), and ZeRO is DeepSpeed's: ZeRO-1 all-reduces the fp32\n"
     "           gradients in full (its bf16 optimizer), ZeRO-3 gathers a module at a time, again after a\n"
     "           recompute, and reduces gradients in buckets of 5e8; else Megatron-LM's distributed\n"
-    "           optimizer (gradients reduce-scattered) and FSDP's ZeRO-3 (a layer gathered and reduced whole).\n"
+    "           optimizer (gradients reduce-scattered) and FSDP's ZeRO-3 (a layer gathered and reduced whole; under\n"
+    "           a pipeline a stage held gathered, its gradients unsharded, for the step, as PyTorch's pipeline\n"
+    "           stage runs it).\n"
     "           moe: the llama block with every MLP a mixture of `experts` (top_k, shared_experts from the row)\n"
     "           of expert_ffn_hidden (absent: ffn_hidden), dropless, balanced (NVIDIA's MoE benchmarks force it).\n"
     "  stack    the stack the source names sets what the row does not print, as it ran then: llm-foundry (Composer,\n"
@@ -55,8 +57,9 @@ const char* const kFillPolicy =
     "           weight, not 10); torchtitan (2024) attends through PyTorch's SDPA, whose flash backend is\n"
     "           FlashAttention-2 (on Hopper at the Ampere instruction rate), takes its loss with PyTorch's\n"
     "           cross_entropy over fp32 logits, checkpoints selectively op by op (the attention outputs and every\n"
-    "           second matmul kept) and, without pipeline parallelism, runs a rank's local batch as one micro-batch.\n"
-    "           Other sources: the rules below alone.\n"
+    "           second matmul kept) and runs a rank's local batch as one micro-batch, or under a pipeline as pp\n"
+    "           micro-batches (pipeline_parallel_microbatches) with 1F1B (its default schedule). Other sources: the\n"
+    "           rules below alone.\n"
     "  plan     overlap flags absent: off (Megatron-LM's defaults); sp absent with eager attention: off (it came\n"
     "           with Megatron-LM's 2022 release), and eager attention without sp is the 2021 stacks' synchronous TP\n"
     "           all-reduce of the input gradients (after the weight gradients). Absent micro_batch {1,2,4,8}, sp\n"
@@ -287,6 +290,15 @@ void apply_stack_defaults(const MeasuredRun& r, RowScenario& s, Plan& p) {
       s.micro_batch_by_stack = true;
       s.filled.push_back(fmt::format("micro_batch={} (torchtitan: the local batch in one step)", p.micro_batch));
     }
+    // With a pipeline the local batch is split into pipeline_parallel_microbatches, by default the
+    // pipeline degree.
+    const long long local = r.global_batch % r.dp == 0 ? r.global_batch / r.dp : 0;
+    if (!r.micro_batch && r.pp > 1 && local > 0 && local % r.pp == 0) {
+      p.micro_batch = static_cast<int>(local / r.pp);
+      s.micro_batch_by_stack = true;
+      s.filled.push_back(fmt::format("micro_batch={} (torchtitan 2024: the local batch in pipeline_parallel_microbatches = pp micro-batches)",
+                                     p.micro_batch));
+    }
   }
   if (s.stack == SoftwareStack::megatron_deepspeed && s.training.precision == Precision::bf16 && !s.training.gradient_accumulation_fusion) {
     s.training.gradient_accumulation_copy = true;
@@ -405,6 +417,8 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
       s.filled.push_back("vpp=1 (Megatron-DeepSpeed: no interleaved schedule)");
     } else if (s.stack == SoftwareStack::megatron_lm && !interleaved) {
       s.filled.push_back("vpp=1 (Megatron-LM: 1F1B unless --num-layers-per-virtual-pipeline-stage is given)");
+    } else if (s.stack == SoftwareStack::torchtitan && !interleaved) {
+      s.filled.push_back("vpp=1 (torchtitan 2024: pipeline_parallel_schedule 1F1B unless another is given)");
     } else if (eager) {
       s.vpp_choices = interleaved ? std::vector<int>{2, 4} : std::vector<int>{1, 2, 4};
     } else {

@@ -7,6 +7,7 @@
 #include "workload/moe_ops.hpp"
 #include "workload/pass_times.hpp"
 #include "workload/schedule.hpp"
+#include "workload/zero3.hpp"
 
 namespace parasim::workload {
 
@@ -169,6 +170,7 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
   bool any_dense = false, any_moe = false;
   for (int l = 0; l < m.layers; ++l) (m.moe_layer(l) ? any_moe : any_dense) = true;
   const double largest_layer = std::max(any_dense ? kinds.dense.total() : 0.0, any_moe ? kinds.moe.total() : 0.0);
+  const bool holds_stage = zero3_holds_stage(plan, tr);
 
   // Activation bytes of one micro-batch of each kind of layer (dense, MoE), by recompute setting.
   BlockShape shape{plan.micro_batch, tr.seq_len, plan.tp, plan.sp, Recompute::none, plan.cp, plan.cp_kind, plan.ep, plan.expert_tp()};
@@ -214,6 +216,10 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
     };
     s.weights = sharded(tr.weight_bytes(), 3);
     s.gradients = sharded(tr.gradient_bytes(), 2);
+    // FSDP under a pipeline accumulates the stage's gradients unsharded until the step's last
+    // backward reduce-scatters them, in the reduction's format (fp32 where gradients reduce in fp32:
+    // FSDPParam.to_accumulated_grad_if_needed).
+    if (holds_stage) s.gradients += Bytes(s.parameters * tr.gradient_bytes());
     s.optimizer = sharded(tr.optimizer_bytes_per_param, 1);
 
     // Bytes of one micro-batch of each local chunk; the peak over the schedule of the chunks alive.
@@ -273,10 +279,15 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
     s.activations = Bytes(peak + working);
 
     // Pipeline: the activation received and the gradient to send, e·s·b·h/(t·cp) each with SP or
-    // Megatron's scatter-gather. ZeRO-3: the layer in use and the one prefetched, gathered.
+    // Megatron's scatter-gather. ZeRO-3: the layer in use and the one prefetched, gathered, or
+    // held for the step under a pipeline (workload/zero3.hpp): the stage's every parameter.
     const double e = tr.element_bytes();
     double buffers = plan.pp > 1 ? 2 * e * plan.micro_batch * tr.seq_len * m.hidden / (plan.tp * plan.cp) : 0.0;
-    if (plan.zero >= 3) buffers += 2 * largest_layer * tr.weight_bytes();
+    if (holds_stage) {
+      buffers += s.parameters * tr.weight_bytes();
+    } else if (plan.zero >= 3) {
+      buffers += 2 * largest_layer * tr.weight_bytes();
+    }
     s.buffers = Bytes(buffers);
     const double tensors = (s.weights + s.gradients + s.optimizer + s.activations + s.buffers).value();
     s.allowance = Bytes(kFixedAllowanceBytes + kFragmentation * tensors);

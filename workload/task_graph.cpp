@@ -98,7 +98,7 @@ class Builder {
  public:
   Builder(const ModelSpec& m, const TrainingSpec& tr, const Plan& p)
       : m_(m), tr_(tr), p_(p), layout_(p), sizes_(layers_per_chunk(p, m)), first_(first_layer_of_chunk(p, m)),
-        recompute_(layer_recompute(p, m)), micro_(p.micro_batches()) {
+        recompute_(layer_recompute(p, m)), micro_(p.micro_batches()), holds_stage_(zero3_holds_stage(p, tr)) {
     g_.stages = p.pp;
     g_.micro_batches = micro_;
     g_.tp = p.tp;
@@ -116,8 +116,11 @@ class Builder {
     schedule_ = pipeline_schedule(planned_shape(m, tr, p));
     for (int s = 0; s < p.pp; ++s) stage_chunks_.push_back(stage_chunks(p, s));
     last_gradient_mb_.assign(static_cast<std::size_t>(p.pp * chunks), -1);
+    first_forward_mb_.assign(static_cast<std::size_t>(p.pp * chunks), -1);
     for (int s = 0; s < p.pp; ++s) {
       for (const auto& step : schedule_[static_cast<std::size_t>(s)]) {
+        auto& first_forward = first_forward_mb_[static_cast<std::size_t>(s * chunks + model_chunk(s, step))];
+        if (step.pass == Pass::forward && first_forward < 0) first_forward = step.microbatch;
         if (step.pass == Pass::forward || (step.pass == Pass::backward && step.defers_weight)) continue;
         last_gradient_mb_[static_cast<std::size_t>(s * chunks + model_chunk(s, step))] = step.microbatch;
       }
@@ -469,7 +472,7 @@ class Builder {
     for (const auto& group : groups) {
       std::int64_t last = kNone;
       for (const auto& w : group.weights) last = std::max(last, emit_weight(w));
-      if (group.layer >= 0 && (p_.zero >= 2 || last_gradients(stage, chunk, mb))) gradient_ready(stage, group.layer, mb, last);
+      if (group.layer >= 0 && reduces_gradients(stage, chunk, mb)) gradient_ready(stage, group.layer, mb, last);
     }
     groups.clear();
   }
@@ -482,6 +485,15 @@ class Builder {
   /// and ZeRO-1 gradients are reduced once, after it.
   bool last_gradients(int stage, int chunk, int mb) const {
     return last_gradient_mb_[static_cast<std::size_t>(stage * p_.chunks() + chunk)] == mb;
+  }
+  /// Whether the micro-batch's forward is the stage's first of the chunk.
+  bool first_forward(int stage, int chunk, int mb) const {
+    return first_forward_mb_[static_cast<std::size_t>(stage * p_.chunks() + chunk)] == mb;
+  }
+  /// Whether a layer's gradient is reduced after this micro-batch: every micro-batch under ZeRO-2
+  /// and ZeRO-3, except where the stage holds its gradients for the step (workload/zero3.hpp).
+  bool reduces_gradients(int stage, int chunk, int mb) const {
+    return (p_.zero >= 2 && !holds_stage_) || last_gradients(stage, chunk, mb);
   }
 
   void build_stage(int stage) {
@@ -682,7 +694,8 @@ class Builder {
     std::int64_t previous_layer = kNone;  // first compute task of the layer before
     for (int l = first; l < first + sizes_[static_cast<std::size_t>(chunk)]; ++l) {
       const Recompute r = recompute_[static_cast<std::size_t>(l)];
-      const auto gathered = zero3_gather(stage, Phase::forward, mb, chunk, l, previous_layer);
+      const bool gather = !holds_stage_ || first_forward(stage, chunk, mb);
+      const auto gathered = gather ? zero3_gather(stage, Phase::forward, mb, chunk, l, previous_layer) : kNone;
       const auto before = g_.tasks.size();
       previous_layer = static_cast<std::int64_t>(before);
       prev = block_forward(stage, Phase::forward, BlockKind::attention, r, mb, chunk, l, prev);
@@ -767,13 +780,13 @@ class Builder {
     const int first = first_[static_cast<std::size_t>(chunk)];
     std::int64_t previous_layer = kNone;  // first compute task of the layer after (backward runs down)
     std::int64_t prefetched = kNone;      // this layer's gather, issued during the layer after (post, pre)
-    const bool prefetch = p_.zero == 3 && tr_.zero3_engine == Zero3Engine::fsdp && tr_.zero3_backward_prefetch != Zero3Prefetch::none;
+    const bool prefetch = p_.zero == 3 && !holds_stage_ && tr_.zero3_engine == Zero3Engine::fsdp && tr_.zero3_backward_prefetch != Zero3Prefetch::none;
     for (int l = first + sizes_[static_cast<std::size_t>(chunk)] - 1; l >= first; --l) {
       const Recompute r = recompute_[static_cast<std::size_t>(l)];
       note_in();
       // Without prefetch a layer's gather is issued when its backward is reached, so on the one
       // collective stream it queues behind the reduce-scatter of the layer after.
-      const auto gathered = prefetched != kNone ? prefetched : zero3_gather(stage, Phase::backward_input, mb, chunk, l, previous_layer);
+      const auto gathered = prefetched != kNone || holds_stage_ ? prefetched : zero3_gather(stage, Phase::backward_input, mb, chunk, l, previous_layer);
       prefetched = kNone;
       const auto first_of_layer = g_.tasks.size();
       previous_layer = static_cast<std::int64_t>(first_of_layer);
@@ -808,12 +821,16 @@ class Builder {
         const std::int64_t issued_after = tr_.zero3_backward_prefetch == Zero3Prefetch::pre ? static_cast<std::int64_t>(first_of_layer) : gradients;
         prefetched = zero3_gather(stage, Phase::backward_input, mb, chunk, l - 1, issued_after);
       }
-      if (!defer_weights_ && (p_.zero >= 2 || last_gradients(stage, chunk, mb))) gradient_ready(stage, l, mb, gradients);
+      if (!defer_weights_ && !holds_stage_ && reduces_gradients(stage, chunk, mb)) gradient_ready(stage, l, mb, gradients);
     }
     if (first_chunk) {
       // A first chunk that holds the embedding alone starts its backward with it.
       note_in();
       prev = block_backward(stage, BlockKind::embedding, Recompute::none, mb, chunk, -1, prev, nullptr);
+    }
+    // A held stage reduce-scatters the chunk's layers once its last backward is done.
+    if (!defer_weights_ && holds_stage_ && reduces_gradients(stage, chunk, mb)) {
+      for (int l = first + sizes_[static_cast<std::size_t>(chunk)] - 1; l >= first; --l) gradient_ready(stage, l, mb, prev);
     }
     bwd_in_[slot(chunk, mb)] = in;
     bwd_out_[slot(chunk, mb)] = prev;
@@ -1128,6 +1145,8 @@ class Builder {
   std::vector<std::vector<ScheduleStep>> schedule_;                   // per stage
   std::vector<std::vector<int>> stage_chunks_;                        // per stage: its model chunks
   std::vector<int> last_gradient_mb_;  // per (stage, chunk): the micro-batch whose backward ends its gradients
+  std::vector<int> first_forward_mb_;  // per (stage, chunk): the micro-batch of its first forward
+  bool holds_stage_ = false;           // ZeRO-3 holds the stage gathered for the step (workload/zero3.hpp)
   bool defer_weights_ = false;         // the backward being built defers its weight gradients
   std::unordered_map<std::size_t, std::size_t> paired_forward_;  // an F&B pair's backward slot -> its forward's
   // F&B steps: the lane being built (0 the forward, 1 the backward), each lane's compute segments.

@@ -20,4 +20,8 @@ int zero3_reduce_scatters(const TrainingSpec& tr, double gradients) {
   return static_cast<int>(std::max(1.0, std::ceil(gradients / kDeepSpeedReduceBucketGradients)));
 }
 
+bool zero3_holds_stage(const Plan& plan, const TrainingSpec& tr) {
+  return plan.zero >= 3 && plan.pp > 1 && tr.zero3_engine == Zero3Engine::fsdp;
+}
+
 }  // namespace parasim::workload

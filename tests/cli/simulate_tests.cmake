@@ -87,14 +87,15 @@ parasim_cli_test(NAME simulate_eager_head_dim_off_16_bytes ARGS simulate scenari
 # the casts, 571.3 ms with them.
 parasim_cli_test(NAME simulate_fp8_input_casts ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set training.precision=fp8
                  STDOUT_REGEX "Iteration +571.3 ms")
-# FSDP's backward prefetch on the lab job as ZeRO-3: without it each layer's gather waits behind the
-# previous layer's reduce-scatter (951.8 ms); BACKWARD_POST issues it first (851.4 ms); BACKWARD_PRE
-# while the previous layer computes (785.4 ms).
-parasim_cli_test(NAME simulate_zero3_prefetch_none ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.zero=3 STDOUT_REGEX "Iteration +951.8 ms")
-parasim_cli_test(NAME simulate_zero3_prefetch_post ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.zero=3
-                 --set training.zero3_backward_prefetch=post STDOUT_REGEX "Iteration +851.4 ms")
-parasim_cli_test(NAME simulate_zero3_prefetch_pre ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.zero=3
-                 --set training.zero3_backward_prefetch=pre STDOUT_REGEX "Iteration +785.4 ms")
+# FSDP's backward prefetch on the lab job as ZeRO-3 without its pipeline (tp2 dp8): without it each
+# layer's gather waits behind the previous layer's reduce-scatter (1.089 s); BACKWARD_POST issues it
+# first (837.2 ms); BACKWARD_PRE while the previous layer computes (707.3 ms).
+parasim_cli_test(NAME simulate_zero3_prefetch_none ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.zero=3 --set plan.pp=1 --set plan.dp=8
+                 STDOUT_REGEX "Iteration +1.089 s")
+parasim_cli_test(NAME simulate_zero3_prefetch_post ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.zero=3 --set plan.pp=1 --set plan.dp=8
+                 --set training.zero3_backward_prefetch=post STDOUT_REGEX "Iteration +837.2 ms")
+parasim_cli_test(NAME simulate_zero3_prefetch_pre ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --set plan.zero=3 --set plan.pp=1 --set plan.dp=8
+                 --set training.zero3_backward_prefetch=pre STDOUT_REGEX "Iteration +707.3 ms")
 # Meta's Llama 3 405B plan on 16,384 H100 as the paper describes it (FSDP: gradients and optimizer sharded,
 # zero 2) fits, as it ran (issue 25): every stage within 79.65 GiB, the fullest (stage 1) at 70.76 GiB.
 parasim_cli_test(NAME simulate_llama3_405b_fits ARGS simulate scenarios/jobs/llama3-405b-16k-h100.yaml --fail-on-oom

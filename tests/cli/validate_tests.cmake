@@ -62,6 +62,13 @@ parasim_cli_test(NAME validate_torchtitan_memory_reserved ARGS validate tests/da
                  STDOUT_REGEX "micro_batch=2 \\(torchtitan: the local batch in one step\\)\n    memory: [0-9.]+ GiB modelled as max reserved, the source printed 82.4 GiB")
 parasim_cli_test(NAME validate_torchtitan_memory_reserved_json ARGS validate tests/data/validation/stacks.yaml --json
                  JSON rows.4.id=torchtitan-t1-llama31-8b-8g-fsdp rows.4.memory_kind=reserved)
+# torchtitan under a pipeline (its 405B 3D row): the local batch of 32 in pp = 8 micro-batches
+# (pipeline_parallel_microbatches' default), 1F1B (its default schedule), and FSDP holding each
+# stage gathered with its gradients unsharded in fp32 for the step, as PyTorch's pipeline stage runs it.
+parasim_cli_test(NAME validate_torchtitan_pipeline_defaults ARGS validate tests/data/validation/stacks.yaml --explain torchtitan-t5-llama31-405b-512g-1f1b
+                 STDOUT_REGEX "tp8 pp8 dp8 mb4 sp on recompute full zero 3" "vpp=1 \\(torchtitan 2024: pipeline_parallel_schedule 1F1B"
+                              "micro_batch=4 \\(torchtitan 2024: the local batch in pipeline_parallel_microbatches = pp micro-batches\\)"
+                              "memory: peak 69.58 GiB on stage 1 [^\n]*\n    weights 1.484 GiB  gradients 26.72 GiB  optimizer 8.907 GiB  [^\n]*buffers 12.13 GiB")
 parasim_cli_test(NAME validate_stack_defaults_json ARGS validate tests/data/validation/stacks.yaml --json
                  JSON rows.2.plan=tp4\ pp8\ vpp5\ dp2\ mb1\ sp\ on\ recompute\ none\ zero\ 1 rows.3.plan=tp8\ pp2\ dp24\ mb1\ sp\ off\ recompute\ full\ zero\ 1)
 # The issue's targets on the published files (they need ../shared beside the repository, hence the
@@ -123,9 +130,9 @@ set(interval_rows tests/data/validation/sample.yaml tests/data/validation/stacks
                   tests/data/validation/megatron_two_rows.yaml tests/data/validation/published_memory.yaml)
 parasim_cli_test(NAME validate_intervals ARGS validate ${interval_rows} MAX_COLUMNS 120
                  STDOUT_REGEX "80% interval: the error model \\(sim/error_model.hpp\\) fitted without the row's family"
-                              "rule of thumb MAPE +80% interval covers\n-+\nall rows +19 +[0-9.]+% +[0-9.]+% +[0-9]+%\n")
+                              "rule of thumb MAPE +80% interval covers\n-+\nall rows +20 +[0-9.]+% +[0-9.]+% +[0-9]+%\n")
 parasim_cli_test(NAME validate_intervals_json ARGS validate ${interval_rows} --json
-                 JSON summary.intervals=19 rows.0.id=foundry-130-125m-a100_80gb-8g-s65536-amp_bf16
+                 JSON summary.intervals=20 rows.0.id=foundry-130-125m-a100_80gb-8g-s65536-amp_bf16
                  STDOUT_REGEX "\"interval\": \\{\n +\"hi\": [0-9.e-]+,\n +\"lo\": [0-9.e-]+\n" "\"interval_coverage\": [0-9.]+")
 parasim_cli_test(NAME validate_fit_error_model ARGS validate ${interval_rows} --fit-error-model ${CMAKE_CURRENT_BINARY_DIR}/error_model.yaml
                  FILE ${CMAKE_CURRENT_BINARY_DIR}/error_model.yaml REPEAT)

@@ -41,14 +41,18 @@ parasim_cli_test(NAME tasks_cross_entropy_torch ARGS tasks scenarios/jobs/llama2
                  JSON memory.stages.1.activations_bytes=5135925248.0)
 parasim_cli_test(NAME tasks_cross_entropy_unknown ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set training.cross_entropy=fast RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/cross_entropy_unknown.expected)
-# ZeRO-3 with full recompute on the lab job (16 layers a stage, 2 stages, 8 micro-batches): FSDP
-# gathers each layer for forward and once for recompute and backward (2 x 16 x 8 x 2 = 512);
+# ZeRO-3 with full recompute on the lab job without its pipeline (tp2 dp8: 32 layers, 4 micro-batches):
+# FSDP gathers each layer for forward and once for recompute and backward (2 x 32 x 4 = 256);
 # DeepSpeed gathers module by module (6 a layer: two norms, QKV, projection, two MLP matrices) and,
-# its recompute releasing them, again for backward (3 x 6 x 16 x 8 x 2 = 4608).
-parasim_cli_test(NAME tasks_zero3_fsdp_gathers ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set plan.zero=3 --set plan.recompute=full --json
-                 JSON "tasks.by_kind.dp all_gather=512")
+# its recompute releasing them, again for backward (3 x 6 x 32 x 4 = 2304). Under the job's pipeline
+# (2 stages of 16 layers, 8 micro-batches) FSDP holds each stage gathered for the step, as PyTorch's
+# pipeline stage runs it: one gather and one reduce-scatter a layer (32 each).
+parasim_cli_test(NAME tasks_zero3_fsdp_gathers ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set plan.zero=3 --set plan.recompute=full
+                 --set plan.pp=1 --set plan.dp=8 --json JSON "tasks.by_kind.dp all_gather=256")
 parasim_cli_test(NAME tasks_zero3_deepspeed_gathers ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set plan.zero=3 --set plan.recompute=full
-                 --set training.zero3_engine=deepspeed --json JSON "tasks.by_kind.dp all_gather=4608")
+                 --set plan.pp=1 --set plan.dp=8 --set training.zero3_engine=deepspeed --json JSON "tasks.by_kind.dp all_gather=2304")
+parasim_cli_test(NAME tasks_zero3_fsdp_pipeline_gathers ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set plan.zero=3 --set plan.recompute=full --json
+                 JSON "tasks.by_kind.dp all_gather=32" "tasks.by_kind.dp reduce_scatter=32")
 # GPT-3 175B on 1024 GPUs as pure ZeRO-3 (one micro-batch each): a layer's 1.81 B gradients are one
 # reduce-scatter under FSDP (96) and four under DeepSpeed's 5e8-gradient bucket (384).
 parasim_cli_test(NAME tasks_zero3_fsdp_reduce_scatters ARGS tasks scenarios/jobs/gpt3-175b-1024-a100.yaml --set plan.tp=1 --set plan.pp=1

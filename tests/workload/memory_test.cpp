@@ -90,6 +90,32 @@ TEST_CASE("model state per ZeRO stage, by hand") {
   CHECK(memory_per_stage(m, tr, p, Bytes(80e9)).stages[0].optimizer.value() == doctest::Approx(12 * P / 4).scale(0));
 }
 
+TEST_CASE("ZeRO-3 under a pipeline: FSDP holds the stage gathered and its gradients unsharded; DeepSpeed gathers a layer at a time") {
+  // Two stages of 4 layers, ZeRO-3 over 8 ranks. Stage 1 holds P1 parameters (layers, final norm,
+  // untied head); a layer L of them.
+  const auto m = test::small_gpt(8);
+  const auto tr = test::training(1024);
+  auto p = test::plan(1, 2, 8, 1, 64);
+  p.zero = 3;
+  const double P1 = stage_parameters(m, p, 1), L = layer_parameters(m, p, 4).total();
+  const double pipeline = 2 * 2.0 * p.micro_batch * tr.seq_len * m.hidden;  // received activation, gradient to send
+  const auto fsdp = memory_per_stage(m, tr, p, Bytes(80e9)).stages[1];
+  // The shard's fp32 gradients, and every parameter's gradient accumulated unsharded in fp32 (the
+  // reduction's format) until the last backward.
+  CHECK(fsdp.gradients.value() == doctest::Approx(4 * P1 / 8 + 4 * P1).scale(0));
+  // Every parameter of the stage gathered in bf16 from its first forward to the step's end.
+  CHECK(fsdp.buffers.value() == doctest::Approx(pipeline + 2 * P1).scale(0));
+  auto deepspeed_tr = tr;
+  deepspeed_tr.zero3_engine = Zero3Engine::deepspeed;
+  const auto deepspeed = memory_per_stage(m, deepspeed_tr, p, Bytes(80e9)).stages[1];
+  CHECK(deepspeed.gradients.value() == doctest::Approx(4 * P1 / 8).scale(0));
+  CHECK(deepspeed.buffers.value() == doctest::Approx(pipeline + 2 * 2 * L).scale(0));
+  // Without a pipeline FSDP too gathers the layer in use and the next.
+  p = test::plan(1, 1, 8, 1, 64);
+  p.zero = 3;
+  CHECK(memory_per_stage(m, tr, p, Bytes(80e9)).stages[0].buffers.value() == doctest::Approx(2 * 2 * L).scale(0));
+}
+
 TEST_CASE("GPT-3 175B with TP8 PP8 on A100-80GB fits with full recompute, not without") {
   const auto m = test::gpt175b();
   const auto tr = test::training(2048, AttentionKernel::eager);

@@ -147,6 +147,37 @@ TEST_CASE("ZeRO stages issue the collectives their sharding implies") {
   CHECK(c.at("dp.all_reduce") == 1);
 }
 
+TEST_CASE("FSDP under a pipeline gathers each layer once a step and reduce-scatters it after the last backward") {
+  const auto m = test::small_gpt(4);
+  auto p = test::plan(1, 2, 4, 1, 16);  // two stages of two layers, 4 micro-batches
+  p.zero = 3;
+  const auto g = build_tasks(m, test::training(1024), p);
+  const auto c = count_by(g);
+  CHECK(c.at("dp.all_gather") == 4);
+  CHECK(c.at("dp.reduce_scatter") == 4);
+  // The gathers belong to the first micro-batch's forward, the reduce-scatters to the last one's
+  // backward, after its whole backward of the stage (the layer's gradient and the one below it).
+  for (std::uint32_t t = 0; t < g.tasks.size(); ++t) {
+    const auto& task = g.tasks[t];
+    if (task.kind != TaskKind::collective || task.dim != CommDim::dp) continue;
+    CAPTURE(t);
+    if (task.collective == Collective::all_gather) {
+      CHECK(task.phase == Phase::forward);
+      CHECK(task.microbatch == 0);
+    } else {
+      CHECK(task.microbatch == 3);
+      for (auto d : g.dependencies(t)) {
+        if (g.tasks[d].kind == TaskKind::compute) CHECK(g.tasks[d].layer == (task.stage == 0 ? -1 : 2));
+      }
+    }
+  }
+  // DeepSpeed's engine gathers per micro-batch still (and cannot pipeline; its count is the graph's).
+  auto tr = test::training(1024);
+  tr.zero3_engine = Zero3Engine::deepspeed;
+  CHECK(count_by(build_tasks(m, tr, p)).at("dp.reduce_scatter") == 4 * 4);
+  CHECK(acyclic(g));
+}
+
 TEST_CASE("collective groups follow the dimension order") {
   const auto m = test::small_gpt(4);
   auto p = test::plan(2, 2, 2, 1, 4);
