@@ -12,7 +12,7 @@ FluidModel::ResourceId FluidModel::add_resource(double capacity) {
   return static_cast<ResourceId>(resources_.size() - 1);
 }
 
-FluidModel::ActivityId FluidModel::start(double amount, std::vector<Usage> usage, double cap, double efficiency) {
+FluidModel::ActivityId FluidModel::start(double amount, std::span<const Usage> usage, double cap, double efficiency) {
   ActivityId id;
   if (!free_.empty()) {
     id = free_.back();
@@ -21,25 +21,31 @@ FluidModel::ActivityId FluidModel::start(double amount, std::vector<Usage> usage
     id = static_cast<ActivityId>(activities_.size());
     activities_.emplace_back();
     activity_stamp_.push_back(0);
+    slot_.push_back(0);
   }
-  Activity a;
-  a.remaining = amount;
-  a.cap = cap;
-  a.efficiency = efficiency;
-  a.running = true;
-  a.usage = std::move(usage);
-  for (const auto& u : a.usage) resources_[u.resource].users.push_back(id);
-  const bool shares = !a.usage.empty();
-  activities_[id] = std::move(a);
+  // A reused id keeps its usage vector's storage: a collective's start allocates nothing.
+  Activity& act = activities_[id];
+  act.remaining = 0;
+  act.cap = cap;
+  act.efficiency = efficiency;
+  act.share = 0;
+  act.rate = 0;
+  act.running = true;
+  act.dirty = true;
+  act.usage.assign(usage.begin(), usage.end());
+  for (const auto& u : act.usage) resources_[u.resource].users.push_back(id);
+  slot_[id] = static_cast<std::uint32_t>(running_list_.size());
   running_list_.push_back(id);
+  run_remaining_.push_back(amount);
+  run_rate_.push_back(0);
   ++running_;
-  if (shares) {
+  if (!act.usage.empty()) {
     mark_dirty(id);
   } else {
-    auto& act = activities_[id];
     act.dirty = false;
     act.share = std::isfinite(act.cap) ? act.cap : 0.0;
     act.rate = act.share * act.efficiency;
+    publish_rate(id);
   }
   return id;
 }
@@ -52,6 +58,7 @@ void FluidModel::set_cap(ActivityId a, double cap) {
   if (act.usage.empty() && !act.dirty) {
     act.share = cap;
     act.rate = cap * act.efficiency;
+    publish_rate(a);
     return;
   }
   mark_dirty(a);
@@ -63,6 +70,7 @@ void FluidModel::set_efficiency(ActivityId a, double efficiency) {
   act.efficiency = efficiency;
   // Efficiency scales the activity's own progress after the allocation; others are unaffected.
   act.rate = act.share * efficiency;
+  publish_rate(a);
 }
 
 void FluidModel::mark_dirty(ActivityId a) {
@@ -174,6 +182,7 @@ void FluidModel::fill_component() {
       act.share = std::isfinite(level) ? level : 0.0;
       act.rate = act.share * act.efficiency;
       act.dirty = false;
+      publish_rate(c.component[k]);
       for (std::size_t j = c.first_use[k]; j < c.first_use[k + 1]; ++j) {
         const auto i = c.uses[j].slot;
         c.left[i] -= c.uses[j].weight * level;
@@ -188,15 +197,15 @@ void FluidModel::fill_component() {
     auto& act = activities_[c.component[k]];
     act.share = act.rate = 0.0;
     act.dirty = false;
+    publish_rate(c.component[k]);
   }
 }
 
 double FluidModel::next_completion() {
   solve();
   double best = kUnlimited;
-  for (ActivityId a : running_list_) {
-    const auto& act = activities_[a];
-    if (act.rate > 0) best = std::min(best, act.remaining / act.rate);
+  for (std::size_t i = 0; i < run_rate_.size(); ++i) {
+    if (run_rate_[i] > 0) best = std::min(best, run_remaining_[i] / run_rate_[i]);
   }
   return best;
 }
@@ -207,10 +216,10 @@ void FluidModel::advance(double dt, std::vector<ActivityId>& done, double tolera
   solve();
   auto& finished = scratch_.finished;
   finished.clear();
-  for (ActivityId a : running_list_) {
-    auto& act = activities_[a];
-    act.remaining -= act.rate * dt;
-    if (act.remaining <= act.rate * tolerance || act.remaining <= 0) finished.push_back(a);
+  for (std::size_t i = 0; i < run_rate_.size(); ++i) {
+    double& left = run_remaining_[i];
+    left -= run_rate_[i] * dt;
+    if (left <= run_rate_[i] * tolerance || left <= 0) finished.push_back(running_list_[i]);
   }
   if (finished.empty()) return;
   std::sort(finished.begin(), finished.end());
@@ -229,8 +238,19 @@ void FluidModel::advance(double dt, std::vector<ActivityId>& done, double tolera
     done.push_back(a);
   }
   for (ActivityId a : finished) finished_last_.push_back(a);
-  running_list_.erase(std::remove_if(running_list_.begin(), running_list_.end(), [&](ActivityId a) { return !activities_[a].running; }),
-                      running_list_.end());
+  // Close the gaps, keeping the start order.
+  std::size_t kept = 0;
+  for (std::size_t i = 0; i < running_list_.size(); ++i) {
+    const ActivityId a = running_list_[i];
+    if (!activities_[a].running) continue;
+    running_list_[kept] = a;
+    run_remaining_[kept] = run_remaining_[i];
+    run_rate_[kept] = run_rate_[i];
+    slot_[a] = static_cast<std::uint32_t>(kept++);
+  }
+  running_list_.resize(kept);
+  run_remaining_.resize(kept);
+  run_rate_.resize(kept);
 }
 
 }  // namespace parasim::sim

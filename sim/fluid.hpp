@@ -6,7 +6,9 @@
 // "advance by dt"; the engine owns the clock. Rates are recomputed only for the activities that
 // share resources (transitively) with one whose set or cap changed.
 #include <cstdint>
+#include <initializer_list>
 #include <limits>
+#include <span>
 #include <vector>
 
 namespace parasim::sim {
@@ -26,11 +28,14 @@ class FluidModel {
 
   /// Starts an activity with `amount` units of work. Without usage its rate is its cap. Ids of
   /// finished activities are reused, but not before the advance() after the one that reported them.
-  ActivityId start(double amount, std::vector<Usage> usage, double cap = kUnlimited, double efficiency = 1.0);
+  ActivityId start(double amount, std::span<const Usage> usage, double cap = kUnlimited, double efficiency = 1.0);
+  ActivityId start(double amount, std::initializer_list<Usage> usage, double cap = kUnlimited, double efficiency = 1.0) {
+    return start(amount, std::span<const Usage>(usage.begin(), usage.size()), cap, efficiency);
+  }
   void set_cap(ActivityId a, double cap);
   void set_efficiency(ActivityId a, double efficiency);
   bool running(ActivityId a) const { return a < activities_.size() && activities_[a].running; }
-  double remaining(ActivityId a) const { return activities_[a].remaining; }
+  double remaining(ActivityId a) const { return running(a) ? run_remaining_[slot_[a]] : activities_[a].remaining; }
   /// Current rate (units per second), after sharing, cap and efficiency.
   double rate(ActivityId a);
 
@@ -47,7 +52,7 @@ class FluidModel {
     std::vector<ActivityId> users;  // running activities, in start order
   };
   struct Activity {
-    double remaining = 0;
+    double remaining = 0;  // once finished (while running, run_remaining_ holds it)
     double cap = kUnlimited;
     double efficiency = 1.0;
     double share = 0;  // max-min allocation before efficiency
@@ -63,7 +68,14 @@ class FluidModel {
 
   std::vector<Resource> resources_;
   std::vector<Activity> activities_;
+  // The running activities in start order, with their work left and rate side by side: the two
+  // scans at every event (next completion, advance) read contiguous arrays, not the activities.
   std::vector<ActivityId> running_list_;
+  std::vector<double> run_remaining_, run_rate_;
+  std::vector<std::uint32_t> slot_;  // per activity: its position in the running arrays
+  void publish_rate(ActivityId a) {
+    if (activities_[a].running) run_rate_[slot_[a]] = activities_[a].rate;
+  }
   std::size_t running_ = 0;
   bool any_dirty_ = false;
   std::vector<ActivityId> dirty_;

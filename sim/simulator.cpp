@@ -1,12 +1,11 @@
 #include "sim/simulator.hpp"
 
 #include <algorithm>
-#include <boost/sort/spreadsort/integer_sort.hpp>
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
 #include <queue>
-#include <set>
+#include <unordered_set>
 #include <stdexcept>
 
 #include "core/error.hpp"
@@ -51,6 +50,13 @@ std::int64_t after(std::int64_t now_ps, double seconds) {
   return now_ps + dt;
 }
 
+// One end of a stage's busy interval: a compute task's (kind 0) or a collective's (1 + its CommDim).
+struct StageEdge {
+  std::int64_t time;
+  int delta;  ///< +1 at the start, -1 at the end
+  int kind;
+};
+
 class Replay {
  public:
   Replay(const SimInput& in, const SimOptions& opt)
@@ -83,6 +89,14 @@ class Replay {
     block_time_.assign(g_.blocks.size() * 5, -1.0);
     block_kind_.assign(g_.blocks.size() * 5, calibrate::ComputeKind::gemm);
     stages_.resize(static_cast<std::size_t>(g_.stages));
+    edges_by_stage_.resize(static_cast<std::size_t>(g_.stages));
+    {
+      std::vector<std::size_t> per_stage(static_cast<std::size_t>(g_.stages), 0);
+      for (const auto& task : g_.tasks) {
+        if (task.stage >= 0 && task.stage < g_.stages) ++per_stage[static_cast<std::size_t>(task.stage)];
+      }
+      for (std::size_t st = 0; st < per_stage.size(); ++st) edges_by_stage_[st].reserve(2 * per_stage[st]);
+    }
     bytes_.resize(n);
     for (std::uint32_t t = 0; t < n; ++t) bytes_[t] = g_.tasks[t].bytes * network_share(g_.tasks[t]);
     // The fluid model's resources: classes of links no pattern tells apart (sim/link_classes.hpp);
@@ -95,14 +109,17 @@ class Replay {
     }
   }
 
-  // Every link pattern the collectives will use, lowered now (lower() keeps them) in task order.
+  // Every link pattern the collectives will use, lowered now in task order; each collective keeps
+  // its lowering for when it starts (lower() keeps them).
   std::vector<const LinkUsage*> patterns() {
     std::vector<const LinkUsage*> out;
-    std::set<const LinkUsage*> seen;
+    std::unordered_set<const LinkUsage*> seen;
     for (std::uint32_t t = 0; t < g_.tasks.size(); ++t) {
       const Task& task = g_.tasks[t];
       if (task.kind != TaskKind::collective || task.bytes <= 0 || g_.groups[task.group].size() < 2) continue;
-      for (const auto* p : lower(t).phases) {
+      const Lowering& lowering = lower(t);
+      lowered_[t] = &lowering;
+      for (const auto* p : lowering.phases) {
         if (seen.insert(p).second) out.push_back(p);
       }
     }
@@ -181,6 +198,7 @@ class Replay {
   void start(std::uint32_t t, std::vector<std::uint32_t>& ready) {
     const Task& task = g_.tasks[t];
     start_[t] = now_;
+    note_edge(task, 1);
     if (task.kind == TaskKind::compute) {
       const double seconds = compute_seconds(task);
       if (seconds <= 0) return finish(t, ready);
@@ -197,7 +215,7 @@ class Replay {
     }
     const auto& ranks = g_.groups[task.group];
     if (task.bytes <= 0 || ranks.size() < 2) return finish(t, ready);
-    lowered_[t] = &lower(t);
+    if (!lowered_[t]) lowered_[t] = &lower(t);
     phase_[t] = 0;
     wait_latency(t, true);
   }
@@ -268,8 +286,16 @@ class Replay {
     finish(t, ready);
   }
 
+  // Edges are noted as the clock reaches them, so each stage's list is in time order without a sort
+  // (edges at one instant bound no time, so their order there changes no sum).
+  void note_edge(const Task& task, int delta) {
+    if (task.stage < 0 || task.stage >= g_.stages) return;
+    edges_by_stage_[static_cast<std::size_t>(task.stage)].push_back({now_, delta, task.kind == TaskKind::compute ? 0 : 1 + static_cast<int>(task.dim)});
+  }
+
   void finish(std::uint32_t t, std::vector<std::uint32_t>& ready) {
     finish_[t] = now_;
+    note_edge(g_.tasks[t], -1);
     ++finished_count_;
     const bool compute = g_.tasks[t].kind == TaskKind::compute;
     for (auto i = users_begin_[t]; i < users_begin_[t + 1]; ++i) {
@@ -374,6 +400,7 @@ class Replay {
   std::vector<double> block_time_;
   std::vector<calibrate::ComputeKind> block_kind_;
   std::vector<StageState> stages_;
+  std::vector<std::vector<StageEdge>> edges_by_stage_;  ///< per stage: its tasks' ends, in time order
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::uint64_t timer_seq_ = 0;
   std::int64_t now_ = 0;
@@ -383,40 +410,12 @@ class Replay {
   std::vector<Timeline::Transfer> transfers_;
 };
 
-// Interval edges in time order, ends before starts at one instant. Sorted as one integer each
-// (time, then start bit, then kind) where the times fit in 59 bits (6.7 days): half the time of
-// sorting the structs, and a simulation sorts every task's two edges.
-template <class Edge>
-void sort_edges(std::vector<Edge>& edges, std::int64_t end) {
-  static_assert(workload::kCommDims + 1 <= 8, "an edge's kind takes three bits");
-  if (end >= (std::int64_t{1} << 59)) {
-    std::sort(edges.begin(), edges.end(), [](const Edge& a, const Edge& c) { return a.time != c.time ? a.time < c.time : a.delta < c.delta; });
-    return;
-  }
-  std::vector<std::uint64_t> keys(edges.size());
-  for (std::size_t i = 0; i < edges.size(); ++i) {
-    const auto& e = edges[i];
-    keys[i] = static_cast<std::uint64_t>(e.time) << 4 | (e.delta > 0 ? 8u : 0u) | static_cast<std::uint64_t>(e.kind);
-  }
-  boost::sort::spreadsort::integer_sort(keys.begin(), keys.end());
-  for (std::size_t i = 0; i < edges.size(); ++i) {
-    edges[i] = {static_cast<std::int64_t>(keys[i] >> 4), (keys[i] & 8u) ? 1 : -1, static_cast<int>(keys[i] & 7u)};
-  }
-}
-
 // Sweep over one stage's compute and communication intervals: busy compute by phase, exposed
 // communication by dimension (split evenly where several overlap), and the idle rest (bubble).
 StageBreakdown breakdown(int stage, const std::vector<std::uint32_t>& tasks, const TaskGraph& g, const std::vector<std::int64_t>& start,
-                         const std::vector<std::int64_t>& finish, std::int64_t end) {
+                         const std::vector<std::int64_t>& finish, const std::vector<StageEdge>& edges, std::int64_t end) {
   StageBreakdown b;
   b.stage = stage;
-  struct Edge {
-    std::int64_t time;
-    int delta;
-    int kind;  // 0 compute, 1 + CommDim for communication
-  };
-  std::vector<Edge> edges;
-  edges.reserve(2 * tasks.size());
   for (const std::uint32_t t : tasks) {
     const Task& task = g.tasks[t];
     if (finish[t] <= start[t]) continue;
@@ -429,15 +428,8 @@ StageBreakdown breakdown(int stage, const std::vector<std::uint32_t>& tasks, con
         case Phase::recompute: b.recompute += Seconds(d); break;
         case Phase::optimizer: b.optimizer += Seconds(d); break;
       }
-      edges.push_back({start[t], 1, 0});
-      edges.push_back({finish[t], -1, 0});
-    } else {
-      const int k = 1 + static_cast<int>(task.dim);
-      edges.push_back({start[t], 1, k});
-      edges.push_back({finish[t], -1, k});
     }
   }
-  sort_edges(edges, end);
   std::array<int, 1 + workload::kCommDims> open{};
   std::int64_t last = 0;
   double idle = 0;
@@ -481,23 +473,34 @@ Result Replay::result() const {
     const auto st = g_.tasks[t].stage;
     if (st >= 0 && st < g_.stages) by_stage[static_cast<std::size_t>(st)].push_back(t);
   }
-  for (int s = 0; s < g_.stages; ++s) r.stages.push_back(breakdown(s, by_stage[static_cast<std::size_t>(s)], g_, start_, finish_, end));
+  for (int s = 0; s < g_.stages; ++s) {
+    const auto i = static_cast<std::size_t>(s);
+    r.stages.push_back(breakdown(s, by_stage[i], g_, start_, finish_, edges_by_stage_[i], end));
+  }
   r.memory = workload::memory_per_stage(*in_.model, tr, plan, in_.cluster->spec().node.gpu.hbm_capacity);
 
-  // Critical path: from the last task back through the dependency that finished last.
-  std::map<std::string, double> path;
+  // Critical path: from the last task back through the dependency that finished last, summed by
+  // what a task is (a block's phase, a dimension's collective), named once at the end.
+  std::map<std::pair<int, int>, double> by_what;  // (block kind, phase) of compute; (-1 - dim, collective)
   std::int64_t t = static_cast<std::int64_t>(std::max_element(finish_.begin(), finish_.end()) - finish_.begin());
   while (t >= 0) {
     const Task& task = g_.tasks[static_cast<std::size_t>(t)];
-    const std::string what = task.kind == TaskKind::compute
-                                 ? fmt::format("{} {}", workload::block_kind_name(g_.blocks[task.block].kind), workload::phase_name(task.phase))
-                                 : fmt::format("{} {}", workload::comm_dim_name(task.dim), workload::collective_name(task.collective));
-    path[what] += static_cast<double>(finish_[static_cast<std::size_t>(t)] - start_[static_cast<std::size_t>(t)]) * 1e-12;
+    const auto what = task.kind == TaskKind::compute ? std::pair{static_cast<int>(g_.blocks[task.block].kind), static_cast<int>(task.phase)}
+                                                     : std::pair{-1 - static_cast<int>(task.dim), static_cast<int>(task.collective)};
+    by_what[what] += static_cast<double>(finish_[static_cast<std::size_t>(t)] - start_[static_cast<std::size_t>(t)]) * 1e-12;
     std::int64_t best = -1;
     for (auto d : g_.dependencies(static_cast<std::uint32_t>(t))) {
       if (best < 0 || finish_[d] > finish_[static_cast<std::size_t>(best)]) best = d;
     }
     t = best;
+  }
+  std::map<std::string, double> path;
+  for (const auto& [what, seconds] : by_what) {
+    const auto [a, b] = what;
+    const std::string name = a >= 0 ? fmt::format("{} {}", workload::block_kind_name(static_cast<workload::BlockKind>(a)), workload::phase_name(static_cast<Phase>(b)))
+                                    : fmt::format("{} {}", workload::comm_dim_name(static_cast<workload::CommDim>(-1 - a)),
+                                                  workload::collective_name(static_cast<Collective>(b)));
+    path[name] = seconds;
   }
   for (const auto& [what, seconds] : path) r.critical_path.push_back({what, Seconds(seconds)});
   std::stable_sort(r.critical_path.begin(), r.critical_path.end(), [](const CriticalItem& a, const CriticalItem& b) { return a.time > b.time; });

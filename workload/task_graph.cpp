@@ -128,7 +128,15 @@ class Builder {
   }
 
   TaskGraph build() {
-    for (int stage = 0; stage < p_.pp; ++stage) build_stage(stage);
+    for (int stage = 0; stage < p_.pp; ++stage) {
+      build_stage(stage);
+      // Stages hold alike many tasks: room for the rest at once, not by doubling and copying.
+      if (stage == 0 && p_.pp > 1) {
+        const auto more = [&](std::size_t n) { return n + n * static_cast<std::size_t>(p_.pp - 1) + n / 8; };
+        g_.tasks.reserve(more(g_.tasks.size()));
+        edges_.reserve(more(edges_.size()));
+      }
+    }
     build_pipeline_transfers();
     for (int stage = 0; stage < p_.pp; ++stage) build_gradient_sync(stage);
     finish_dependencies();
