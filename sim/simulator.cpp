@@ -98,7 +98,10 @@ class Replay {
       for (std::size_t st = 0; st < per_stage.size(); ++st) edges_by_stage_[st].reserve(2 * per_stage[st]);
     }
     bytes_.resize(n);
-    for (std::uint32_t t = 0; t < n; ++t) bytes_[t] = g_.tasks[t].bytes * network_share(g_.tasks[t]);
+    for (std::uint32_t t = 0; t < n; ++t) {
+      bytes_[t] = g_.tasks[t].bytes * network_share(g_.tasks[t]);
+      any_pipelined_ = any_pipelined_ || g_.tasks[t].pipelined;
+    }
     // The fluid model's resources: classes of links no pattern tells apart (sim/link_classes.hpp);
     // under --full, where twins are lowered as they start, every directed link.
     if (opt.full) {
@@ -207,7 +210,7 @@ class Replay {
       stages_[static_cast<std::size_t>(task.stage)].compute = t;
       update_overlap(task.stage);
       // TP collectives pipelined with this GEMM may run alongside it (overlap.tp_comm).
-      for (auto i = users_begin_[t]; i < users_begin_[t + 1]; ++i) {
+      for (auto i = users_begin_[t]; any_pipelined_ && i < users_begin_[t + 1]; ++i) {
         const auto u = users_[i];
         if (g_.tasks[u].kind == TaskKind::collective && g_.tasks[u].pipelined && --waiting_[u] == 0) ready.push_back(u);
       }
@@ -297,7 +300,7 @@ class Replay {
     finish_[t] = now_;
     note_edge(g_.tasks[t], -1);
     ++finished_count_;
-    const bool compute = g_.tasks[t].kind == TaskKind::compute;
+    const bool compute = any_pipelined_ && g_.tasks[t].kind == TaskKind::compute;
     for (auto i = users_begin_[t]; i < users_begin_[t + 1]; ++i) {
       const auto u = users_[i];
       if (compute && g_.tasks[u].kind == TaskKind::collective && g_.tasks[u].pipelined) continue;  // released at start
@@ -400,6 +403,7 @@ class Replay {
   std::vector<double> block_time_;
   std::vector<calibrate::ComputeKind> block_kind_;
   std::vector<StageState> stages_;
+  bool any_pipelined_ = false;  ///< a collective runs pipelined with its GEMM (overlap.tp_comm)
   std::vector<std::vector<StageEdge>> edges_by_stage_;  ///< per stage: its tasks' ends, in time order
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::uint64_t timer_seq_ = 0;
