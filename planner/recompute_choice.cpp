@@ -2,7 +2,10 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdint>
 #include <limits>
+#include <stdexcept>
+#include <vector>
 
 namespace parasim::planner {
 
@@ -33,29 +36,31 @@ std::optional<std::vector<int>> choose_within_budget(const std::vector<std::vect
     if (first_is_free) first_units += cost[i][0];
   }
   if (first_is_free && first_units <= static_cast<long>(q)) return std::vector<int>(n, 0);
-  // time[i * w + u]: least time for the first i layers holding exactly u units; choice to recover.
+  // Row by row: time[u], the least time for the layers so far holding exactly u units; choice[i * w + u]
+  // the option that got layer i there, to recover the path (a byte each: options are few).
   const std::size_t w = q + 1;
-  std::vector<double> time((n + 1) * w, kInf);
-  std::vector<int> choice((n + 1) * w, -1);
+  std::vector<double> time(w, kInf), next_time(w);
+  std::vector<std::int8_t> choice(n * w, -1);
   time[0] = 0;
   for (std::size_t i = 0; i < n; ++i) {
-    const double* from = &time[i * w];
-    double* to = &time[(i + 1) * w];
-    int* picked = &choice[(i + 1) * w];
+    if (layers[i].size() > 127) throw std::logic_error("choose_within_budget: more than 127 options for a layer");
+    std::fill(next_time.begin(), next_time.end(), kInf);
+    std::int8_t* picked = &choice[i * w];
     for (std::size_t u = 0; u <= q; ++u) {
-      if (from[u] == kInf) continue;
+      if (time[u] == kInf) continue;
       for (std::size_t o = 0; o < layers[i].size(); ++o) {
         const long next = static_cast<long>(u) + cost[i][o];
         if (next > static_cast<long>(q)) continue;
-        const double t = from[u] + layers[i][o].seconds;
-        if (t < to[next]) {
-          to[next] = t;
-          picked[next] = static_cast<int>(o);
+        const double t = time[u] + layers[i][o].seconds;
+        if (t < next_time[next]) {
+          next_time[next] = t;
+          picked[next] = static_cast<std::int8_t>(o);
         }
       }
     }
+    time.swap(next_time);
   }
-  const double* last = &time[n * w];
+  const double* last = time.data();
   std::size_t best = q + 1;
   for (std::size_t u = 0; u <= q; ++u) {
     if (last[u] < kInf && (best > q || last[u] < last[best])) best = u;
@@ -64,7 +69,7 @@ std::optional<std::vector<int>> choose_within_budget(const std::vector<std::vect
   std::vector<int> out(n);
   std::size_t u = best;
   for (std::size_t i = n; i > 0; --i) {
-    const int o = choice[i * w + u];
+    const int o = choice[(i - 1) * w + u];
     out[i - 1] = o;
     u -= static_cast<std::size_t>(cost[i - 1][static_cast<std::size_t>(o)]);
   }
