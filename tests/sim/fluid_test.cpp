@@ -103,3 +103,36 @@ TEST_CASE("a resource whose users are all fixed limits no one, whatever rounding
   CHECK(f.rate(b) == doctest::Approx(10.0).scale(0));
   CHECK(f.rate(c) == doctest::Approx(99.99).scale(0));
 }
+
+TEST_CASE("work left follows each activity when others finish around it, and a reused id starts afresh") {
+  // Three flows on their own links at 10 units/s: 5, 20 and 40 units; the first is done at 0.5 s, and
+  // 0.5 s later the others hold 10 and 30. The first's id, reused for a 30-unit flow on the third's
+  // link, takes its own usage: the two share it at 5 a second.
+  FluidModel f;
+  const auto l1 = f.add_resource(10), l2 = f.add_resource(10), l3 = f.add_resource(10);
+  const auto a = f.start(5, {{l1, 1}});
+  const auto b = f.start(20, {{l2, 1}});
+  const auto c = f.start(40, {{l3, 1}});
+  std::vector<FluidModel::ActivityId> done;
+  f.advance(f.next_completion(), done);
+  CHECK(done == std::vector<FluidModel::ActivityId>{a});
+  CHECK(f.remaining(a) == 0);
+  CHECK(f.remaining(b) == doctest::Approx(15).scale(0));
+  CHECK(f.remaining(c) == doctest::Approx(35).scale(0));
+  done.clear();
+  f.advance(0.5, done);  // the id of a is free only from here
+  const auto d = f.start(30, {{l3, 1}});
+  CHECK(d == a);
+  CHECK(f.remaining(d) == doctest::Approx(30).scale(0));
+  CHECK(f.rate(d) == doctest::Approx(5).scale(0));  // l3 shared with c
+  CHECK(f.rate(c) == doctest::Approx(5).scale(0));
+  CHECK(f.rate(b) == doctest::Approx(10).scale(0));
+  // b (10 left) finishes at 1 s, in the middle of the running list; c and d keep theirs.
+  CHECK(f.next_completion() == doctest::Approx(1.0).scale(0));
+  done.clear();
+  f.advance(1.0, done);
+  CHECK(done == std::vector<FluidModel::ActivityId>{b});
+  CHECK(f.remaining(c) == doctest::Approx(25).scale(0));
+  CHECK(f.remaining(d) == doctest::Approx(25).scale(0));
+  CHECK(f.running_count() == 2);
+}
