@@ -151,6 +151,20 @@ std::optional<std::string> MemoryReport::problem() const {
                      format_bytes(capacity));
 }
 
+namespace {
+
+// Pipeline: the activation received and the gradient to send, e·s·b·h/(t·cp) each with SP or
+// Megatron's scatter-gather. ZeRO-3: what is gathered at once, `gathered` parameters: the layer in
+// use and the one prefetched, or under a pipeline the stage's every parameter, held for the step
+// (workload/zero3.hpp).
+double stage_buffers(const ModelSpec& m, const TrainingSpec& tr, const Plan& plan, double gathered) {
+  const double e = tr.element_bytes();
+  const double pipeline = plan.pp > 1 ? 2 * e * plan.micro_batch * tr.seq_len * m.hidden / (plan.tp * plan.cp) : 0.0;
+  return pipeline + (plan.zero >= 3 ? gathered * tr.weight_bytes() : 0.0);
+}
+
+}  // namespace
+
 MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const Plan& plan, Bytes capacity) {
   return memory_per_stage(m, tr, plan, capacity, pipeline_schedule(planned_shape(m, tr, plan)));
 }
@@ -278,17 +292,7 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
     s.recompute_working = Bytes(working);
     s.activations = Bytes(peak + working);
 
-    // Pipeline: the activation received and the gradient to send, e·s·b·h/(t·cp) each with SP or
-    // Megatron's scatter-gather. ZeRO-3: the layer in use and the one prefetched, gathered, or
-    // held for the step under a pipeline (workload/zero3.hpp): the stage's every parameter.
-    const double e = tr.element_bytes();
-    double buffers = plan.pp > 1 ? 2 * e * plan.micro_batch * tr.seq_len * m.hidden / (plan.tp * plan.cp) : 0.0;
-    if (holds_stage) {
-      buffers += s.parameters * tr.weight_bytes();
-    } else if (plan.zero >= 3) {
-      buffers += 2 * largest_layer * tr.weight_bytes();
-    }
-    s.buffers = Bytes(buffers);
+    s.buffers = Bytes(stage_buffers(m, tr, plan, holds_stage ? s.parameters : 2 * largest_layer));
     const double tensors = (s.weights + s.gradients + s.optimizer + s.activations + s.buffers).value();
     s.allowance = Bytes(kFixedAllowanceBytes + kFragmentation * tensors);
     report.stages.push_back(s);
