@@ -153,6 +153,7 @@ class Builder {
       if (d == kNone) continue;
       edges_.emplace_back(id, static_cast<std::uint32_t>(d));
       // A block whose output also needs trailing transfers (ring CP): its users wait for them too.
+      if (output_also_needs_.empty()) continue;
       if (auto it = output_also_needs_.find(d); it != output_also_needs_.end()) {
         for (auto extra : it->second) edges_.emplace_back(id, static_cast<std::uint32_t>(extra));
       }
