@@ -219,6 +219,7 @@ class Builder {
   // dimension the group repeats over (a data rank, a data-parallel rank, ...).
   template <class Twin>
   std::uint32_t group(std::vector<int> ranks, int tp_ranks, int dp_ranks, Twin twin) {
+    if (const auto known = group_index_.find(ranks); known != group_index_.end()) return known->second;
     auto [it, fresh] = group_index_.emplace(ranks, static_cast<std::uint32_t>(g_.groups.size()));
     if (fresh) {
       std::vector<std::vector<int>> all{ranks};
@@ -237,9 +238,14 @@ class Builder {
     return it->second;
   }
   // Point-to-point between two stages, for every (tp, data rank) position.
+  // (Every micro-batch's transfer asks again: the answer is kept per stage pair.)
   std::uint32_t pair_group(int from, int to) {
-    return group({layout_.rank(0, 0, from), layout_.rank(0, 0, to)}, p_.tp, p_.data_ranks(),
-                 [&](int t, int j) { return std::vector<int>{layout_.rank(t, j, from), layout_.rank(t, j, to)}; });
+    const auto key = std::make_pair(from, to);
+    if (const auto known = pair_groups_.find(key); known != pair_groups_.end()) return known->second;
+    const auto id = group({layout_.rank(0, 0, from), layout_.rank(0, 0, to)}, p_.tp, p_.data_ranks(),
+                          [&](int t, int j) { return std::vector<int>{layout_.rank(t, j, from), layout_.rank(t, j, to)}; });
+    pair_groups_.emplace(key, id);
+    return id;
   }
 
   /// The block of `kind` for a micro-batch; `layer` says whether an attention block attends locally.
@@ -1155,6 +1161,7 @@ class Builder {
   std::vector<std::vector<int>> stage_chunks_;                        // per stage: its model chunks
   std::vector<int> last_gradient_mb_;  // per (stage, chunk): the micro-batch whose backward ends its gradients
   std::vector<int> first_forward_mb_;  // per (stage, chunk): the micro-batch of its first forward
+  std::map<std::pair<int, int>, std::uint32_t> pair_groups_;  // (from, to) stage: its point-to-point group
   bool holds_stage_ = false;           // ZeRO-3 holds the stage gathered for the step (workload/zero3.hpp)
   bool defer_weights_ = false;         // the backward being built defers its weight gradients
   std::unordered_map<std::size_t, std::size_t> paired_forward_;  // an F&B pair's backward slot -> its forward's
