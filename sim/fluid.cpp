@@ -25,7 +25,6 @@ FluidModel::ActivityId FluidModel::start(double amount, std::span<const Usage> u
   }
   // A reused id keeps its usage vector's storage: a collective's start allocates nothing.
   Activity& act = activities_[id];
-  act.remaining = 0;
   act.cap = cap;
   act.efficiency = efficiency;
   act.share = 0;
@@ -226,7 +225,6 @@ void FluidModel::advance(double dt, std::vector<ActivityId>& done, double tolera
   for (ActivityId a : finished) {
     auto& act = activities_[a];
     act.running = false;
-    act.remaining = 0;
     --running_;
     for (const auto& u : act.usage) {
       auto& users = resources_[u.resource].users;

@@ -35,7 +35,8 @@ class FluidModel {
   void set_cap(ActivityId a, double cap);
   void set_efficiency(ActivityId a, double efficiency);
   bool running(ActivityId a) const { return a < activities_.size() && activities_[a].running; }
-  double remaining(ActivityId a) const { return running(a) ? run_remaining_[slot_[a]] : activities_[a].remaining; }
+  /// Work left: 0 once finished.
+  double remaining(ActivityId a) const { return running(a) ? run_remaining_[slot_[a]] : 0.0; }
   /// Current rate (units per second), after sharing, cap and efficiency.
   double rate(ActivityId a);
 
@@ -52,7 +53,6 @@ class FluidModel {
     std::vector<ActivityId> users;  // running activities, in start order
   };
   struct Activity {
-    double remaining = 0;  // once finished (while running, run_remaining_ holds it)
     double cap = kUnlimited;
     double efficiency = 1.0;
     double share = 0;  // max-min allocation before efficiency

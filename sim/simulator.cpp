@@ -89,14 +89,15 @@ class Replay {
     block_time_.assign(g_.blocks.size() * 5, -1.0);
     block_kind_.assign(g_.blocks.size() * 5, calibrate::ComputeKind::gemm);
     stages_.resize(static_cast<std::size_t>(g_.stages));
+    // Each stage's tasks, in id order, gathered once (a scan per stage is quadratic in long
+    // pipelines), and room for their two interval ends each.
+    tasks_by_stage_.resize(static_cast<std::size_t>(g_.stages));
     edges_by_stage_.resize(static_cast<std::size_t>(g_.stages));
-    {
-      std::vector<std::size_t> per_stage(static_cast<std::size_t>(g_.stages), 0);
-      for (const auto& task : g_.tasks) {
-        if (task.stage >= 0 && task.stage < g_.stages) ++per_stage[static_cast<std::size_t>(task.stage)];
-      }
-      for (std::size_t st = 0; st < per_stage.size(); ++st) edges_by_stage_[st].reserve(2 * per_stage[st]);
+    for (std::uint32_t t = 0; t < n; ++t) {
+      const auto st = g_.tasks[t].stage;
+      if (st >= 0 && st < g_.stages) tasks_by_stage_[static_cast<std::size_t>(st)].push_back(t);
     }
+    for (std::size_t st = 0; st < tasks_by_stage_.size(); ++st) edges_by_stage_[st].reserve(2 * tasks_by_stage_[st].size());
     bytes_.resize(n);
     for (std::uint32_t t = 0; t < n; ++t) {
       bytes_[t] = g_.tasks[t].bytes * network_share(g_.tasks[t]);
@@ -404,7 +405,8 @@ class Replay {
   std::vector<calibrate::ComputeKind> block_kind_;
   std::vector<StageState> stages_;
   bool any_pipelined_ = false;  ///< a collective runs pipelined with its GEMM (overlap.tp_comm)
-  std::vector<std::vector<StageEdge>> edges_by_stage_;  ///< per stage: its tasks' ends, in time order
+  std::vector<std::vector<std::uint32_t>> tasks_by_stage_;  ///< per stage: its tasks, in id order
+  std::vector<std::vector<StageEdge>> edges_by_stage_;      ///< per stage: its tasks' ends, in time order
   std::priority_queue<Timer, std::vector<Timer>, std::greater<>> timers_;
   std::uint64_t timer_seq_ = 0;
   std::int64_t now_ = 0;
@@ -471,15 +473,9 @@ Result Replay::result() const {
   r.gpus = in_.cluster->gpu_count();
   r.hardware_flops = g_.total_flops();
   derive_rates(r, *in_.model, tr, plan, *in_.cost);
-  // Each stage's tasks, in id order, gathered once (a scan per stage is quadratic in long pipelines).
-  std::vector<std::vector<std::uint32_t>> by_stage(static_cast<std::size_t>(g_.stages));
-  for (std::uint32_t t = 0; t < g_.tasks.size(); ++t) {
-    const auto st = g_.tasks[t].stage;
-    if (st >= 0 && st < g_.stages) by_stage[static_cast<std::size_t>(st)].push_back(t);
-  }
   for (int s = 0; s < g_.stages; ++s) {
     const auto i = static_cast<std::size_t>(s);
-    r.stages.push_back(breakdown(s, by_stage[i], g_, start_, finish_, edges_by_stage_[i], end));
+    r.stages.push_back(breakdown(s, tasks_by_stage_[i], g_, start_, finish_, edges_by_stage_[i], end));
   }
   r.memory = workload::memory_per_stage(*in_.model, tr, plan, in_.cluster->spec().node.gpu.hbm_capacity);
 

@@ -285,19 +285,16 @@ void apply_stack_defaults(const MeasuredRun& r, RowScenario& s, Plan& p) {
       s.training.selective_recompute = workload::SelectiveRecompute::ops;
       s.filled.push_back("selective_recompute=ops (torchtitan: every second matmul kept)");
     }
-    if (!r.micro_batch && r.pp == 1 && r.global_batch % r.dp == 0) {
-      p.micro_batch = r.global_batch / r.dp;
-      s.micro_batch_by_stack = true;
-      s.filled.push_back(fmt::format("micro_batch={} (torchtitan: the local batch in one step)", p.micro_batch));
-    }
     // With a pipeline the local batch is split into pipeline_parallel_microbatches, by default the
     // pipeline degree.
-    const long long local = r.global_batch % r.dp == 0 ? r.global_batch / r.dp : 0;
-    if (!r.micro_batch && r.pp > 1 && local > 0 && local % r.pp == 0) {
-      p.micro_batch = static_cast<int>(local / r.pp);
+    const int local = r.global_batch % r.dp == 0 ? r.global_batch / r.dp : 0;
+    if (!r.micro_batch && local > 0 && local % r.pp == 0) {
+      p.micro_batch = local / r.pp;
       s.micro_batch_by_stack = true;
-      s.filled.push_back(fmt::format("micro_batch={} (torchtitan 2024: the local batch in pipeline_parallel_microbatches = pp micro-batches)",
-                                     p.micro_batch));
+      s.filled.push_back(r.pp == 1 ? fmt::format("micro_batch={} (torchtitan: the local batch in one step)", p.micro_batch)
+                                   : fmt::format("micro_batch={} (torchtitan 2024: the local batch in pipeline_parallel_microbatches = pp "
+                                                 "micro-batches)",
+                                                 p.micro_batch));
     }
   }
   if (s.stack == SoftwareStack::megatron_deepspeed && s.training.precision == Precision::bf16 && !s.training.gradient_accumulation_fusion) {

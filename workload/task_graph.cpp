@@ -220,22 +220,21 @@ class Builder {
   template <class Twin>
   std::uint32_t group(std::vector<int> ranks, int tp_ranks, int dp_ranks, Twin twin) {
     if (const auto known = group_index_.find(ranks); known != group_index_.end()) return known->second;
-    auto [it, fresh] = group_index_.emplace(ranks, static_cast<std::uint32_t>(g_.groups.size()));
-    if (fresh) {
-      std::vector<std::vector<int>> all{ranks};
-      // A group of one rank moves nothing: its twins are never lowered (zero 3 over every data
-      // rank leaves a replica group of one per GPU).
-      if (ranks.size() < 2) tp_ranks = dp_ranks = 0;
-      for (int t = 0; t < tp_ranks; ++t) {
-        for (int d = 0; d < dp_ranks; ++d) {
-          if (t == 0 && d == 0) continue;
-          all.push_back(twin(t, d));
-        }
+    const auto id = static_cast<std::uint32_t>(g_.groups.size());
+    group_index_.emplace(ranks, id);
+    std::vector<std::vector<int>> all{ranks};
+    // A group of one rank moves nothing: its twins are never lowered (zero 3 over every data rank
+    // leaves a replica group of one per GPU).
+    if (ranks.size() < 2) tp_ranks = dp_ranks = 0;
+    for (int t = 0; t < tp_ranks; ++t) {
+      for (int d = 0; d < dp_ranks; ++d) {
+        if (t == 0 && d == 0) continue;
+        all.push_back(twin(t, d));
       }
-      g_.groups.push_back(std::move(ranks));
-      g_.twins.push_back(std::move(all));
     }
-    return it->second;
+    g_.groups.push_back(std::move(ranks));
+    g_.twins.push_back(std::move(all));
+    return id;
   }
   // Point-to-point between two stages, for every (tp, data rank) position.
   // (Every micro-batch's transfer asks again: the answer is kept per stage pair.)
