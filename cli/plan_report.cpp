@@ -26,6 +26,7 @@ nlohmann::json ranked_plan_json(const planner::RankedPlan& r, const planner::Sea
           {"ep", r.plan.ep},
           {"zero", r.plan.zero},
           {"micro_batch", r.plan.micro_batch},
+          {"recompute", workload::recompute_text(r.plan)},
           {"schedule", workload::schedule_name(r.plan.schedule)},
           {"ep_overlap", r.plan.overlap.ep_comm},
           {"iteration_s", s.iteration.value()},

@@ -163,7 +163,7 @@ Action add_tasks_command(CLI::App& app) {
                        p.tp, p.sp ? " (sp)" : "", p.pp, p.vpp > 1 ? fmt::format(" (vpp {})", p.vpp) : "", p.dp,
                        p.cp > 1 ? fmt::format(" x cp {} ({})", p.cp, cp_kind_name(p.cp_kind)) : "",
                        m.is_moe() ? fmt::format(", ep {} etp {}", p.ep, p.expert_tp()) : "", schedule_name(p.schedule), g.micro_batches,
-                       p.micro_batch, p.global_batch, recompute_name(p.recompute), p.zero);
+                       p.micro_batch, p.global_batch, workload::recompute_text(p), p.zero);
     Table tk({"task", "count"}, {Table::Align::left, Table::Align::right});
     for (const auto& [k, n] : kinds) tk.add({k, fmt::format("{}", n)});
     tk.add({"total", fmt::format("{}", g.tasks.size())});

@@ -130,13 +130,15 @@ std::vector<double> AnalyticCost::hops(const Plan& p) {
 
 const LayerCost& AnalyticCost::layer(const Plan& p, int layer, Recompute r) {
   const bool moe = model_->moe_layer(layer), local = model_->local_attention_layer(layer);
-  const ShapeKey key{p.tp, p.sp, p.cp, static_cast<int>(p.cp_kind), p.ep, p.expert_tp(), p.micro_batch, static_cast<int>(r), moe + 2 * local, layout_code(p)};
+  // Selective recompute differs by the modules it reruns.
+  const int recompute_code = static_cast<int>(r) + (r == Recompute::selective ? 4 * p.recompute_modules.bits() : 0);
+  const ShapeKey key{p.tp, p.sp, p.cp, static_cast<int>(p.cp_kind), p.ep, p.expert_tp(), p.micro_batch, recompute_code, moe + 2 * local, layout_code(p)};
   auto it = layers_.find(key);
   if (it != layers_.end()) return it->second;
 
   const auto& m = *model_;
   const auto& tr = *training_;
-  workload::BlockShape shape{p.micro_batch, tr.seq_len, p.tp, p.sp, r, p.cp, p.cp_kind, p.ep, p.expert_tp()};
+  workload::BlockShape shape = workload::block_shape(p, tr.seq_len, p.micro_batch, r);
   shape.local = local;
   std::vector<workload::Block> blocks{workload::attention_block(m, tr, shape)};
   shape.local = false;
@@ -173,6 +175,12 @@ const LayerCost& AnalyticCost::layer(const Plan& p, int layer, Recompute r) {
   // weight gradients; with SP the arriving gradient is gathered first (on the critical path) and
   // the input gathered again under the input gradients (hidden).
   const bool recomputes_forward = r == Recompute::full;
+  // Selective recompute of a whole MLP part (workload/recompute_modules.hpp) reruns its collectives:
+  // the MLP's or shared experts' TP pair, the MoE part's all-to-alls.
+  const bool modules = r == Recompute::selective && workload::recomputes_by_module(m, tr);
+  const bool moe_rerun = modules && moe && p.recompute_modules.has(workload::RecomputeModule::moe);
+  const bool mlp_tp_rerun = modules && (moe ? moe_rerun || (m.shared_experts > 0 && p.recompute_modules.has(workload::RecomputeModule::shared_experts))
+                                            : p.recompute_modules.has(workload::RecomputeModule::mlp));
   if (p.tp > 1) {
     const double gather = p.sp ? collective(p, Collective::all_gather, Group::tp, activation) : 0.0;
     const double reduce = p.sp ? collective(p, Collective::reduce_scatter, Group::tp, activation) : collective(p, Collective::all_reduce, Group::tp, activation);
@@ -184,7 +192,7 @@ const LayerCost& AnalyticCost::layer(const Plan& p, int layer, Recompute r) {
       for (double weight : block_weight) backward += gather + (hidden ? std::max(0.0, reduce - weight) : reduce);
     }
     c.comm_forward += per_direction;
-    c.comm_backward += backward + (recomputes_forward ? per_direction : 0.0);
+    c.comm_backward += backward + (recomputes_forward ? per_direction : mlp_tp_rerun ? per_direction / 2 : 0.0);
     c.tp = c.comm_forward + c.comm_backward;
   }
   if (p.cp > 1) {
@@ -210,8 +218,9 @@ const LayerCost& AnalyticCost::layer(const Plan& p, int layer, Recompute r) {
     const double bytes = workload::dispatch_bytes(m, tr, shape) * workload::dispatch_network_share(m, tr, nodes);
     const double pair = 2 * collective(p, Collective::all_to_all, Group::ep, bytes);
     c.comm_forward += pair;
-    c.comm_backward += pair * (recomputes_forward ? 2 : 1);
-    c.ep = pair * (recomputes_forward ? 3 : 2);
+    const bool rerun = recomputes_forward || moe_rerun;
+    c.comm_backward += pair * (rerun ? 2 : 1);
+    c.ep = pair * (rerun ? 3 : 2);
   }
   return layers_.emplace(key, c).first->second;
 }
@@ -220,7 +229,7 @@ double AnalyticCost::embedding_time(const Plan& p) {
   const ShapeKey key{p.tp, p.sp, p.cp, 0, 0, 0, p.micro_batch, 0, 0, 0};
   auto it = ends_.find(key);
   if (it != ends_.end()) return it->second;
-  const workload::BlockShape shape{p.micro_batch, training_->seq_len, p.tp, p.sp, Recompute::none, p.cp, p.cp_kind, p.ep, p.expert_tp()};
+  const auto shape = workload::block_shape(p, training_->seq_len, p.micro_batch, Recompute::none);
   const auto b = workload::embedding_block(*model_, *training_, shape);
   const double t = (cost_->ops_time(b.forward) + cost_->ops_time(b.backward_input) + cost_->ops_time(b.backward_weight)).value();
   return ends_.emplace(key, t).first->second;
@@ -230,7 +239,7 @@ double AnalyticCost::head_time(const Plan& p) {
   const ShapeKey key{p.tp, p.sp, p.cp, 1, 0, 0, p.micro_batch, 0, 0, 0};
   auto it = ends_.find(key);
   if (it != ends_.end()) return it->second;
-  const workload::BlockShape shape{p.micro_batch, training_->seq_len, p.tp, p.sp, Recompute::none, p.cp, p.cp_kind, p.ep, p.expert_tp()};
+  const auto shape = workload::block_shape(p, training_->seq_len, p.micro_batch, Recompute::none);
   const auto b = workload::head_block(*model_, *training_, shape);
   const double t = (cost_->ops_time(b.forward) + cost_->ops_time(b.backward_input) + cost_->ops_time(b.backward_weight)).value();
   return ends_.emplace(key, t).first->second;

@@ -88,7 +88,7 @@ class AnalyticCost final : public CostOracle {
   const calibrate::CostModel* cost_;
   std::unique_ptr<sim::CollectiveLowering> lowering_;
   std::vector<double> zero3_shares_;  // of a dense layer's parameters, one per ZeRO-3 gather (workload/zero3.hpp)
-  // tp, sp, cp, cp kind, ep, etp, micro-batch, recompute, moe, the layout (order and degrees: where the groups sit)
+  // tp, sp, cp, cp kind, ep, etp, micro-batch, recompute (with its modules), moe, the layout (order and degrees: where the groups sit)
   using ShapeKey = std::tuple<int, int, int, int, int, int, int, int, int, int>;
   std::map<ShapeKey, LayerCost> layers_;
   std::map<ShapeKey, double> ends_;

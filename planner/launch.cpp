@@ -26,6 +26,7 @@ std::string plan_yaml(const Plan& p, const std::string& comment) {
     out += fmt::format("recompute_method: {}\nrecompute_layers: {}\n", p.recompute_method == workload::RecomputeMethod::block ? "block" : "uniform",
                        p.recompute_layers);
   }
+  if (p.recomputes_selectively() && !p.recompute_modules.is_default()) out += fmt::format("recompute_modules: [{}]\n", fmt::join(p.recompute_modules.names(), ", "));
   if (!p.recompute_overrides.empty()) {
     out += "overrides:\n";
     for (const auto& o : p.recompute_overrides) {

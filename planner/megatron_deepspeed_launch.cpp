@@ -16,6 +16,9 @@ std::optional<std::string> megatron_deepspeed_plan_problem(const Plan& plan, con
   if (model.is_moe()) return std::string("parasim does not write DeepSpeed-MoE launches (Megatron-DeepSpeed's --num-experts) yet");
   if (model.is_mla()) return std::string("Megatron-DeepSpeed's GPT model has no multi-head latent attention");
   if (!plan.recompute_overrides.empty()) return std::string("Megatron-DeepSpeed recomputes every layer alike, not ranges of layers");
+  if (plan.recomputes_selectively() && !plan.recompute_modules.is_default()) {
+    return fmt::format("Megatron-DeepSpeed's selective recompute reruns the attention core only, not {}", plan.recompute_modules.joined());
+  }
   if (plan.recompute == Recompute::full && plan.recompute_method == workload::RecomputeMethod::block && plan.pp > 1) {
     return std::string("DeepSpeed's pipeline engine has no block recompute method (uniform only)");
   }

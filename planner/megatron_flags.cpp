@@ -120,6 +120,7 @@ constexpr auto kFlags = std::to_array<MegatronFlag>({
     {"--recompute-activations", false, FlagRole::plan},
     {"--recompute-granularity", true, FlagRole::plan},
     {"--recompute-method", true, FlagRole::plan},
+    {"--recompute-modules", true, FlagRole::plan, true},
     {"--recompute-num-layers", true, FlagRole::plan},
     {"--rotary-base", true, FlagRole::training},
     {"--rotary-percent", true, FlagRole::training},

@@ -26,6 +26,8 @@ struct MegatronFlag {
   std::string_view name;  ///< "--tensor-model-parallel-size"
   bool takes_value;       ///< false for switches
   FlagRole role;
+  /// Takes a list of values (argparse nargs), written as the words of one space-separated value.
+  bool many = false;
 };
 
 /// Every flag of the table, sorted by name.

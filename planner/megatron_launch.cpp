@@ -178,7 +178,11 @@ MegatronArgumentGroup batch_arguments(const Plan& p, const workload::ModelSpec& 
   Group g("BATCH_ARGS");
   g.add("--micro-batch-size", p.micro_batch).add("--global-batch-size", p.global_batch);
   const auto r = megatron_recompute(p, m);
-  if (r->granularity == Recompute::selective) g.add("--recompute-granularity", "selective");
+  if (r->granularity == Recompute::selective && !p.recompute_modules.empty()) {
+    g.add("--recompute-granularity", "selective");
+    // Megatron-Core's default is core_attn alone; an empty list recomputes nothing.
+    if (!p.recompute_modules.is_default()) g.add("--recompute-modules", fmt::format("{}", fmt::join(p.recompute_modules.names(), " ")));
+  }
   if (r->granularity == Recompute::full) {
     g.add("--recompute-granularity", "full");
     g.add("--recompute-method", r->method == workload::RecomputeMethod::block ? "block" : "uniform");
@@ -187,13 +191,20 @@ MegatronArgumentGroup batch_arguments(const Plan& p, const workload::ModelSpec& 
   return g.done();
 }
 
-MegatronArgumentGroup precision_arguments(const workload::TrainingSpec& tr, const topology::GpuSpec& gpu) {
+bool needs_current_scaling(const Plan& p) {
+  const auto& modules = p.recompute_modules;
+  return p.recomputes_selectively() && (modules.has(workload::RecomputeModule::moe_act) || modules.has(workload::RecomputeModule::layernorm));
+}
+
+MegatronArgumentGroup precision_arguments(const Plan& p, const workload::TrainingSpec& tr, const topology::GpuSpec& gpu) {
   Group g("PRECISION_ARGS");
   const bool bf16 = tr.precision == Precision::bf16 || tr.precision == Precision::fp8;
   if (bf16) g.add("--bf16");
   if (tr.precision == Precision::fp16) g.add("--fp16");
-  // Transformer Engine's default FP8 recipe: E4M3 forward, E5M2 gradients, delayed scaling.
-  if (tr.precision == Precision::fp8) g.add("--fp8-format", "hybrid").add("--fp8-recipe", "delayed");
+  // Transformer Engine's default FP8 recipe: E4M3 forward, E5M2 gradients, delayed scaling; per-tensor
+  // current scaling where the plan recomputes the experts' activation or the norms, which delayed
+  // scaling cannot (TransformerConfig's checks). parasim prices both alike.
+  if (tr.precision == Precision::fp8) g.add("--fp8-format", "hybrid").add("--fp8-recipe", needs_current_scaling(p) ? "tensorwise" : "delayed");
   if (bf16 && !tr.fp32_grad_accumulation) g.add("--grad-reduce-in-bf16");
   if (tr.precision == Precision::fp16 && tr.fp32_grad_accumulation) g.add("--accumulate-allreduce-grads-in-fp32");
   g.add("--attention-backend", megatron_attention_backend(tr, gpu));
@@ -242,14 +253,26 @@ std::string shell_word(const std::string& s) {
 
 }  // namespace
 
-std::string argument_text(const MegatronArgument& a) { return a.value.empty() ? a.flag : a.flag + " " + shell_word(a.value); }
+std::string argument_text(const MegatronArgument& a) {
+  if (a.value.empty()) return a.flag;
+  // A list-valued flag's value holds its words, each an argument of its own.
+  const auto flag = megatron_flag(a.flag);
+  if (!flag || !flag->many) return a.flag + " " + shell_word(a.value);
+  std::string out = a.flag;
+  for (std::size_t at = 0; at < a.value.size();) {
+    const auto end = std::min(a.value.find(' ', at), a.value.size());
+    if (end > at) out += " " + shell_word(a.value.substr(at, end - at));
+    at = end + 1;
+  }
+  return out;
+}
 
 MegatronLaunch megatron_launch(const Plan& p, const workload::ModelSpec& m, const workload::TrainingSpec& tr, const topology::GpuSpec& gpu,
                                int train_iters) {
   if (train_iters < 2) throw std::invalid_argument("a launch needs at least 2 training iterations");
   if (const auto problem = megatron_plan_problem(p, m)) throw std::invalid_argument("Megatron-LM cannot run this plan: " + *problem);
   MegatronLaunch out;
-  out.groups = {model_arguments(m, tr), parallel_arguments(p, m, tr), batch_arguments(p, m), precision_arguments(tr, gpu), data_arguments(m),
+  out.groups = {model_arguments(m, tr), parallel_arguments(p, m, tr), batch_arguments(p, m), precision_arguments(p, tr, gpu), data_arguments(m),
                 training_arguments(train_iters)};
   out.environment.emplace_back("CUDA_DEVICE_MAX_CONNECTIONS", cuda_device_max_connections(p, gpu));
   out.notes = notes(tr);
@@ -284,11 +307,13 @@ MegatronArgumentGroup site_arguments(const std::string& words) {
     if (flag->takes_value != has_value) {
       throw std::invalid_argument(fmt::format("{} {}", split[i], flag->takes_value ? "needs a value" : "takes no value"));
     }
-    if (has_value && i + 2 < split.size() && !split[i + 2].starts_with("--")) {
+    if (has_value && !flag->many && i + 2 < split.size() && !split[i + 2].starts_with("--")) {
       throw std::invalid_argument(fmt::format("{} takes one value here (for several data paths use --data-args-path FILE)", split[i]));
     }
-    g.arguments.push_back({split[i], has_value ? split[i + 1] : ""});
-    i += has_value;
+    const std::string name = split[i];
+    std::string value = has_value ? split[++i] : "";
+    while (flag->many && i + 1 < split.size() && !split[i + 1].starts_with("--")) value += " " + split[++i];
+    g.arguments.push_back({name, value});
   }
   return g;
 }

@@ -128,6 +128,7 @@ struct Reader {
   Plan plan;
   int layers_per_virtual = 0, first_stage = 0, last_stage = 0, instances = 1, seq_len = 0;
   std::string layout, granularity, method, sharding;
+  std::optional<workload::RecomputeModules> modules;
   bool fsdp = false, dp_given = false;
 
   [[noreturn]] void fail(const std::string& flag, const std::string& message) const {
@@ -197,6 +198,17 @@ void Reader::plan_flag(const std::string& f, const std::string& v) {
     granularity = v;
   } else if (f == "--recompute-activations") {
     granularity = "selective";
+  } else if (f == "--recompute-modules") {
+    modules = workload::RecomputeModules::of({});
+    for (std::size_t at = 0; at <= v.size();) {
+      const auto end = std::min(v.find(' ', at), v.size());
+      const auto name = v.substr(at, end - at);
+      at = end + 1;
+      if (name.empty()) continue;
+      const auto m = workload::recompute_module_from_name(name);
+      if (!m) fail(f, fmt::format("'{}' is not a module parasim prices (core_attn, mlp, moe, moe_act, shared_experts, layernorm, mla_up_proj)", name));
+      modules = modules->with(*m);
+    }
   } else if (f == "--recompute-method") {
     if (v != "uniform" && v != "block") fail(f, fmt::format("'{}' is not uniform or block", v));
     method = v;
@@ -279,6 +291,8 @@ void Reader::finish(int gpus) {
     plan.zero_group = plan.data_ranks() / instances;
   }
   if (granularity == "selective") plan.recompute = Recompute::selective;
+  // Megatron-LM reads the modules under selective recompute only, as parasim's plan does.
+  if (modules && granularity == "selective") plan.recompute_modules = *modules;
   if (granularity == "full") {
     if (method.empty()) fail("--recompute-granularity", "full needs --recompute-method uniform or block");
     plan.recompute = Recompute::full;
@@ -330,8 +344,12 @@ MegatronReading read_megatron_arguments(const std::string& text, const workload:
     if (flag->takes_value) {
       if (i + 1 >= words.size() || words[i + 1].starts_with("--")) r.fail(w, "needs a value");
       value = words[++i];
-      // Flags that take several values (--cp-comm-type per layer group): the rest are the same kind.
-      while (i + 1 < words.size() && !words[i + 1].starts_with("--")) ++i;
+      // A list (--recompute-modules) is read whole; of the other flags that take several values
+      // (--cp-comm-type per layer group) the rest are the same kind.
+      while (i + 1 < words.size() && !words[i + 1].starts_with("--")) {
+        ++i;
+        if (flag->many) value += " " + words[i];
+      }
     }
     if (flag->role == FlagRole::plan || flag->role == FlagRole::legacy) r.plan_flag(w, value);
     if (flag->role == FlagRole::model) r.model_flag(w, value);

@@ -83,6 +83,9 @@ std::optional<std::string> megatron_schedule_problem(const workload::Plan& p) {
     const bool full = p.recompute == workload::Recompute::full ||
                       std::any_of(p.recompute_overrides.begin(), p.recompute_overrides.end(), [](const auto& o) { return o.recompute == workload::Recompute::full; });
     if (full) return std::string("the expert all-to-all overlap (--overlap-moe-expert-parallel-comm) runs without full recompute");
+    if (p.recompute == workload::Recompute::selective && p.recompute_modules.has(workload::RecomputeModule::moe)) {
+      return std::string("the expert all-to-all overlap runs without the MoE part recomputed whole (recompute module moe)");
+    }
     if (p.pp > 1 && p.schedule != Schedule::interleaved_1f1b) return std::string("the expert all-to-all overlap needs virtual pipeline stages with pp > 1");
   }
   return std::nullopt;

@@ -78,9 +78,10 @@ std::string plan_name(const Plan& p, bool fold_split) {
     std::string parts;
     if (full > 0) parts = fmt::format("{} full", full);
     if (selective > 0) parts += fmt::format("{}{} selective", parts.empty() ? "" : ", ", selective);
+    if (selective > 0 && !p.recompute_modules.is_default()) parts += fmt::format(" ({})", p.recompute_modules.joined());
     out += " · recompute " + parts;
   } else if (p.recompute != Recompute::none) {
-    out += fmt::format(" · recompute {}", workload::recompute_name(p.recompute));
+    out += fmt::format(" · recompute {}", workload::recompute_text(p));
     if (p.recompute == Recompute::full && p.recompute_method == workload::RecomputeMethod::block) out += fmt::format(" block {}", p.recompute_layers);
   }
   return out;
@@ -264,63 +265,65 @@ std::vector<workload::RecomputeOverride> to_overrides(const std::vector<Recomput
   return out;
 }
 
-// Memory first: the cheapest recompute that fits, or the reason nothing does.
-std::optional<std::string> fit_recompute(Context& c, Plan& p) {
-  auto report = [&](const Plan& q) { return c.memory(q); };
-  p.recompute = Recompute::none;
-  auto none = report(p);
-  if (none.fits()) return std::nullopt;
-  p.recompute = Recompute::selective;
-  if (report(p).fits()) return std::nullopt;
+// The options of each layer of stage `s` (none, selective, full: time added over the step, bytes
+// kept at the peak) and the activation budget they share.
+struct StageOptions {
+  std::vector<std::vector<LayerOption>> options;
+  std::vector<int> layers;
+  double budget = 0;
+};
 
-  // Layer-wise: per stage, each layer's choice under that stage's activation budget.
-  p.recompute = Recompute::none;
+StageOptions stage_options(Context& c, const Plan& p, int s, const workload::StageMemory& st, double shrink) {
   const auto sizes = workload::layers_per_chunk(p, c.model);
   const auto first = workload::first_layer_of_chunk(p, c.model);
   const int m = p.micro_batches();
-  const auto& schedule = c.schedule(p);
+  const auto chunks = workload::stage_chunks(p, s);
+  const auto flight = in_flight_by_chunk(c.schedule(p)[static_cast<std::size_t>(s)], chunks.size());
+  StageOptions out;
+  double largest_working = 0;
+  for (std::size_t local = 0; local < chunks.size(); ++local) {
+    const int chunk = chunks[local];
+    const int k = flight[local];
+    for (int l = first[static_cast<std::size_t>(chunk)]; l < first[static_cast<std::size_t>(chunk)] + sizes[static_cast<std::size_t>(chunk)]; ++l) {
+      const auto& n = c.cost.layer(p, l, Recompute::none);
+      const auto& sel = c.cost.layer(p, l, Recompute::selective);
+      const auto& full = c.cost.layer(p, l, Recompute::full);
+      largest_working = std::max(largest_working, n.kept_bytes);
+      out.options.push_back({{0, k * n.kept_bytes}, {m * (sel.total() - n.total()), k * sel.kept_bytes}, {m * (full.total() - n.total()), k * full.kept_bytes}});
+      out.layers.push_back(l);
+    }
+  }
+  // What the stage holds besides its layers' activations: state, buffers, the ends' activations.
+  double layer_activations = 0;
+  for (const auto& o : out.options) layer_activations += o[0].bytes;
+  // Without recompute the stage's working set is the loss's transients alone (the last stage's); with
+  // it, the larger of those and a recomputed layer: they come one after the other, not together.
+  const double fixed_activations = std::max(0.0, st.activations.value() - st.recompute_working.value() - layer_activations);
+  const double working = std::max(largest_working, st.recompute_working.value());
+  const double tensors = (c.budget.value() - workload::kFixedAllowanceBytes) / (1 + workload::kFragmentation);
+  out.budget = tensors - (st.weights + st.gradients + st.optimizer + st.buffers).value() - fixed_activations - working - shrink;
+  return out;
+}
+
+// Layer-wise: per stage, each layer's choice under that stage's activation budget, tightened where
+// the whole does not fit yet.
+std::optional<std::string> fit_layer_wise(Context& c, Plan& p, const workload::MemoryReport& none) {
+  p.recompute = Recompute::none;
   std::vector<Recompute> choice(static_cast<std::size_t>(c.model.layers), Recompute::none);
   std::vector<double> shrink(static_cast<std::size_t>(p.pp), 0.0);
   for (int attempt = 0; attempt < 4; ++attempt) {
     for (int s = 0; s < p.pp; ++s) {
-      const auto& st = none.stages[static_cast<std::size_t>(s)];
-      const auto chunks = workload::stage_chunks(p, s);
-      const auto flight = in_flight_by_chunk(schedule[static_cast<std::size_t>(s)], chunks.size());
-      std::vector<std::vector<LayerOption>> options;
-      std::vector<int> layers;
-      double largest_working = 0, fixed_activations = 0;
-      for (std::size_t local = 0; local < chunks.size(); ++local) {
-        const int chunk = chunks[local];
-        const int k = flight[local];
-        for (int l = first[static_cast<std::size_t>(chunk)]; l < first[static_cast<std::size_t>(chunk)] + sizes[static_cast<std::size_t>(chunk)]; ++l) {
-          const auto& n = c.cost.layer(p, l, Recompute::none);
-          const auto& sel = c.cost.layer(p, l, Recompute::selective);
-          const auto& full = c.cost.layer(p, l, Recompute::full);
-          largest_working = std::max(largest_working, n.kept_bytes);
-          options.push_back({{0, k * n.kept_bytes}, {m * (sel.total() - n.total()), k * sel.kept_bytes}, {m * (full.total() - n.total()), k * full.kept_bytes}});
-          layers.push_back(l);
-        }
-      }
-      // What the stage holds besides its layers' activations: state, buffers, the ends' activations.
-      double layer_activations = 0;
-      for (const auto& o : options) layer_activations += o[0].bytes;
-      // Without recompute the stage's working set is the loss's transients alone (the last stage's); with
-      // it, the larger of those and a recomputed layer: they come one after the other, not together.
-      fixed_activations = std::max(0.0, st.activations.value() - st.recompute_working.value() - layer_activations);
-      const double working = std::max(largest_working, st.recompute_working.value());
-      const double tensors = (c.budget.value() - workload::kFixedAllowanceBytes) / (1 + workload::kFragmentation);
-      const double budget = tensors - (st.weights + st.gradients + st.optimizer + st.buffers).value() - fixed_activations - working -
-                            shrink[static_cast<std::size_t>(s)];
-      const auto picked = choose_within_budget(options, budget);
+      const auto stage = stage_options(c, p, s, none.stages[static_cast<std::size_t>(s)], shrink[static_cast<std::size_t>(s)]);
+      const auto picked = choose_within_budget(stage.options, stage.budget);
       if (!picked) return "out of memory even with full recompute";
-      for (std::size_t i = 0; i < layers.size(); ++i) {
-        choice[static_cast<std::size_t>(layers[i])] = static_cast<Recompute>((*picked)[i]);
+      for (std::size_t i = 0; i < stage.layers.size(); ++i) {
+        choice[static_cast<std::size_t>(stage.layers[i])] = static_cast<Recompute>((*picked)[i]);
       }
     }
     const bool uniform = std::all_of(choice.begin(), choice.end(), [&](Recompute r) { return r == choice.front(); });
     p.recompute = uniform ? choice.front() : Recompute::none;
     p.recompute_overrides = uniform ? std::vector<workload::RecomputeOverride>{} : to_overrides(choice);
-    const auto check = report(p);
+    const auto check = c.memory(p);
     if (check.fits()) return std::nullopt;
     for (const auto& st : check.stages) {
       const double over = st.total().value() - c.budget.value();
@@ -330,19 +333,63 @@ std::optional<std::string> fit_recompute(Context& c, Plan& p) {
   return "out of memory even with full recompute";
 }
 
-// Memory first, in the forms Megatron-LM's arguments take: no recompute, selective, the first k
-// layers of every chunk in full (method block, the smallest k that fits), every layer in full.
+// The faster of two recompute forms that fit, by the analytical estimate; nullopt counts as slowest.
+void keep_faster(Context& c, Plan& p, const std::optional<Plan>& other) {
+  if (other && c.cost.estimate(*other).iteration < c.cost.estimate(p).iteration) p = *other;
+}
+
+// Selective recompute by Megatron-Core's modules: the least recomputed rung of the model's ladder
+// (workload/recompute_modules.hpp) that fits, or nullopt. The expert all-to-all overlap runs
+// without the MoE part recomputed whole (TransformerConfig's checks).
+std::optional<Plan> fit_recompute_modules(Context& c, Plan p) {
+  if (!workload::recomputes_by_module(c.model, c.training)) return std::nullopt;
+  p.recompute = Recompute::selective;
+  for (const auto& modules : workload::recompute_module_ladder(c.model)) {
+    if (p.overlap.ep_comm && modules.has(workload::RecomputeModule::moe)) continue;
+    p.recompute_modules = modules;
+    if (c.memory(p).fits()) return p;
+  }
+  return std::nullopt;
+}
+
+// Memory first: the cheapest recompute that fits, or the reason nothing does: none, selective, then
+// the faster of selective by more modules and the layer-wise choice of none, selective or full.
+std::optional<std::string> fit_recompute(Context& c, Plan& p) {
+  p.recompute = Recompute::none;
+  const auto none = c.memory(p);
+  if (none.fits()) return std::nullopt;
+  p.recompute = Recompute::selective;
+  if (c.memory(p).fits()) return std::nullopt;
+  const auto by_module = fit_recompute_modules(c, p);
+  if (const auto why = fit_layer_wise(c, p, none)) {
+    if (!by_module) return why;
+    p = *by_module;
+    return std::nullopt;
+  }
+  keep_faster(c, p, by_module);
+  return std::nullopt;
+}
+
+// Memory first, in the forms Megatron-LM's arguments take: no recompute, selective (its default
+// modules), then the faster of selective by more modules and the first k layers of every chunk in
+// full (method block, the smallest k that fits; every layer at most).
 std::optional<std::string> fit_megatron_recompute(Context& c, Plan& p) {
   auto fits = [&]() { return c.memory(p).fits(); };
   p.recompute_overrides.clear();
   p.recompute_method = workload::RecomputeMethod::uniform;
   p.recompute_layers = 1;
+  p.recompute_modules = workload::RecomputeModules();
   for (auto r : {Recompute::none, Recompute::selective}) {
     p.recompute = r;
     if (fits()) return std::nullopt;
   }
+  const auto by_module = fit_recompute_modules(c, p);
   p.recompute = Recompute::full;
-  if (!fits()) return "out of memory even with full recompute";
+  if (!fits()) {
+    if (!by_module) return "out of memory even with full recompute";
+    p = *by_module;
+    return std::nullopt;
+  }
   const auto sizes = workload::layers_per_chunk(p, c.model);
   p.recompute_method = workload::RecomputeMethod::block;
   int lo = 0, hi = *std::max_element(sizes.begin(), sizes.end());  // block hi = every layer: fits
@@ -351,6 +398,7 @@ std::optional<std::string> fit_megatron_recompute(Context& c, Plan& p) {
     (fits() ? hi : lo) = p.recompute_layers;
   }
   p.recompute_layers = hi;
+  keep_faster(c, p, by_module);
   return std::nullopt;
 }
 

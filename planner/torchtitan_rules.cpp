@@ -116,6 +116,9 @@ std::optional<std::string> checkpointing_problem(const Plan& p) {
   if (p.recompute == workload::Recompute::full && (p.recompute_method != workload::RecomputeMethod::uniform || p.recompute_layers != 1)) {
     return std::string("torchtitan checkpoints each layer on its own, not Megatron-LM's groups or blocks of layers");
   }
+  if (p.recomputes_selectively() && !p.recompute_modules.is_default()) {
+    return fmt::format("torchtitan's selective checkpointing keeps every second matmul's output; it has no modules to choose ({})", p.recompute_modules.joined());
+  }
   return std::nullopt;
 }
 

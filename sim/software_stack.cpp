@@ -56,4 +56,6 @@ std::optional<PrintedMemory> memory_printed_by(SoftwareStack stack) {
   return std::nullopt;
 }
 
+bool takes_recompute_modules(SoftwareStack stack) { return stack == SoftwareStack::megatron_lm || stack == SoftwareStack::nemo; }
+
 }  // namespace parasim::sim

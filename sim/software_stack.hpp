@@ -29,6 +29,10 @@ std::string_view printed_memory_name(PrintedMemory kind);
 /// lines and benchmark tables give torch.cuda.max_memory_reserved. Others: nullopt.
 std::optional<PrintedMemory> memory_printed_by(SoftwareStack stack);
 
+/// Whether the stack's selective recompute takes Megatron-Core's --recompute-modules (Megatron-LM,
+/// NeMo and Megatron-Bridge); the others rerun what their own policy says.
+bool takes_recompute_modules(SoftwareStack stack);
+
 /// The stack a source string names (case-insensitive repository and product names).
 SoftwareStack software_stack_of(std::string_view source);
 std::string_view software_stack_name(SoftwareStack stack);

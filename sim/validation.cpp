@@ -64,7 +64,9 @@ const char* const kFillPolicy =
     "           with Megatron-LM's 2022 release), and eager attention without sp is the 2021 stacks' synchronous TP\n"
     "           all-reduce of the input gradients (after the weight gradients). Absent micro_batch {1,2,4,8}, sp\n"
     "           {on,off} (tp > 1, flash), recompute {none,selective,full} ({none,full} with eager attention:\n"
-    "           selective came in 2022), vpp (pp > 1, interleaved: every divisor of a stage's layers with flash\n"
+    "           selective came in 2022; Megatron-LM and NeMo also selective by Megatron-Core's modules, the\n"
+    "           model's ladder: experts' activation and stand-alone norms, MLA's up projections, whole MLPs, the\n"
+    "           MoE part), vpp (pp > 1, interleaved: every divisor of a stage's layers with flash\n"
     "           attention, whose stacks overlap the interleaved transfers and run chunks down to one layer; {1,2,4}\n"
     "           with eager attention, whose 2021-22 interleaved transfers block, which the model does not price),\n"
     "           zero {0,1} are searched together with the simulator unless the stack sets them: published runs\n"
@@ -187,7 +189,7 @@ std::string plan_line(const Plan& p) {
   return fmt::format("tp{} pp{}{}{} dp{}{}{} mb{} sp {} recompute {} zero {}", p.tp, p.pp, p.vpp > 1 ? fmt::format(" vpp{}", p.vpp) : "",
                      named ? fmt::format(" {}", workload::schedule_name(p.schedule)) : "", p.dp,
                      p.cp > 1 ? fmt::format(" cp{}", p.cp) : "", p.ep > 1 ? fmt::format(" ep{}", p.ep) : "", p.micro_batch, p.sp ? "on" : "off",
-                     workload::recompute_name(p.recompute), p.zero);
+                     workload::recompute_text(p), p.zero);
 }
 
 // A list with its runs folded: [1,2,2,2,1] -> "1,2*3,1".
@@ -457,6 +459,15 @@ std::vector<FillField> fill_fields(const MeasuredRun& r, const RowScenario& s) {
   if (!r.recompute) {
     FillField f{"recompute", {[](Plan& p) { p.recompute = workload::Recompute::none; }}};
     if (flash) f.values.push_back([](Plan& p) { p.recompute = workload::Recompute::selective; });
+    // Megatron-Core's stacks also recompute by module, least first (workload/recompute_modules.hpp).
+    if (flash && takes_recompute_modules(s.stack)) {
+      for (const auto& modules : workload::recompute_module_ladder(s.model)) {
+        f.values.push_back([modules](Plan& p) {
+          p.recompute = workload::Recompute::selective;
+          p.recompute_modules = modules;
+        });
+      }
+    }
     f.values.push_back([](Plan& p) { p.recompute = workload::Recompute::full; });
     fields.push_back(std::move(f));
   }

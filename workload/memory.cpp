@@ -187,7 +187,7 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
   const bool holds_stage = zero3_holds_stage(plan, tr);
 
   // Activation bytes of one micro-batch of each kind of layer (dense, MoE), by recompute setting.
-  BlockShape shape{plan.micro_batch, tr.seq_len, plan.tp, plan.sp, Recompute::none, plan.cp, plan.cp_kind, plan.ep, plan.expert_tp()};
+  BlockShape shape = block_shape(plan, tr.seq_len, plan.micro_batch, Recompute::none);
   auto layer_bytes = [&](Recompute r, bool moe) {
     BlockShape with = shape;
     with.recompute = r;
@@ -257,6 +257,8 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
           if (group_start) bytes += kept_bytes(moe, Recompute::full);
         } else {
           bytes += kept_bytes(moe, r);
+          // A layer's selective recompute makes again, for its backward, what it did not keep.
+          if (r == Recompute::selective) working = std::max(working, kept_bytes(moe, Recompute::none) - kept_bytes(moe, r));
         }
       }
       if (full_in_chunk > 0) {

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <iterator>
 
 namespace parasim::workload {
 namespace {
@@ -71,12 +73,24 @@ Op memory(std::string_view name, double bytes, Precision p) {
 }
 
 // Stored activations and recompute under the block's setting: MoE blocks keep nothing of their own
-// under full recompute (the layer input kept by the attention block suffices); selective recompute
-// touches only the attention core.
+// under full recompute (the layer input kept by the attention block suffices). Selective recompute
+// by module: `freed` bytes not kept and `rerun` recomputed (from the block's forward, in order).
 void finish(Block& blk, double stored, Recompute r) {
   blk.full_activation_bytes = stored;
   blk.stored_activation_bytes = r == Recompute::full ? 0.0 : stored;
   if (r == Recompute::full) blk.recompute = blk.forward;
+}
+
+void recompute_part(Block& blk, double freed, const std::function<bool(const Op&)>& rerun) {
+  blk.stored_activation_bytes -= freed;
+  std::copy_if(blk.forward.begin(), blk.forward.end(), std::back_inserter(blk.recompute), rerun);
+}
+
+bool named(const Op& op, std::string_view name) { return op.name == name; }
+
+// Whether the block is under selective recompute with Megatron-Core's module `m`.
+bool selective_module(const ModelSpec& model, const TrainingSpec& tr, const BlockShape& sh, RecomputeModule m) {
+  return sh.recompute == Recompute::selective && recomputes_by_module(model, tr) && sh.modules.has(m);
 }
 
 }  // namespace
@@ -114,6 +128,14 @@ Block router_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape&
   blk.backward_weight.push_back(gemm("router_wgrad", d.h, d.experts, d.Tr, d, d.router));
   // Norm input, router input (the norm's output, also the shared experts' input), fp32 scores.
   finish(blk, 2 * d.e * d.Tr * d.h + 4 * scores, sh.recompute);
+  // The pre-MLP norm stands alone before the MoE part: `layernorm` frees its output; `moe` keeps the
+  // MoE part's input (that output) and reruns the router after it.
+  const bool norm = selective_module(m, tr, sh, RecomputeModule::layernorm);
+  if (selective_module(m, tr, sh, RecomputeModule::moe)) {
+    recompute_part(blk, 4 * scores + (norm ? d.e * d.Tr * d.h : 0.0), [&](const Op& op) { return norm || !named(op, "norm2"); });
+  } else if (norm) {
+    recompute_part(blk, d.e * d.Tr * d.h, [](const Op& op) { return named(op, "norm2"); });
+  }
   add_fp8_quantization(blk);
   add_gradient_accumulation(blk, tr);
   return blk;
@@ -144,6 +166,14 @@ Block experts_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape
   // fc1 input (the received copies), activation input and output; the experts' output before the
   // probability weighting (Tr·k copies) and the dropout mask.
   finish(blk, n * (tr.gemm_input_bytes() * (d.h + d.width) + d.e * d.up) + d.e * d.Tr * d.k * d.h + d.Tr * d.h * d.mask, sh.recompute);
+  // `moe`: all of it rerun but the dropout after the MoE part; `moe_act`: the activation's output
+  // (fc2's input, which fc2 then does not keep a cast of either) freed and the activation rerun.
+  const std::string_view activation = d.swiglu ? "experts_swiglu" : "experts_gelu";
+  if (selective_module(m, tr, sh, RecomputeModule::moe)) {
+    recompute_part(blk, blk.stored_activation_bytes - d.Tr * d.h * d.mask, [](const Op& op) { return !named(op, "bias_dropout_add"); });
+  } else if (selective_module(m, tr, sh, RecomputeModule::moe_act)) {
+    recompute_part(blk, n * tr.gemm_input_bytes() * d.width, [&](const Op& op) { return named(op, activation); });
+  }
   add_fp8_quantization(blk);
   add_gradient_accumulation(blk, tr);
   return blk;
@@ -171,6 +201,9 @@ Block shared_experts_block(const ModelSpec& m, const TrainingSpec& tr, const Blo
   if (m.shared_expert_gate) bw.push_back(gemm("shared_gate_wgrad", d.h, 1, d.Tr, d, d.router));
   // The activation's input and output (its input, the router block's norm output, is kept there).
   finish(blk, d.T * (d.e * d.shared_up + tr.gemm_input_bytes() * d.shared_width), sh.recompute);
+  if (selective_module(m, tr, sh, RecomputeModule::moe) || selective_module(m, tr, sh, RecomputeModule::shared_experts)) {
+    recompute_part(blk, blk.stored_activation_bytes, [](const Op&) { return true; });
+  }
   add_fp8_quantization(blk);
   add_gradient_accumulation(blk, tr);
   return blk;

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <iterator>
 #include <numeric>
 
 #include "workload/moe_ops.hpp"
@@ -189,6 +190,16 @@ std::string_view block_kind_name(BlockKind k) {
   return "";
 }
 
+bool recomputes_by_module(const ModelSpec& m, const TrainingSpec& tr) {
+  return tr.selective_recompute == SelectiveRecompute::attention || m.is_mla();
+}
+
+BlockShape block_shape(const Plan& p, int seq_len, int micro_batch, Recompute recompute) {
+  BlockShape shape{micro_batch, seq_len, p.tp, p.sp, recompute, p.cp, p.cp_kind, p.ep, p.expert_tp()};
+  shape.modules = p.recompute_modules;
+  return shape;
+}
+
 double total_flops(const std::vector<Op>& ops) {
   return std::accumulate(ops.begin(), ops.end(), 0.0, [](double a, const Op& o) { return a + o.flops; });
 }
@@ -204,6 +215,10 @@ namespace {
 struct Projections {
   std::vector<Op> forward, backward_input, backward_weight;
   double kept = 0;
+  /// MLA under mla_up_proj: the bytes of kept not held through forward (Q, K and V; the up
+  /// projections' inputs) and the forward ops rerun to make them again (all but the down projections).
+  double up_projected = 0;
+  std::vector<Op> up_projection;
 };
 
 Projections qkv_projections(const ModelSpec& m, const TrainingSpec& tr, const Dims& d) {
@@ -263,6 +278,10 @@ Projections latent_projections(const ModelSpec& m, const TrainingSpec& tr, const
   // The down projections' input; each latent's norm input and up projection's input; the rotary
   // key; Q, K and V of the rank's heads.
   in.kept = d.Tr * d.h * d.e_in + d.T * (ql + kl) * (d.e + d.e_in) + d.T * rope * d.e + d.T * d.e * n * (2 * qk + a.v_head_dim);
+  // Megatron-Core's output-discarding checkpoint runs the up projections without keeping their
+  // inputs and frees Q, K and V once the core has used them; the latents it was given stay.
+  in.up_projected = d.T * (ql + kl) * d.e_in + d.T * d.e * n * (2 * qk + a.v_head_dim);
+  std::copy_if(f.begin(), f.end(), std::back_inserter(in.up_projection), [](const Op& op) { return op.name != "q_down" && op.name != "kv_down"; });
   return in;
 }
 
@@ -282,6 +301,29 @@ void keep_every_second_matmul(const ModelSpec& m, const TrainingSpec& tr, const 
   if (m.position == PositionEmbedding::rope) r.push_back(memory("rope", 2 * d.e * d.T * qk, tr.precision));
   r.push_back(gemm("proj", d.T, d.h, v_width, d, d.gemm));
   r.push_back(memory("bias_dropout_add", d.Tr * d.h * (3 * d.e + d.mask), tr.precision));
+}
+
+// Megatron-Core's selective recompute of an attention block, by module (workload/recompute_modules.hpp),
+// from everything kept: the core (its scores or statistics), MLA's Q, K and V with the up
+// projections' inputs, and MLA's input norm's output (the down projections' input; a norm fused
+// into its linear, as in every other attention, is no module of its own).
+void recompute_attention_modules(const ModelSpec& m, const TrainingSpec& tr, const Dims& d, RecomputeModules modules, const Projections& in,
+                                 const std::vector<Op>& core_fwd, double scores, Block& blk) {
+  double stored = blk.full_activation_bytes;
+  auto& r = blk.recompute;
+  if (modules.has(RecomputeModule::layernorm) && m.is_mla()) {
+    stored -= d.Tr * d.h * d.e_in;
+    r.push_back(memory("norm1", 2 * d.e * d.Tr * d.h, tr.precision));
+  }
+  if (modules.has(RecomputeModule::mla_up_proj) && m.is_mla()) {
+    stored -= in.up_projected;
+    r.insert(r.end(), in.up_projection.begin(), in.up_projection.end());
+  }
+  if (modules.has(RecomputeModule::core_attn)) {
+    stored -= scores;
+    r.insert(r.end(), core_fwd.begin(), core_fwd.end());
+  }
+  blk.stored_activation_bytes = stored;
 }
 
 }  // namespace
@@ -338,12 +380,11 @@ Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
   switch (sh.recompute) {
     case Recompute::none: blk.stored_activation_bytes = blk.full_activation_bytes; break;
     case Recompute::selective:
-      if (tr.selective_recompute == SelectiveRecompute::ops && !m.is_mla()) {
+      if (!recomputes_by_module(m, tr)) {
         keep_every_second_matmul(m, tr, d, scores, blk);
         break;
       }
-      blk.stored_activation_bytes = kept;
-      blk.recompute = core_fwd;
+      recompute_attention_modules(m, tr, d, sh.modules, in, core_fwd, scores, blk);
       break;
     case Recompute::full:
       blk.stored_activation_bytes = d.e * d.Tr * d.h;  // the layer's input only
@@ -386,9 +427,15 @@ Block mlp_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh
     case Recompute::none: blk.stored_activation_bytes = blk.full_activation_bytes; break;
     case Recompute::selective:
       blk.stored_activation_bytes = blk.full_activation_bytes;
+      // Megatron-Core's mlp module: a checkpoint of the whole MLP keeps its input (the norm's, the
+      // residual stream) and reruns it all; the dropout after it is outside, its mask kept.
+      if (recomputes_by_module(m, tr) && sh.modules.has(RecomputeModule::mlp)) {
+        blk.stored_activation_bytes = d.Tr * d.h * (d.e + d.mask);
+        std::copy_if(f.begin(), f.end(), std::back_inserter(blk.recompute), [](const Op& op) { return op.name != "bias_dropout_add"; });
+      }
       // torchtitan's op-level policy (see keep_every_second_matmul): w1's output and w2's are kept
       // (fc1's alone without a gate); the norm, w3 and the activation are rerun.
-      if (tr.selective_recompute == SelectiveRecompute::ops && !m.is_mla()) {
+      if (!recomputes_by_module(m, tr)) {
         blk.stored_activation_bytes = swiglu ? d.e * d.T * (inner + d.h) : d.e * d.T * up;
         blk.recompute.push_back(memory("norm2", 2 * d.e * d.Tr * d.h, tr.precision));
         if (swiglu) blk.recompute.push_back(after_norm(gemm("fc1_up", d.T, inner, d.h, d, d.gemm)));

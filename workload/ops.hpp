@@ -108,7 +108,15 @@ struct BlockShape {
   int ep = 1;   ///< expert parallelism: a MoE layer's experts spread over ep ranks
   int etp = 1;  ///< expert tensor parallelism: each expert split over etp ranks
   bool local = false;  ///< a layer with local attention (ModelSpec::local_attention_layer)
+  RecomputeModules modules = RecomputeModules();  ///< what selective recompute reruns (workload/recompute_modules.hpp)
 };
+
+/// Whether selective recompute reruns Megatron-Core's modules (BlockShape::modules) rather than
+/// torchtitan's op-level policy (TrainingSpec::selective_recompute), which has no MLA form.
+bool recomputes_by_module(const ModelSpec& model, const TrainingSpec& training);
+
+/// The shape of a plan's blocks: a micro-batch of `micro_batch` samples under `recompute`.
+BlockShape block_shape(const Plan& plan, int seq_len, int micro_batch, Recompute recompute);
 
 Block attention_block(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape);
 Block mlp_block(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape);

@@ -16,7 +16,7 @@ PassTimes flop_pass_times(const ModelSpec& m, const TrainingSpec& tr, const Plan
   double forward = 0, backward = 0, weight = 0;
   for (const auto& [kind, count] : kinds) {
     const auto& [moe, local, r] = kind;
-    BlockShape shape{p.micro_batch, tr.seq_len, p.tp, p.sp, r, p.cp, p.cp_kind, p.ep, p.expert_tp()};
+    BlockShape shape = block_shape(p, tr.seq_len, p.micro_batch, r);
     shape.local = local;
     auto add = [&, n = count](const Block& b) {
       forward += n * total_flops(b.forward);

@@ -54,6 +54,7 @@ constexpr Field kPlanFields[] = {
     {.name = "recompute", .type = FieldType::choice, .description = "activation recompute", .default_text = "none", .choices = kRecompute},
     {.name = "recompute_method", .type = FieldType::choice, .description = "full recompute: uniform (groups of recompute_layers) or block (first recompute_layers of each chunk)", .default_text = "uniform", .choices = kRecomputeMethods},
     {.name = "recompute_layers", .type = FieldType::integer, .description = "Megatron's --recompute-num-layers", .default_text = "1", .min = 1},
+    {.name = "recompute_modules", .type = FieldType::string_list, .description = "selective recompute: what reruns (Megatron-Core's --recompute-modules): core_attn, mlp, moe, moe_act, shared_experts, layernorm, mla_up_proj", .default_text = "[core_attn]"},
     {.name = "overrides", .type = FieldType::section_list, .description = "per-layer recompute: [{layers: [first, last], recompute: full}]", .schema = &kOverrideSchema},
     {.name = "overlap", .type = FieldType::section, .description = "communication overlapped with computation", .default_text = "{}", .schema = &kOverlapSchema},
     {.name = "order", .type = FieldType::string_list, .description = "dimensions on the device axis, innermost first; cp, when left out, goes after tp", .default_text = "[tp, cp, dp, pp]"},
@@ -138,6 +139,17 @@ std::vector<int> first_layer_of_chunk(const Plan& plan, const ModelSpec& model) 
   std::vector<int> first(sizes.size());
   std::exclusive_scan(sizes.begin(), sizes.end(), first.begin(), 0);
   return first;
+}
+
+bool Plan::recomputes_selectively() const {
+  return recompute == Recompute::selective ||
+         std::any_of(recompute_overrides.begin(), recompute_overrides.end(), [](const auto& o) { return o.recompute == Recompute::selective; });
+}
+
+std::string recompute_text(const Plan& p) {
+  std::string out(recompute_name(p.recompute));
+  if (p.recomputes_selectively() && !p.recompute_modules.is_default()) out += fmt::format(" ({})", p.recompute_modules.joined());
+  return out;
 }
 
 std::vector<Recompute> layer_recompute(const Plan& plan, const ModelSpec& model) {
@@ -332,6 +344,7 @@ std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, 
     return problem("zero_group", fmt::format("zero_group {} does not divide dp {}", p.zero_group, p.dp));
   }
   if (p.zero_group > 0 && p.zero == 0) return problem("zero_group", "a sharding group needs zero >= 1");
+  if (auto modules = recompute_modules_problem(p.recompute_modules, m)) return problem("recompute_modules", *modules);
   for (const auto& o : p.recompute_overrides) {
     if (o.first_layer > o.last_layer || o.last_layer >= m.layers) {
       return problem("overrides", fmt::format("layers [{}, {}] are not a range within the model's {} layers", o.first_layer, o.last_layer, m.layers));
@@ -339,6 +352,24 @@ std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, 
   }
   return std::nullopt;
 }
+
+namespace {
+
+RecomputeModules parse_recompute_modules(const yaml::Record& r, const Plan& p) {
+  if (!p.recomputes_selectively()) r.fail("recompute_modules", "only selective recompute takes modules (recompute: selective)");
+  auto modules = RecomputeModules::of({});
+  for (const auto& name : r.strings("recompute_modules")) {
+    const auto m = recompute_module_from_name(name);
+    if (!m) {
+      r.fail("recompute_modules", fmt::format("'{}' is not a module; use core_attn, mlp, moe, moe_act, shared_experts, layernorm or mla_up_proj", name));
+    }
+    if (modules.has(*m)) r.fail("recompute_modules", fmt::format("'{}' appears twice", name));
+    modules = modules.with(*m);
+  }
+  return modules;
+}
+
+}  // namespace
 
 Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus, int seq_len) {
   Plan p;
@@ -415,6 +446,7 @@ Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus, int seq
   if (p.recompute_layers > 1 && p.recompute != Recompute::full) {
     r.fail("recompute_layers", "only full recompute takes recompute_layers");
   }
+  if (r.stated("recompute_modules")) p.recompute_modules = parse_recompute_modules(r, p);
   if (auto problem = find_plan_problem(p, model, gpus, seq_len)) r.fail(problem->key, problem->message);
   return p;
 }

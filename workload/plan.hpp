@@ -7,6 +7,7 @@
 
 #include "core/schema.hpp"
 #include "workload/model.hpp"
+#include "workload/recompute_modules.hpp"
 #include "workload/training.hpp"
 
 namespace parasim::workload {
@@ -36,6 +37,10 @@ std::string_view schedule_name(Schedule s);
 /// The schedule schedule_name() names; nullopt for any other name.
 std::optional<Schedule> schedule_from_name(std::string_view name);
 std::string_view recompute_name(Recompute r);
+struct Plan;
+/// The plan's recompute setting in words: "selective", or with modules other than Megatron-Core's
+/// default "selective (mla_up_proj,mlp)".
+std::string recompute_text(const Plan& plan);
 std::string_view dim_name(ParallelDim d);
 std::string_view cp_kind_name(CpKind k);
 
@@ -80,6 +85,8 @@ struct Plan {
   Recompute recompute = Recompute::none;
   RecomputeMethod recompute_method = RecomputeMethod::uniform;
   int recompute_layers = 1;  ///< Megatron's --recompute-num-layers
+  /// What selective recompute reruns (Megatron-Core's --recompute-modules; workload/recompute_modules.hpp).
+  RecomputeModules recompute_modules = RecomputeModules();
   std::vector<RecomputeOverride> recompute_overrides;
   Overlap overlap;
   /// Innermost first; Megatron-LM's default tp, cp, dp, pp. An order without cp gets it right after tp.
@@ -114,6 +121,9 @@ struct Plan {
   /// The zero-bubble and DualPipe runtimes post their transfers ahead of use too.
   bool blocks_on_p2p() const { return schedule == Schedule::one_f_one_b || schedule == Schedule::gpipe; }
   double gradient_bucket_params() const;
+  /// Whether any layer recomputes selectively (the plan's setting or an override): where
+  /// recompute_modules apply.
+  bool recomputes_selectively() const;
 };
 
 /// What is wrong with a plan, as a value: the key it concerns and why.

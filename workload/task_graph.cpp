@@ -274,7 +274,7 @@ class Builder {
   }
 
   BlockShape shape_of(int micro_batch, Recompute r) const {
-    return {micro_batch, tr_.seq_len, p_.tp, p_.sp, r, p_.cp, p_.cp_kind, p_.ep, p_.expert_tp()};
+    return block_shape(p_, tr_.seq_len, micro_batch, r);
   }
 
   Task compute(int stage, Phase phase, std::uint32_t blk, int mb, int chunk, int layer) const {
@@ -622,6 +622,36 @@ class Builder {
     return id;
   }
 
+  // Selective recompute ahead of a layer's backward: what each block reruns (workload/ops.hpp). A
+  // module Megatron-Core checkpoints whole reruns with its collectives (the MLP's and the shared
+  // experts' TP, the MoE part's all-to-alls), the attention core with its context-parallel
+  // exchange; an output-discarding checkpoint (and torchtitan's op-level policy) reruns compute only.
+  std::int64_t selective_recompute(int stage, int mb, int chunk, int l, std::int64_t prev) {
+    constexpr Recompute r = Recompute::selective;
+    const bool modules = recomputes_by_module(m_, tr_);
+    const auto& rerun = p_.recompute_modules;
+    auto rerun_compute = [&](BlockKind kind, int layer) {
+      const auto id = block(kind, r, micro_size(mb), layer);
+      if (g_.blocks[id].recompute.empty()) return;
+      const Task t = compute(stage, Phase::recompute, id, mb, chunk, l);
+      prev = kind == BlockKind::attention && modules && rerun.has(RecomputeModule::core_attn) ? attention_compute(t, prev) : add(t, {prev});
+    };
+    rerun_compute(BlockKind::attention, l);
+    if (!m_.moe_layer(l)) {
+      if (modules && rerun.has(RecomputeModule::mlp)) return block_forward(stage, Phase::recompute, BlockKind::mlp, r, mb, chunk, l, prev);
+      rerun_compute(BlockKind::mlp, -1);
+      return prev;
+    }
+    if (!modules) return prev;
+    if (rerun.has(RecomputeModule::moe)) return moe_forward(stage, Phase::recompute, r, mb, chunk, l, prev);
+    rerun_compute(BlockKind::router, -1);
+    rerun_compute(BlockKind::experts, -1);
+    if (m_.shared_experts > 0 && rerun.has(RecomputeModule::shared_experts)) {
+      prev = block_forward(stage, Phase::recompute, BlockKind::shared_experts, r, mb, chunk, l, prev);
+    }
+    return prev;
+  }
+
   // --- mixture of experts (workload/moe_ops.hpp) -----------------------------------------------
   // Forward (or recompute) of a MoE layer's MLP part: router, dispatch all-to-all over the EP group
   // and all-gather over the etp ranks, experts, reduce-scatter and combine all-to-all, then the
@@ -815,8 +845,7 @@ class Builder {
           first_backward = g_.tasks.size();
         }
       } else if (r == Recompute::selective) {
-        // The core attention reruns, and with it its context-parallel exchange.
-        prev = attention_compute(compute(stage, Phase::recompute, block(BlockKind::attention, r, micro_size(mb), l), mb, chunk, l), prev);
+        prev = selective_recompute(stage, mb, chunk, l, prev);
       }
       std::vector<std::int64_t> weights(1, kNone);
       if (m_.moe_layer(l)) {

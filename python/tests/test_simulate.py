@@ -242,3 +242,16 @@ def test_from_log_errors_at_the_line_that_says_why():
         parasim.from_log(["tests/data/logs/nemo/gpt3_5b_64g.log"], "h100", gpus_per_node=8)
     with pytest.raises(parasim.InputError):
         parasim.from_log(["tests/data/logs/nemo/gpt3_5b_64g.log"], "h100-sxm5-80gb", threads=0)
+
+
+def test_selective_recompute_by_module_as_the_cli():
+    overrides = ["plan.recompute=selective", "plan.recompute_modules=[mlp]"]
+    result = parasim.simulate(LAB, set=overrides)
+    text = cli_json("simulate", LAB, *[a for o in overrides for a in ("--set", o)], "--json")
+    assert result.to_dict() == json.loads(text)
+    assert result.plan.endswith("recompute selective (mlp)")
+    # Rerunning the MLP costs time against the attention core alone.
+    assert result.iteration_s > parasim.simulate(LAB, set=["plan.recompute=selective"]).iteration_s
+    with pytest.raises(parasim.InputError) as e:
+        parasim.load_scenario(LAB, set=["plan.recompute=selective", "plan.recompute_modules=[qkv]"])
+    assert e.value.key == "plan.recompute_modules"

@@ -137,3 +137,9 @@ parasim_cli_test(NAME plan_no_ds_config_interleaved ARGS plan ${lab} --fix pp=2 
 parasim_cli_test(NAME plan_ds_config_ulysses_mesh ARGS plan scenarios/jobs/llama3-8b-128k-cp8.yaml --fix cp=8 --fix cp_kind=ulysses --fix pp=1 --fix tp=1
                  STDOUT_REGEX "Launch +tp1 · cp8 ulysses · pp1 · dp8" "DeepSpeed config \\(ds_config.json\\)\n\\{" "\"data_parallel_size\": 8,"
                               "\"sequence_parallel_size\": 8,")
+# Megatron-LM runs DeepSeek-V3 with selective recompute by module where the attention core alone does
+# not fit and full recompute is slower: the launch line lists the modules, with the fp8 recipe that
+# allows recomputing the norms and the experts' activation.
+parasim_cli_test(NAME plan_recompute_modules_launch ARGS plan scenarios/jobs/deepseek-v3-2048-h800.yaml --framework megatron --top 3
+                 STDOUT_REGEX "recompute selective \\(moe_act,layernorm,mla_up_proj\\)" "--recompute-granularity selective"
+                 "--recompute-modules moe_act layernorm mla_up_proj" "--fp8-recipe tensorwise")

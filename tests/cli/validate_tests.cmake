@@ -51,7 +51,7 @@ parasim_cli_test(NAME validate_stack_defaults ARGS validate tests/data/validatio
                  STDOUT_REGEX "stack +the stack the source names"
                               "foundry-068-760m-h100_80gb-8g-s2048-amp_bf16 [^\n]*\n    tp1 pp1 dp8 [^\n]*\n    filled: nic_gbps_per_gpu=400, embeddings tied, cross_entropy=fused,\n    flash_kernel=flash1 \\(llm-foundry 2023: flash-attn 1.x\\)"
                               "dgxc-maxtext-llama3-70b-bf16-256g [^\n]*\n    tp1 pp1 dp256 [^\n]*\n    filled: cross_entropy=fused, zero3_backward_prefetch=pre"
-                              "torchtitan-t1-llama31-8b-8g-fsdp +2.843 s +2.155 s [^\n]*\n    tp1 pp1 dp8 [^\n]*\n    filled: flash_kernel=flash2 \\(torchtitan 2024: SDPA's flash backend, FlashAttention-2\\),\n    cross_entropy=torch \\(torchtitan: PyTorch's over fp32 logits\\),\n    selective_recompute=ops \\(torchtitan: every second matmul kept\\)"
+                              "torchtitan-t1-llama31-8b-8g-fsdp +2.843 s +2.28 s [^\n]*\n    tp1 pp1 dp8 [^\n]*\n    filled: flash_kernel=flash2 \\(torchtitan 2024: SDPA's flash backend, FlashAttention-2\\),\n    cross_entropy=torch \\(torchtitan: PyTorch's over fp32 logits\\),\n    selective_recompute=ops \\(torchtitan: every second matmul kept\\)"
                               "dgxc-llama31-70b-fp8-64g [^\n]*\n    tp4 pp8 vpp5 dp2 mb1 sp on recompute none zero 1\n    filled: zero=1 \\(NeMo: distributed optimizer\\), bf16 gradients \\(NeMo performance recipes"
                               "bloom-prequel-44-h14336-l72-tp8pp2dp24mb1 [^\n]*\n    tp8 pp2 dp24 mb1 sp off recompute full zero 1\n    filled: ffn_hidden=57344, vocab=250880, embeddings tied, vpp=1 \\(Megatron-DeepSpeed: no interleaved schedule\\)"
                               "interleaved schedule\\),\n    gradient_accumulation_copy \\(DeepSpeed's BF16_Optimizer\\)"
@@ -153,3 +153,10 @@ parasim_cli_test(NAME validate_measured_h100 ARGS validate scenarios/measured/me
                  STDOUT_REGEX "all rows +3/3" "dropout \\(absent\\) 0.1 with eager attention"
                               "parasim-h100-gpt0.7b-mb4 [^\n]*\n[^\n]*\n[^\n]*\n +memory: 24.83 GiB modelled as max allocated, the source printed 25.41 GiB \\(-2.3%\\)"
                               "parasim-h100-gpt0.7b-mb2-full [^\n]*\n[^\n]*\n[^\n]*\n +memory: 12.51 GiB modelled as max allocated, the source printed 14.12 GiB \\(-11.4%\\)")
+# A row that states no recompute and fits only with Megatron-Core's selective recompute by module:
+# the fill climbs the module ladder (least recomputed first) before full recompute, and keeps it.
+parasim_cli_test(NAME validate_recompute_modules_fill ARGS validate tests/data/validation/recompute_modules.yaml
+                 --explain mbridge-16-DeepSeekV3-1024g-prec-unstated
+                 STDOUT_REGEX "start +tp2 pp8 vpp4 dp64 ep64 mb1 sp on recompute selective zero 1 +OOM"
+                 "recompute selective \\(moe_act,layernorm,mla_up_proj\\) zero 1 +fits [0-9.]+ GiB +[0-9.]+ s +kept"
+                 "recompute +tp2 pp8 vpp4 dp64 ep64 mb1 sp on recompute full zero 1 +fits")

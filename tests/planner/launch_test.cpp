@@ -6,6 +6,7 @@
 #include "core/schema.hpp"
 #include "core/yaml_node.hpp"
 #include "planner/launch.hpp"
+#include "planner/torchtitan_rules.hpp"
 #include "tests/topology/fixtures.hpp"
 #include "tests/workload/fixtures.hpp"
 
@@ -332,4 +333,59 @@ TEST_CASE("the plan YAML reads back as the same plan") {
   const auto node = yaml::parse_text(text, "plan.yaml");
   const Plan back = workload::parse_plan(yaml::Record(node, workload::kPlanSchema), m, 1024, 2048);
   CHECK(back == p);
+}
+
+TEST_CASE("selective recompute by module is launched as --recompute-modules and reads back") {
+  const auto m = test::deepseek_v3();
+  auto p = megatron_plan();
+  p.tp = 1;
+  p.sp = false;
+  p.pp = 1;
+  p.vpp = 1;
+  p.schedule = workload::Schedule::one_f_one_b;
+  p.dp = 64;
+  p.ep = 64;
+  p.global_batch = 64;
+  p.recompute_modules = workload::RecomputeModules::of({workload::RecomputeModule::mla_up_proj, workload::RecomputeModule::mlp});
+  auto tr = test::training(4096);
+  const auto args = launch_words(p, m, tr);
+  CHECK(has(args, "--recompute-granularity selective"));
+  // A list flag: each module its own word on the command line, in Megatron-Core's order.
+  CHECK(has(args, "--recompute-modules mlp mla_up_proj"));
+  CHECK(megatron_argument_line(megatron_launch(p, m, tr, test::h100())).find("--recompute-modules mlp mla_up_proj") != std::string::npos);
+  CHECK(round_trip(p, m, 4096) == megatron_form(p, m));
+  // The default (core_attn alone) is Megatron-Core's own: not printed.
+  p.recompute_modules = workload::RecomputeModules();
+  CHECK_FALSE(has_flag(launch_words(p, m, tr), "--recompute-modules"));
+  // Delayed fp8 scaling cannot recompute the experts' activation or the norms: current scaling then.
+  tr.precision = Precision::fp8;
+  CHECK(has(launch_words(p, m, tr), "--fp8-recipe delayed"));
+  p.recompute_modules = workload::RecomputeModules::of({workload::RecomputeModule::moe_act});
+  CHECK(has(launch_words(p, m, tr), "--fp8-recipe tensorwise"));
+  // The plan file says the modules and reads back.
+  const auto node = yaml::parse_text(plan_yaml(p, ""), "plan.yaml");
+  CHECK(workload::parse_plan(yaml::Record(node, workload::kPlanSchema), m, p.gpus(), 4096) == p);
+  // A command line with modules under full recompute: Megatron-LM ignores them, so does the reader.
+  const auto read = read_megatron_arguments(
+      "--tensor-model-parallel-size 1 --micro-batch-size 1 --global-batch-size 64 --recompute-granularity full --recompute-method uniform "
+      "--recompute-num-layers 1 --recompute-modules mlp moe_act",
+      m, 64, 4096);
+  CHECK(read.plan.recompute == workload::Recompute::full);
+  CHECK(read.plan.recompute_modules.is_default());
+  CHECK_THROWS_AS(read_megatron_arguments("--global-batch-size 64 --recompute-granularity selective --recompute-modules mlp qkv", m, 64, 4096),
+                  InputError);
+}
+
+TEST_CASE("torchtitan and Megatron-DeepSpeed name the modules they cannot recompute; DeepSpeed's config is silent on them") {
+  Plan p;
+  p.dp = 8;
+  p.global_batch = 8;
+  p.recompute = workload::Recompute::selective;
+  CHECK_FALSE(torchtitan_plan_problem(p));
+  CHECK_FALSE(megatron_deepspeed_plan_problem(p, test::llama3_8b()));
+  p.recompute_modules = workload::RecomputeModules::of({workload::RecomputeModule::mlp});
+  CHECK(torchtitan_plan_problem(p).value_or("").find("no modules") != std::string::npos);
+  CHECK(megatron_deepspeed_plan_problem(p, test::llama3_8b()).value_or("").find("attention core only") != std::string::npos);
+  // DeepSpeed's own config says nothing of recompute: it is written for such a plan.
+  CHECK_FALSE(deepspeed_plan_problem(p));
 }

@@ -15,25 +15,7 @@ using namespace parasim::workload;
 
 namespace {
 
-// DeepSeek-V3 (its technical report, section 4.2; Hugging Face config.json).
-ModelSpec deepseek_v3() {
-  ModelSpec m = test::llama3_8b();
-  m.name = "deepseek-v3";
-  m.layers = 61;
-  m.hidden = 7168;
-  m.heads = m.kv_heads = 128;
-  m.head_dim = 192;
-  m.ffn_hidden = 18432;
-  m.vocab = 129280;
-  m.mla = {1536, 512, 128, 64, 128};
-  m.experts = 256;
-  m.top_k = 8;
-  m.shared_experts = 1;
-  m.expert_ffn_hidden = m.shared_expert_ffn_hidden = 2048;
-  m.first_dense_layers = 3;
-  m.mtp_layers = 1;
-  return m;
-}
+using test::deepseek_v3;
 
 double sum_flops(const std::vector<Op>& ops, std::string_view name) {
   double f = 0;

@@ -72,6 +72,26 @@ inline workload::ModelSpec mixtral_8x7b() {
   return m;
 }
 
+/// DeepSeek-V3 (its technical report, section 4.2; Hugging Face config.json).
+inline workload::ModelSpec deepseek_v3() {
+  auto m = llama3_8b();
+  m.name = "deepseek-v3";
+  m.layers = 61;
+  m.hidden = 7168;
+  m.heads = m.kv_heads = 128;
+  m.head_dim = 192;
+  m.ffn_hidden = 18432;
+  m.vocab = 129280;
+  m.mla = {1536, 512, 128, 64, 128};
+  m.experts = 256;
+  m.top_k = 8;
+  m.shared_experts = 1;
+  m.expert_ffn_hidden = m.shared_expert_ffn_hidden = 2048;
+  m.first_dense_layers = 3;
+  m.mtp_layers = 1;
+  return m;
+}
+
 inline workload::TrainingSpec training(int seq, workload::AttentionKernel kernel = workload::AttentionKernel::flash) {
   workload::TrainingSpec t;
   t.seq_len = seq;
