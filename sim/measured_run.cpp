@@ -9,6 +9,7 @@
 
 #include "core/schema.hpp"
 #include "workload/model.hpp"
+#include "workload/recompute_modules.hpp"
 
 namespace parasim::sim {
 namespace {
@@ -80,6 +81,7 @@ constexpr Field kPlanFields[] = {
     {.name = "vpp", .type = FieldType::integer, .description = "virtual pipeline stages", .min = 1},
     {.name = "zero", .type = FieldType::integer, .description = "ZeRO stage", .min = 0, .max = 3},
     {.name = "recompute", .type = FieldType::choice, .description = "activation recompute", .choices = kRecompute},
+    {.name = "recompute_modules", .type = FieldType::string_list, .description = "what selective recompute reruns, where the source names Megatron-Core's --recompute-modules"},
     {.name = "micro_batch", .type = FieldType::integer, .description = "micro-batch", .min = 1},
     {.name = "global_batch", .type = FieldType::integer, .description = "global batch", .required = true, .min = 1},
     {.name = "zero_group", .type = FieldType::integer, .description = "sharding group", .min = 1},
@@ -165,6 +167,16 @@ void read_plan(const yaml::Record& p, MeasuredRun& m) {
   m.micro_batch = opt_int<int>(p, "micro_batch");
   m.zero_group = opt_int<int>(p, "zero_group");
   if (p.has("recompute")) m.recompute = p.string("recompute");
+  if (p.has("recompute_modules")) {
+    if (m.recompute != "selective") p.fail("recompute_modules", "only selective recompute takes modules (recompute: selective)");
+    m.recompute_modules.emplace();
+    for (const auto& name : p.strings("recompute_modules")) {
+      if (!workload::recompute_module_from_name(name)) {
+        p.fail("recompute_modules", fmt::format("'{}' is not a module; use core_attn, mlp, moe, moe_act, shared_experts, layernorm or mla_up_proj", name));
+      }
+      m.recompute_modules->push_back(name);
+    }
+  }
   if (p.has("schedule")) m.schedule = p.string("schedule");
   if (p.has("overlap")) {
     const auto& o = p.section("overlap");

@@ -49,6 +49,8 @@ struct MeasuredRun {
   std::optional<bool> sp;
   std::optional<int> vpp, zero, micro_batch, zero_group;
   std::optional<std::string> recompute;
+  /// Megatron-Core's --recompute-modules where the source names them (recompute selective).
+  std::optional<std::vector<std::string>> recompute_modules;
   std::optional<std::string> schedule;  ///< as the row names it: 1f1b, interleaved-1f1b, zb-v, …
   std::vector<int> stage_layers;        ///< transformer layers per pipeline stage; empty: not given
   std::optional<bool> overlap_grad_reduce, overlap_param_gather, overlap_tp_comm;

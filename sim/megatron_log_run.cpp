@@ -1,6 +1,7 @@
 #include "sim/megatron_log_run.hpp"
 
 #include <charconv>
+#include <utility>
 #include <fmt/format.h>
 
 #include "core/error.hpp"
@@ -44,6 +45,26 @@ class Arguments {
     return x;
   }
   bool flag(const std::string& name) const { return text(name) == "True"; }
+  /// A list of recompute modules as Python prints it ("['mla_up_proj', 'mlp']"); nullopt for None.
+  std::optional<std::vector<std::string>> modules(const std::string& name) const {
+    const auto v = text(name);
+    if (!v) return std::nullopt;
+    if (v->size() < 2 || v->front() != '[' || v->back() != ']') fail(name, fmt::format("'{}' is not a list of modules", *v));
+    std::vector<std::string> out;
+    std::string word;
+    for (char c : v->substr(1, v->size() - 2)) {
+      if (c == ',') {
+        out.push_back(std::exchange(word, {}));
+      } else if (c != '\'' && c != '"' && c != ' ') {
+        word += c;
+      }
+    }
+    if (!word.empty()) out.push_back(word);
+    for (const auto& m : out) {
+      if (!workload::recompute_module_from_name(m)) fail(name, fmt::format("'{}' is not a module parasim prices", m));
+    }
+    return out;
+  }
 
   [[noreturn]] void fail(const std::string& name, const std::string& what) const {
     const auto it = log_.arguments.find(name);
@@ -120,6 +141,7 @@ void read_plan(const Arguments& a, int world, LogRun& out) {
   if (r.recompute != "none" && r.recompute != "full" && r.recompute != "selective") {
     a.fail("recompute_granularity", fmt::format("'{}' is none of full, selective", *r.recompute));
   }
+  if (r.recompute == "selective") r.recompute_modules = a.modules("recompute_modules");
   r.overlap_grad_reduce = a.flag("overlap_grad_reduce");
   r.overlap_param_gather = a.flag("overlap_param_gather");
   r.overlap_tp_comm = a.flag("tp_comm_overlap");

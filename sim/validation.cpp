@@ -391,6 +391,10 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   p.recompute = r.recompute ? (*r.recompute == "full" ? workload::Recompute::full
                                                       : *r.recompute == "selective" ? workload::Recompute::selective : workload::Recompute::none)
                             : workload::Recompute::none;
+  if (r.recompute_modules) {
+    p.recompute_modules = workload::RecomputeModules::of({});
+    for (const auto& name : *r.recompute_modules) p.recompute_modules = p.recompute_modules.with(*workload::recompute_module_from_name(name));
+  }
   // The schedule the row names, else 1F1B or, with vpp > 1, interleaved 1F1B. The V-shaped
   // schedules hold two chunks a stage; DualPipe's two are copies of one split into pp chunks.
   const auto named = r.pp > 1 && r.schedule ? workload::schedule_from_name(*r.schedule) : std::nullopt;

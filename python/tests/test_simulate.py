@@ -15,10 +15,17 @@ def cli_json(*args):
     return subprocess.run([CLI, *args], check=True, capture_output=True, text=True).stdout
 
 
-def test_simulate_is_the_cli_json_byte_for_byte():
+def same_document(document, text):
+    """The CLI's JSON text holds the same values, keys in the same order, as the module's document.
+    (Compared through Python's own printing: nlohmann's shortest-digits search may print a double
+    with one digit more than Python's repr, 0.8602569789769831 for 0.860256978976983.)"""
+    return json.dumps(document, indent=2, ensure_ascii=False) == json.dumps(json.loads(text), indent=2, ensure_ascii=False)
+
+
+def test_simulate_is_the_cli_json():
     result = parasim.simulate(LAB)
     text = cli_json("simulate", LAB, "--json")
-    assert json.dumps(result.to_dict(), indent=2, ensure_ascii=False) + "\n" == text
+    assert same_document(result.to_dict(), text)
     document = json.loads(text)
     assert result.iteration_s == document["iteration_s"]
     assert 0 < result.mfu < 1 and result.fits
@@ -73,11 +80,11 @@ def test_a_bad_file_names_its_line():
     assert str(e.value) == f"{bad}:{e.value.line}:{e.value.column}: error: {e.value.key}: {e.value.message}"
 
 
-def test_validate_is_the_cli_json_byte_for_byte():
+def test_validate_is_the_cli_json():
     rows = ["tests/data/validation/sample.yaml", "tests/data/validation/stacks.yaml"]
     report = parasim.validate(rows, by="family", threads=2)
     text = cli_json("validate", *rows, "--by", "family", "--json")
-    assert json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n" == text
+    assert same_document(report.to_dict(), text)
     assert report.simulated == json.loads(text)["summary"]["simulated"] and 0 < report.mape < 1
 
 
@@ -91,16 +98,16 @@ def test_model_from_hf_is_the_cli_json_from_a_path_or_a_dict():
     config = "tests/data/hf/qwen3-30b-a3b/config.json"
     model = parasim.model_from_hf(config, seq=4096)
     text = cli_json("model", config, "--seq", "4096", "--json")
-    assert json.dumps(model.to_dict(), indent=2, ensure_ascii=False) + "\n" == text
+    assert same_document(model.to_dict(), text)
     assert model.layers == 48 and model.parameters == json.loads(text)["parameters"]["total"]
     from_dict = parasim.model_from_hf(json.load(open(config)), seq=4096).to_dict()
     assert {k: v for k, v in from_dict.items() if k != "name"} == {k: v for k, v in model.to_dict().items() if k != "name"}
 
 
-def test_plan_is_the_cli_json_byte_for_byte_with_its_launch_files(tmp_path):
+def test_plan_is_the_cli_json_with_its_launch_files(tmp_path):
     report = parasim.plan(LAB, fix={"tp": 2}, top=3, threads=2)
     text = cli_json("plan", LAB, "--fix", "tp=2", "--json", "--out", str(tmp_path))
-    assert json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n" == text
+    assert same_document(report.to_dict(), text)
     assert [c.to_dict() for c in report.candidates] == json.loads(text)["plans"][:3]
     assert all(c.tp == 2 for c in report.candidates) and report.candidates[0].rank == 1
     # The report reads as the list of its candidates.
@@ -161,12 +168,12 @@ def test_plan_a_pin_that_removes_every_candidate_is_an_input_error():
     assert "tp 16 does not divide the 8 key/value heads" in e.value.message
 
 
-def test_whatif_is_the_cli_json_byte_for_byte():
+def test_whatif_is_the_cli_json():
     vary = {"cluster.nodes": [1, 2], "cluster.node.nics.bandwidth": ["100Gb/s", "400Gb/s"]}
     seen = []
     study = parasim.whatif(LAB, vary=vary, threads=2, progress=lambda phase, done, total: seen.append(done))
     text = cli_json("whatif", LAB, "--vary", "cluster.nodes=1,2", "--vary", "cluster.node.nics.bandwidth=100Gb/s,400Gb/s", "--json")
-    assert json.dumps(study.to_dict(), indent=2, ensure_ascii=False) + "\n" == text
+    assert same_document(study.to_dict(), text)
     assert [v.values for v in study.variants][1] == {"cluster.nodes": "1", "cluster.node.nics.bandwidth": "400Gb/s"}
     assert study.variants[3].gpus == 16 and study.variants[3].iteration_s < study.variants[0].iteration_s
     assert len(study) == 4 and [v.label for v in study] == [v.label for v in study.variants] and study[0].gpus == 8
@@ -226,7 +233,7 @@ def test_from_log_reads_nemo_torchtitan_and_megatron_logs_as_the_cli():
     report = parasim.from_log(logs, "h100-sxm5-80gb")
     assert report.logs == 3
     text = cli_json("calibrate", "from-log", *logs, "--gpu", "h100-sxm5-80gb", "--json")
-    assert json.dumps(report.to_dict(), indent=2, ensure_ascii=False) + "\n" == text
+    assert same_document(report.to_dict(), text)
     nemo, titan, megatron = report.to_dict()["logs"]
     assert nemo["stack"] == "NeMo" and nemo["plan"] == "tp1 pp1 dp64 mb4 sp off recompute none zero 1"
     assert nemo["predicted_iteration_s"] == 2.354099331977 and nemo["peak_counts"] == "none"

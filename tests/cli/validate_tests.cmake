@@ -160,3 +160,9 @@ parasim_cli_test(NAME validate_recompute_modules_fill ARGS validate tests/data/v
                  STDOUT_REGEX "start +tp2 pp8 vpp4 dp64 ep64 mb1 sp on recompute selective zero 1 +OOM"
                  "recompute selective \\(moe_act,layernorm,mla_up_proj\\) zero 1 +fits [0-9.]+ GiB +[0-9.]+ s +kept"
                  "recompute +tp2 pp8 vpp4 dp64 ep64 mb1 sp on recompute full zero 1 +fits")
+# A row that names its modules is simulated with them; a module Megatron-Core does not have is an
+# error at its line.
+parasim_cli_test(NAME validate_recompute_modules_stated ARGS validate tests/data/validation/recompute_modules.yaml
+                 STDOUT_REGEX "mbridge-16-DeepSeekV3-1024g-recipe-modules +25.26 s +[0-9.]+ s[^\n]*\n +tp2 pp8 vpp4 dp64 ep64 mb1 sp on recompute selective \\(mlp,mla_up_proj\\) zero 1")
+parasim_cli_test(NAME validate_bad_recompute_module ARGS validate tests/data/validation/bad_recompute_module.yaml RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_bad_recompute_module.expected)

@@ -84,6 +84,7 @@ TEST_CASE("a Llama-style, GQA, Transformer Engine, fp8 dump on 64 GPUs") {
                             "  use_distributed_optimizer ....................... True\n"
                             "  overlap_grad_reduce ............................. True\n"
                             "  recompute_granularity ........................... selective\n"
+                            "  recompute_modules ............................... ['mlp', 'core_attn']\n"
                             "  transformer_impl ................................ transformer_engine\n"
                             "  bf16 ............................................ True\n"
                             "  fp8 ............................................. hybrid\n");
@@ -98,6 +99,7 @@ TEST_CASE("a Llama-style, GQA, Transformer Engine, fp8 dump on 64 GPUs") {
   CHECK(run.dp == 8);  // 64 / (4 x 2)
   CHECK(run.sp == true);
   CHECK(run.recompute == "selective");
+  CHECK(run.recompute_modules == std::vector<std::string>{"mlp", "core_attn"});
   CHECK(run.precision == "fp8");
   CHECK(run.attention == "flash");
   CHECK(run.overlap_grad_reduce == true);
@@ -126,6 +128,10 @@ TEST_CASE("what the row form cannot say is an error at the argument's line, or a
                              "  global_batch_size ............................... 1\n"
                              "  num_layers ...................................... 4294967297\n");
   CHECK_THROWS_WITH_AS(megatron_log_run(huge, {"h100-sxm5-80gb", 8, std::nullopt}), doctest::Contains("out of range"), InputError);
+  const auto modules = log_with("parasim_modules_dump.log", kTinyDump +
+                                                               "  recompute_granularity ........................... selective\n"
+                                                               "  recompute_modules ............................... ['qkv']\n");
+  CHECK_THROWS_WITH_AS(megatron_log_run(modules, {"h100-sxm5-80gb", 8, std::nullopt}), doctest::Contains("'qkv' is not a module"), InputError);
   const auto rope_gpt = log_with("parasim_rope_gpt_dump.log", kTinyDump +
                                                                   "  position_embedding_type ......................... rope\n"
                                                                   "  add_bias_linear ................................. True\n"
