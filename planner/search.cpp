@@ -69,21 +69,7 @@ std::string plan_name(const Plan& p, bool fold_split) {
   const auto order = workload::full_order(p.order);
   if (p.tp > 1 && p.dp > 1 && order.front() == workload::ParallelDim::dp) out += " (dp inner)";
   out += fmt::format(" · mb{}", p.micro_batch);
-  if (!p.recompute_overrides.empty()) {
-    int full = 0, selective = 0;
-    for (const auto& o : p.recompute_overrides) {
-      (o.recompute == Recompute::full ? full : selective) += o.last_layer - o.first_layer + 1;
-    }
-    // The layers recomputed, by kind: "recompute 7 full", "recompute 2 full, 92 selective".
-    std::string parts;
-    if (full > 0) parts = fmt::format("{} full", full);
-    if (selective > 0) parts += fmt::format("{}{} selective", parts.empty() ? "" : ", ", selective);
-    if (selective > 0 && !p.recompute_modules.is_default()) parts += fmt::format(" ({})", p.recompute_modules.joined());
-    out += " · recompute " + parts;
-  } else if (p.recompute != Recompute::none) {
-    out += fmt::format(" · recompute {}", workload::recompute_text(p));
-    if (p.recompute == Recompute::full && p.recompute_method == workload::RecomputeMethod::block) out += fmt::format(" block {}", p.recompute_layers);
-  }
+  if (const auto recompute = workload::recompute_text(p); recompute != "none") out += " · recompute " + recompute;
   return out;
 }
 
@@ -218,6 +204,22 @@ struct Context {
   std::array<std::pair<Plan, workload::MemoryReport>, 4> recent;
   std::size_t recent_count = 0, recent_next = 0;
 
+  // The last few estimates, for the same reason: choosing between recompute forms prices the one
+  // kept, which the candidate's score prices again.
+  std::array<std::pair<Plan, Estimate>, 2> recent_estimates;
+  std::size_t estimates_count = 0, estimates_next = 0;
+
+  const Estimate& estimate(const Plan& p) {
+    for (std::size_t i = 0; i < estimates_count; ++i) {
+      if (recent_estimates[i].first == p) return recent_estimates[i].second;
+    }
+    auto& slot = recent_estimates[estimates_next];
+    estimates_next = (estimates_next + 1) % recent_estimates.size();
+    estimates_count = std::min(recent_estimates.size(), estimates_count + 1);
+    slot = {p, cost.estimate(p)};
+    return slot.second;
+  }
+
   const workload::MemoryReport& memory(const Plan& p) {
     for (std::size_t i = 0; i < recent_count; ++i) {
       if (recent[i].first == p) return recent[i].second;
@@ -273,12 +275,18 @@ struct StageOptions {
   double budget = 0;
 };
 
-StageOptions stage_options(Context& c, const Plan& p, int s, const workload::StageMemory& st, double shrink) {
-  const auto sizes = workload::layers_per_chunk(p, c.model);
-  const auto first = workload::first_layer_of_chunk(p, c.model);
+// The plan's layer split and schedule, shared by its stages' options.
+struct PlanLayout {
+  std::vector<int> sizes, first;
+  const std::vector<std::vector<workload::ScheduleStep>>& schedule;
+};
+
+StageOptions stage_options(Context& c, const Plan& p, const PlanLayout& layout, int s, const workload::StageMemory& st, double shrink) {
+  const auto& sizes = layout.sizes;
+  const auto& first = layout.first;
   const int m = p.micro_batches();
   const auto chunks = workload::stage_chunks(p, s);
-  const auto flight = in_flight_by_chunk(c.schedule(p)[static_cast<std::size_t>(s)], chunks.size());
+  const auto flight = in_flight_by_chunk(layout.schedule[static_cast<std::size_t>(s)], chunks.size());
   StageOptions out;
   double largest_working = 0;
   for (std::size_t local = 0; local < chunks.size(); ++local) {
@@ -309,11 +317,12 @@ StageOptions stage_options(Context& c, const Plan& p, int s, const workload::Sta
 // the whole does not fit yet.
 std::optional<std::string> fit_layer_wise(Context& c, Plan& p, const workload::MemoryReport& none) {
   p.recompute = Recompute::none;
+  const PlanLayout layout{workload::layers_per_chunk(p, c.model), workload::first_layer_of_chunk(p, c.model), c.schedule(p)};
   std::vector<Recompute> choice(static_cast<std::size_t>(c.model.layers), Recompute::none);
   std::vector<double> shrink(static_cast<std::size_t>(p.pp), 0.0);
   for (int attempt = 0; attempt < 4; ++attempt) {
     for (int s = 0; s < p.pp; ++s) {
-      const auto stage = stage_options(c, p, s, none.stages[static_cast<std::size_t>(s)], shrink[static_cast<std::size_t>(s)]);
+      const auto stage = stage_options(c, p, layout, s, none.stages[static_cast<std::size_t>(s)], shrink[static_cast<std::size_t>(s)]);
       const auto picked = choose_within_budget(stage.options, stage.budget);
       if (!picked) return "out of memory even with full recompute";
       for (std::size_t i = 0; i < stage.layers.size(); ++i) {
@@ -335,7 +344,7 @@ std::optional<std::string> fit_layer_wise(Context& c, Plan& p, const workload::M
 
 // The faster of two recompute forms that fit, by the analytical estimate; nullopt counts as slowest.
 void keep_faster(Context& c, Plan& p, const std::optional<Plan>& other) {
-  if (other && c.cost.estimate(*other).iteration < c.cost.estimate(p).iteration) p = *other;
+  if (other && c.estimate(*other).iteration < c.estimate(p).iteration) p = *other;
 }
 
 // Selective recompute by Megatron-Core's modules: the least recomputed rung of the model's ladder
@@ -353,20 +362,20 @@ std::optional<Plan> fit_recompute_modules(Context& c, Plan p) {
 }
 
 // Memory first: the cheapest recompute that fits, or the reason nothing does: none, selective, then
-// the faster of selective by more modules and the layer-wise choice of none, selective or full.
+// the faster of the layer-wise choice of none, selective or full and selective by more modules.
 std::optional<std::string> fit_recompute(Context& c, Plan& p) {
   p.recompute = Recompute::none;
   const auto none = c.memory(p);
   if (none.fits()) return std::nullopt;
   p.recompute = Recompute::selective;
   if (c.memory(p).fits()) return std::nullopt;
-  const auto by_module = fit_recompute_modules(c, p);
-  if (const auto why = fit_layer_wise(c, p, none)) {
-    if (!by_module) return why;
-    p = *by_module;
-    return std::nullopt;
-  }
-  keep_faster(c, p, by_module);
+  const Plan selective = p;
+  // Where full recompute of every layer does not fit, no lighter module set does.
+  if (const auto why = fit_layer_wise(c, p, none)) return why;
+  // A dense layer's only module beyond the attention core is its whole MLP, a trade the layer-wise
+  // mix of none and full already spans (rerunning 60% of the layers whole frees what rerunning every
+  // MLP does, for about the same time); the cheap rungs are MoE's and MLA's.
+  if (c.model.is_moe() || c.model.is_mla()) keep_faster(c, p, fit_recompute_modules(c, selective));
   return std::nullopt;
 }
 
@@ -383,13 +392,11 @@ std::optional<std::string> fit_megatron_recompute(Context& c, Plan& p) {
     p.recompute = r;
     if (fits()) return std::nullopt;
   }
-  const auto by_module = fit_recompute_modules(c, p);
+  const Plan selective = p;
   p.recompute = Recompute::full;
-  if (!fits()) {
-    if (!by_module) return "out of memory even with full recompute";
-    p = *by_module;
-    return std::nullopt;
-  }
+  // Where full recompute does not fit, no lighter module set does.
+  if (!fits()) return "out of memory even with full recompute";
+  const auto by_module = fit_recompute_modules(c, selective);
   const auto sizes = workload::layers_per_chunk(p, c.model);
   p.recompute_method = workload::RecomputeMethod::block;
   int lo = 0, hi = *std::max_element(sizes.begin(), sizes.end());  // block hi = every layer: fits
@@ -433,7 +440,7 @@ struct Outcome {
 
 Scored make_scored(Context& c, const Plan& p, std::size_t order) {
   const auto mem = c.memory(p);
-  return Scored{p, c.cost.estimate(p), mem.stages[static_cast<std::size_t>(mem.worst_stage)].total().value(), order};
+  return Scored{p, c.estimate(p), mem.stages[static_cast<std::size_t>(mem.worst_stage)].total().value(), order};
 }
 
 // One candidate: stages balanced by cost, Megatron-LM's plan checks, memory first, the analytical

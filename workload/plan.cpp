@@ -147,9 +147,22 @@ bool Plan::recomputes_selectively() const {
 }
 
 std::string recompute_text(const Plan& p) {
-  std::string out(recompute_name(p.recompute));
-  if (p.recomputes_selectively() && !p.recompute_modules.is_default()) out += fmt::format(" ({})", p.recompute_modules.joined());
-  return out;
+  const std::string modules = p.recomputes_selectively() && !p.recompute_modules.is_default() ? fmt::format(" ({})", p.recompute_modules.joined()) : "";
+  if (p.recompute_overrides.empty()) {
+    std::string out(recompute_name(p.recompute));
+    if (p.recompute == Recompute::selective) out += modules;
+    if (p.recompute == Recompute::full && p.recompute_method == RecomputeMethod::block) out += fmt::format(" block {}", p.recompute_layers);
+    return out;
+  }
+  // The layers the overrides recompute, by kind: "7 full", "2 full, 92 selective".
+  int full = 0, selective = 0;
+  for (const auto& o : p.recompute_overrides) {
+    if (o.recompute != Recompute::none) (o.recompute == Recompute::full ? full : selective) += o.last_layer - o.first_layer + 1;
+  }
+  std::string out = full > 0 ? fmt::format("{} full", full) : "";
+  if (selective > 0) out += fmt::format("{}{} selective{}", out.empty() ? "" : ", ", selective, modules);
+  if (p.recompute != Recompute::none) out += fmt::format("{}{} elsewhere", out.empty() ? "" : ", ", recompute_name(p.recompute));
+  return out.empty() ? "none" : out;
 }
 
 std::vector<Recompute> layer_recompute(const Plan& plan, const ModelSpec& model) {

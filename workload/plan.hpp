@@ -38,8 +38,8 @@ std::string_view schedule_name(Schedule s);
 std::optional<Schedule> schedule_from_name(std::string_view name);
 std::string_view recompute_name(Recompute r);
 struct Plan;
-/// The plan's recompute setting in words: "selective", or with modules other than Megatron-Core's
-/// default "selective (mla_up_proj,mlp)".
+/// The plan's recompute setting in words: "none", "full block 6", "selective", with modules other
+/// than Megatron-Core's default "selective (mla_up_proj,mlp)", per layer "7 full, 92 selective".
 std::string recompute_text(const Plan& plan);
 std::string_view dim_name(ParallelDim d);
 std::string_view cp_kind_name(CpKind k);
