@@ -337,15 +337,11 @@ TEST_CASE("the plan YAML reads back as the same plan") {
 
 TEST_CASE("selective recompute by module is launched as --recompute-modules and reads back") {
   const auto m = test::deepseek_v3();
-  auto p = megatron_plan();
-  p.tp = 1;
-  p.sp = false;
-  p.pp = 1;
-  p.vpp = 1;
-  p.schedule = workload::Schedule::one_f_one_b;
-  p.dp = 64;
+  // DeepSeek-V3 over 64 GPUs, one expert-parallel group, the distributed optimizer.
+  Plan p = test::plan(1, 1, 64, 1, 64);
   p.ep = 64;
-  p.global_batch = 64;
+  p.zero = 1;
+  p.recompute = workload::Recompute::selective;
   p.recompute_modules = workload::RecomputeModules::of({workload::RecomputeModule::mla_up_proj, workload::RecomputeModule::mlp});
   auto tr = test::training(4096);
   const auto args = launch_words(p, m, tr);
