@@ -35,11 +35,31 @@ Fabric fabric_of(topology::LinkKind kind) {
 }
 
 CollectiveLowering::CollectiveLowering(const topology::Router& router, const calibrate::Profile& profile)
-    : router_(&router), profile_(&profile) {
-  for (int i = 0; i < 4; ++i) scratch_.emplace_back(router.cluster().link_count());
+    : router_(&router), profile_(&profile) {}
+
+CollectiveLowering::NearNodes::NearNodes(const topology::Cluster& cluster, const std::vector<int>& ranks, std::vector<unsigned char>& marks)
+    : cluster_(&cluster), marks_(&marks) {
+  marks.resize(static_cast<std::size_t>(cluster.node_count()), 0);
+  for (const int rank : ranks) {
+    auto& mark = marks[static_cast<std::size_t>(cluster.node_of(rank))];
+    if (!mark) nodes_.push_back(cluster.node_of(rank));
+    mark = 1;
+  }
+}
+
+CollectiveLowering::NearNodes::~NearNodes() {
+  for (const int node : nodes_) (*marks_)[static_cast<std::size_t>(node)] = 0;
+}
+
+void CollectiveLowering::NearNodes::add(const topology::Router& router, int a, int b, double share, topology::LinkLoads& all) const {
+  if (near(a) || near(b)) router.accumulate(a, b, share, all);
+  else router.accumulate_network(a, b, share, all);
 }
 
 topology::LinkLoads& CollectiveLowering::fresh(std::size_t i) {
+  // Made on first use: each is dense over the cluster's links, and only the hierarchical
+  // all-reduce needs four.
+  while (scratch_.size() <= i) scratch_.emplace_back(router_->cluster().link_count());
   scratch_[i].clear();
   return scratch_[i];
 }
@@ -77,14 +97,15 @@ const LinkUsage& CollectiveLowering::ring(std::uint64_t group, const std::vector
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   auto& all = fresh(0);
   auto& own = fresh(1);
+  const NearNodes near(router_->cluster(), twins.front(), near_marks_);
   for (std::size_t t = 0; t < twins.size(); ++t) {
     const auto rings = topology::ring_orders(router_->cluster(), twins[t]);
     for (const auto& r : rings) {
-      for (std::size_t i = 0; i < r.size(); ++i) {
-        router_->accumulate(r[i], r[(i + 1) % r.size()], 1.0 / static_cast<double>(rings.size()), all);
-        if (t == 0) router_->accumulate(r[i], r[(i + 1) % r.size()], 1.0, own);
-      }
+      for (std::size_t i = 0; i < r.size(); ++i) near.add(*router_, r[i], r[(i + 1) % r.size()], 1.0 / static_cast<double>(rings.size()), all);
     }
+  }
+  for (const auto& r : topology::ring_orders(router_->cluster(), twins.front())) {
+    for (std::size_t i = 0; i < r.size(); ++i) router_->accumulate(r[i], r[(i + 1) % r.size()], 1.0, own);
   }
   return cache_.emplace(key, finish(all, factor, steps, own)).first->second;
 }
@@ -96,6 +117,7 @@ const LinkUsage& CollectiveLowering::nvls(std::uint64_t group, const std::vector
   const auto& g = cluster.graph();
   auto& all = fresh(0);
   auto& own = fresh(1);
+  const NearNodes near(cluster, twins.front(), near_marks_);
   for (std::size_t t = 0; t < twins.size(); ++t) {
     for (int rank : twins[t]) {
       // Each GPU pushes its buffer into the switch and pulls the reduced result back.
@@ -105,8 +127,7 @@ const LinkUsage& CollectiveLowering::nvls(std::uint64_t group, const std::vector
         const auto back = boost::edge(boost::target(*e, g), v, g).first;
         // In units of the NVLink ring efficiency, which finish() divides by again.
         const double w = profile_->nvlink.efficiency / profile_->nvls_efficiency;
-        all.add(g[*e].id, w);
-        all.add(g[back].id, w);
+        if (near.near(rank)) all.add(g[*e].id, w), all.add(g[back].id, w);
         if (t == 0) own.set(g[*e].id, 1.0), own.set(g[back].id, 1.0);
         all.max_latency = std::max(all.max_latency, 2 * g[*e].latency.value());
       }
@@ -122,7 +143,8 @@ const LinkUsage& CollectiveLowering::direct(std::uint64_t group, const std::vect
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   auto& all = fresh(0);
   auto& own = fresh(1);
-  for (const auto& g : twins) router_->accumulate(g[0], g[1], 1.0, all);
+  const NearNodes near(router_->cluster(), twins.front(), near_marks_);
+  for (const auto& g : twins) near.add(*router_, g[0], g[1], 1.0, all);
   router_->accumulate(twins.front()[0], twins.front()[1], 1.0, own);
   return cache_.emplace(key, finish(all, 1.0, 1, own)).first->second;
 }
@@ -148,13 +170,17 @@ const LinkUsage& CollectiveLowering::pairwise(std::uint64_t group, const std::ve
   const std::size_t n = twins.front().size();
   // The rate is per-rank traffic (n−1)/n·S per second; each of the n−1 destinations gets 1/(n−1) of it.
   const double share = 1.0 / static_cast<double>(n - 1);
-  for (std::size_t t = 0; t < twins.size(); ++t) {
-    for (int a : twins[t]) {
-      for (int b : twins[t]) {
-        if (a == b) continue;
-        router_->accumulate(a, b, share, all);
-        if (t == 0) router_->accumulate(a, b, share, own);
+  const NearNodes near(router_->cluster(), twins.front(), near_marks_);
+  for (const auto& g : twins) {
+    for (int a : g) {
+      for (int b : g) {
+        if (a != b) near.add(*router_, a, b, share, all);
       }
+    }
+  }
+  for (int a : twins.front()) {
+    for (int b : twins.front()) {
+      if (a != b) router_->accumulate(a, b, share, own);
     }
   }
   return cache_.emplace(key, finish(all, static_cast<double>(n - 1) / static_cast<double>(n), static_cast<int>(n - 1), own)).first->second;
@@ -170,6 +196,7 @@ const LinkUsage& CollectiveLowering::hierarchical(std::uint64_t group, const std
   auto& own_intra = fresh(2);
   auto& own_inter = fresh(3);
   int m = 0, p = 0;
+  const NearNodes near(cluster, twins.front(), near_marks_);
   for (std::size_t t = 0; t < twins.size(); ++t) {
     const auto islands = topology::ranks_by_island(cluster, twins[t]);
     m = static_cast<int>(islands.front().size());
@@ -183,13 +210,12 @@ const LinkUsage& CollectiveLowering::hierarchical(std::uint64_t group, const std
             if (g[*e].kind != topology::LinkKind::nvlink) continue;
             const auto back = boost::edge(boost::target(*e, g), v, g).first;
             const double w = profile_->nvlink.efficiency / profile_->nvls_efficiency;
-            intra.add(g[*e].id, w);
-            intra.add(g[back].id, w);
+            if (near.near(members[i])) intra.add(g[*e].id, w), intra.add(g[back].id, w);
             if (t == 0) own_intra.set(g[*e].id, 1.0), own_intra.set(g[back].id, 1.0);
             intra.max_latency = std::max(intra.max_latency, 2 * g[*e].latency.value());
           }
         } else {
-          router_->accumulate(members[i], members[(i + 1) % members.size()], 1.0, intra);
+          near.add(*router_, members[i], members[(i + 1) % members.size()], 1.0, intra);
           if (t == 0) router_->accumulate(members[i], members[(i + 1) % members.size()], 1.0, own_intra);
         }
       }
@@ -198,7 +224,7 @@ const LinkUsage& CollectiveLowering::hierarchical(std::uint64_t group, const std
       for (int i = 0; i < p; ++i) {
         const int a = islands[static_cast<std::size_t>(i)][static_cast<std::size_t>(j)];
         const int b = islands[static_cast<std::size_t>((i + 1) % p)][static_cast<std::size_t>(j)];
-        router_->accumulate(a, b, 1.0, inter);
+        near.add(*router_, a, b, 1.0, inter);
         if (t == 0) router_->accumulate(a, b, 1.0, own_inter);
       }
     }

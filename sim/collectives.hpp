@@ -29,6 +29,7 @@
 // LL trading bandwidth for latency). NVLS needs NVLS hardware (the profile says so) and an NVSwitch
 // island; the hierarchical (tree-like) all-reduce needs NVSwitch nodes and a group spanning them with
 // equal ranks per node; SHARP needs `network.sharp` and a group that spans nodes.
+#include <deque>
 #include <map>
 #include <unordered_map>
 #include <vector>
@@ -106,9 +107,30 @@ class CollectiveLowering {
   /// Scratch link loads i, emptied (dense over the cluster's links, kept between collectives).
   topology::LinkLoads& fresh(std::size_t i);
 
+  /// The representative group's nodes. A lowering keeps the links its representative crosses: inside
+  /// those nodes, their NIC cables and the network's. A twin's route elsewhere loads none of them
+  /// but through the network, so only its network part and latency are added (a 16K-GPU cluster's
+  /// tensor-parallel twins are 2,048 groups, all but one on other nodes).
+  class NearNodes {
+   public:
+    NearNodes(const topology::Cluster& cluster, const std::vector<int>& ranks, std::vector<unsigned char>& marks);
+    ~NearNodes();
+    NearNodes(const NearNodes&) = delete;
+    NearNodes& operator=(const NearNodes&) = delete;
+    bool near(int gpu) const { return (*marks_)[static_cast<std::size_t>(cluster_->node_of(gpu))] != 0; }
+    /// Adds the route from a to b to `all`: whole where it may load a kept link, else its network part.
+    void add(const topology::Router& router, int a, int b, double share, topology::LinkLoads& all) const;
+
+   private:
+    const topology::Cluster* cluster_;
+    std::vector<unsigned char>* marks_;
+    std::vector<int> nodes_;
+  };
+
   const topology::Router* router_;
   const calibrate::Profile* profile_;
-  std::vector<topology::LinkLoads> scratch_;
+  std::deque<topology::LinkLoads> scratch_;  ///< a deque: a scratch made later moves none made before
+  std::vector<unsigned char> near_marks_;  ///< per node, for NearNodes
   // Cached patterns by (group, algorithm, variant): the usage does not depend on the size.
   std::map<std::tuple<std::uint64_t, int, int>, LinkUsage> cache_;
   // Choices already made, by (collective, group key, bytes).

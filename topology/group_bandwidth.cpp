@@ -20,6 +20,14 @@ std::vector<std::vector<int>> ranks_by_island(const Cluster& cluster, const Rank
 
 std::vector<std::vector<int>> ring_orders(const Cluster& cluster, const RankGroup& group) {
   if (group.size() < 2) return {};
+  {
+    // All ranks on one island, or each on its own (a data-parallel group of whole tensor-parallel
+    // nodes): the group's own order is its one ring, found without building the islands.
+    std::vector<int> islands(group.size());
+    std::transform(group.begin(), group.end(), islands.begin(), [&](int r) { return cluster.island_of(r); });
+    std::sort(islands.begin(), islands.end());
+    if (islands.front() == islands.back() || std::adjacent_find(islands.begin(), islands.end()) == islands.end()) return {group};
+  }
   const auto islands = ranks_by_island(cluster, group);
   if (islands.size() == 1) return {group};
   std::size_t k = std::numeric_limits<std::size_t>::max();

@@ -1,6 +1,7 @@
 #include "topology/routing.hpp"
 
 #include <algorithm>
+#include <boost/graph/compressed_sparse_row_graph.hpp>
 #include <boost/graph/dijkstra_shortest_paths.hpp>
 #include <boost/graph/dijkstra_shortest_paths_no_color_map.hpp>
 #include <boost/graph/filtered_graph.hpp>
@@ -58,10 +59,15 @@ std::vector<std::int64_t> link_costs(const Cluster& cluster) {
 
 }  // namespace
 
-// The network's switches alone, as a compact graph for the distances to a leaf.
+// The network's switches alone, as a compact graph for the distances to a leaf: compressed rows
+// built at once from the list of links (an adjacency list allocates a property per edge, and a
+// 16K-GPU network has 65k links between switches).
 struct Router::SwitchGraph {
-  explicit SwitchGraph(std::size_t switches) : graph(switches) {}
-  WeightedGraph graph;
+  struct Cost {
+    std::int64_t value = 0;
+  };
+  using Graph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, Cost>;
+  Graph graph;
 };
 
 Router::Router(const Cluster& cluster)
@@ -69,7 +75,7 @@ Router::Router(const Cluster& cluster)
       node_size_(cluster.node_size()),
       cost_(link_costs(cluster)),
       network_links_(cluster.first_network_link()),
-      switch_graph_(std::make_unique<SwitchGraph>(cluster.switch_count())),
+      switch_graph_(std::make_unique<SwitchGraph>()),
       symmetry_(cluster),
       node_routes_(new std::atomic<const NodeRoute*>[node_size_ * node_size_]) {
   for (std::size_t i = 0; i < node_size_ * node_size_; ++i) node_routes_[i].store(nullptr, std::memory_order_relaxed);
@@ -84,12 +90,13 @@ Router::Router(const Cluster& cluster)
   node_distance_.resize(node_size_ * node_size_, kUnreachable);
   for (std::size_t to = 0; to < node_size_; ++to) {
     boost::filtered_graph<WeightedGraph, RegionEdges> region(node, RegionEdges{&node, &g, to});
-    boost::dijkstra_shortest_paths(region, static_cast<Vertex>(to), boost::distance_map(node_distance_.data() + to * node_size_).distance_inf(kUnreachable));
+    boost::dijkstra_shortest_paths(region, static_cast<Vertex>(to), boost::distance_map(boost::make_iterator_property_map(node_distance_.data() + to * node_size_, boost::identity_property_map())).distance_inf(kUnreachable));
   }
 
   const Vertex first = cluster.first_switch();
   const std::size_t switches = cluster.switch_count();
-  auto& sg = switch_graph_->graph;
+  std::vector<std::pair<std::size_t, std::size_t>> switch_edges;
+  std::vector<SwitchGraph::Cost> switch_costs;
   switch_links_.resize(switches);
   min_switch_link_cost_ = std::numeric_limits<std::int64_t>::max();
   for (std::size_t id = network_links_; id < cluster.link_count(); ++id) {
@@ -100,10 +107,13 @@ Router::Router(const Cluster& cluster)
     links.by_target.emplace_back(v, id);
     links.min_cost = std::min(links.min_cost, cost(id));
     if (v >= first) {
-      boost::add_edge(u - first, v - first, cost(id), sg);
+      switch_edges.emplace_back(u - first, v - first);
+      switch_costs.push_back({cost(id)});
       min_switch_link_cost_ = std::min(min_switch_link_cost_, cost(id));
     }
   }
+  switch_graph_->graph = SwitchGraph::Graph(boost::edges_are_unsorted_multi_pass, switch_edges.begin(), switch_edges.end(),
+                                            switch_costs.begin(), switches);
   for (auto& links : switch_links_) {
     std::sort(links.by_target.begin(), links.by_target.end());
     links.first_to_switch = static_cast<std::uint32_t>(
@@ -225,7 +235,9 @@ const std::vector<std::int64_t>& Router::distances_to(Vertex leaf) const {
     return row;
   }
   row.assign(cluster_->switch_count(), kUnreachable);
-  boost::dijkstra_shortest_paths_no_color_map(switch_graph_->graph, leaf - first, boost::distance_map(row.data()).distance_inf(kUnreachable));
+  const auto& sg = switch_graph_->graph;
+  boost::dijkstra_shortest_paths_no_color_map(
+      sg, leaf - first, boost::weight_map(boost::get(&SwitchGraph::Cost::value, sg)).distance_map(boost::make_iterator_property_map(row.data(), boost::identity_property_map())).distance_inf(kUnreachable));
   return row;
 }
 
@@ -336,11 +348,12 @@ Route Router::route(int src_gpu, int dst_gpu) const {
   return r;
 }
 
-void Router::accumulate(int src_gpu, int dst_gpu, double share, LinkLoads& loads) const {
+template <bool kNodeLinks>
+void Router::add_route(int src_gpu, int dst_gpu, double share, LinkLoads& loads) const {
   double latency = 0.0;
   Vertex out_leaf = 0, in_leaf = 0;
   node_parts(src_gpu, dst_gpu, [&](std::size_t link, double hop_share, double hop_latency) {
-    loads.add(link, share * hop_share);
+    if constexpr (kNodeLinks) loads.add(link, share * hop_share);
     latency += hop_latency;
   }, out_leaf, in_leaf);
   if (out_leaf != in_leaf) {
@@ -351,6 +364,14 @@ void Router::accumulate(int src_gpu, int dst_gpu, double share, LinkLoads& loads
   } else {
     loads.max_latency = std::max(loads.max_latency, latency);
   }
+}
+
+void Router::accumulate(int src_gpu, int dst_gpu, double share, LinkLoads& loads) const {
+  add_route<true>(src_gpu, dst_gpu, share, loads);
+}
+
+void Router::accumulate_network(int src_gpu, int dst_gpu, double share, LinkLoads& loads) const {
+  add_route<false>(src_gpu, dst_gpu, share, loads);
 }
 
 void Router::accumulate_to_leaf(int gpu, double share, LinkLoads& loads) const {

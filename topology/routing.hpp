@@ -97,6 +97,10 @@ class Router {
 
   /// Adds the route from a to b, carrying `share`, to `loads`.
   void accumulate(int src_gpu, int dst_gpu, double share, LinkLoads& loads) const;
+  /// As accumulate(), for a route whose links inside its two nodes (and their NIC cables) nobody
+  /// reads: only its network part, by leaf pair, and its latency are added. The twins of a
+  /// collective far from its representative's nodes need no more (CollectiveLowering).
+  void accumulate_network(int src_gpu, int dst_gpu, double share, LinkLoads& loads) const;
   /// Adds a GPU's way up to its leaf switch and back (through its NIC), carrying `share`: the traffic
   /// of an in-network (SHARP) reduction, which the switches combine.
   void accumulate_to_leaf(int gpu, double share, LinkLoads& loads) const;
@@ -153,6 +157,8 @@ class Router {
   /// when it crosses the network.
   template <class Sink>
   void node_parts(int src_gpu, int dst_gpu, Sink&& sink, Vertex& out_leaf, Vertex& in_leaf) const;
+  template <bool kNodeLinks>
+  void add_route(int src_gpu, int dst_gpu, double share, LinkLoads& loads) const;
 
   const Cluster* cluster_;
   std::size_t node_size_;

@@ -117,3 +117,45 @@ TEST_CASE("the bundled profiles price a Simple step across the network at NCCL's
   CHECK(l.latencies[0].value() == doctest::Approx(wires + 14e-6).epsilon(1e-9));
   CHECK(l.estimated.value() == doctest::Approx(10e-6 + wires + 14e-6 + S / 45e9).epsilon(1e-9));
 }
+
+TEST_CASE("twins away from the representative's nodes load its links through the network only, exactly as whole routes") {
+  // 128 DGX nodes on a two-tier network with 4:1 oversubscription (three leaves per rail): the
+  // twins' flows share the representative's uplinks and spines. A pipeline send from each GPU of
+  // nodes 0-63 to the same GPU of nodes 64-127 (the representative: GPU 0 to GPU 512) and a
+  // data-parallel ring over GPU j of every node.
+  const topology::Cluster cluster(test::dgx_cluster(128, 4.0));
+  const topology::Router router(cluster);
+  const auto profile = plain_profile();
+  CollectiveLowering lowering(router, profile);
+  std::vector<std::vector<int>> sends, rings(8);
+  for (int g = 0; g < 512; ++g) sends.push_back({g, 512 + g});
+  for (int j = 0; j < 8; ++j) {
+    for (int n = 0; n < 128; ++n) rings[static_cast<std::size_t>(j)].push_back(8 * n + j);
+  }
+  const auto expect_whole_routes = [&](const LinkUsage& usage, const std::vector<std::vector<int>>& twins, bool ring) {
+    topology::LinkLoads all(cluster.link_count()), own(cluster.link_count());
+    for (std::size_t t = 0; t < twins.size(); ++t) {
+      const auto& g = twins[t];
+      const std::size_t hops = ring ? g.size() : 1;
+      for (std::size_t i = 0; i < hops; ++i) {
+        router.accumulate(g[i], g[(i + 1) % g.size()], 1.0, all);
+        if (t == 0) router.accumulate(g[i], g[(i + 1) % g.size()], 1.0, own);
+      }
+    }
+    router.flush(own);
+    router.flush(all, &own);
+    const auto& links = own.links();
+    REQUIRE(usage.usage.size() == links.size());
+    const auto network = std::count_if(links.begin(), links.end(), [&](std::size_t l) { return cluster.link(l).kind == topology::LinkKind::leaf_spine; });
+    CHECK(network > 0);  // the representative crosses spines its twins cross too
+    for (std::size_t i = 0; i < links.size(); ++i) {
+      CHECK(usage.usage[i].resource == links[i]);
+      const auto kind = cluster.link(links[i]).kind;
+      CHECK(usage.usage[i].weight == all[links[i]] / profile.fabric(fabric_of(kind)).efficiency);
+    }
+  };
+  const auto& send = lowering.lower(Collective::send_recv, 1, sends, 1e6);
+  expect_whole_routes(*send.phases.front(), sends, false);
+  const auto& gather = lowering.lower(Collective::all_gather, 2, rings, 1e6);
+  expect_whole_routes(*gather.phases.front(), rings, true);
+}

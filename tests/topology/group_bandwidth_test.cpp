@@ -95,3 +95,14 @@ TEST_CASE("hierarchical all-reduce over two full nodes") {
   CHECK(h.bus->value() == doctest::Approx(2.0 * 15 / 16 / (2.0 * 7 / 8 / 450e9 + 2.0 * 1 / 2 / 8 / 50e9)).scale(0));
   CHECK(h.bus->value() == doctest::Approx(293.478e9).epsilon(1e-4));
 }
+
+TEST_CASE("ring orders: a group with each rank on its own node, or all on one, is its own ring") {
+  const Cluster c(test::dgx_cluster(4));
+  const RankGroup across{24, 0, 16, 8};  // one GPU of each node, in the group's order
+  REQUIRE(ring_orders(c, across).size() == 1);
+  CHECK(ring_orders(c, across).front() == across);
+  const RankGroup inside{3, 1, 2};
+  CHECK(ring_orders(c, inside) == std::vector<RankGroup>{inside});
+  // Two nodes with two ranks each: two rings, each visiting the nodes' members in turn.
+  CHECK(ring_orders(c, RankGroup{0, 1, 8, 9}) == std::vector<RankGroup>{{0, 1, 8, 9}, {1, 0, 9, 8}});
+}
