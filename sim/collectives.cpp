@@ -37,7 +37,7 @@ Fabric fabric_of(topology::LinkKind kind) {
 CollectiveLowering::CollectiveLowering(const topology::Router& router, const calibrate::Profile& profile)
     : router_(&router), profile_(&profile) {}
 
-CollectiveLowering::NearNodes::NearNodes(const topology::Cluster& cluster, const std::vector<int>& ranks, std::vector<unsigned char>& marks)
+CollectiveLowering::NearNodes::NearNodes(const topology::Cluster& cluster, std::span<const int> ranks, std::vector<unsigned char>& marks)
     : cluster_(&cluster), marks_(&marks) {
   marks.resize(static_cast<std::size_t>(cluster.node_count()), 0);
   for (const int rank : ranks) {
@@ -92,7 +92,7 @@ LinkUsage CollectiveLowering::finish(topology::LinkLoads& all, double factor, in
   return u;
 }
 
-const LinkUsage& CollectiveLowering::ring(std::uint64_t group, const std::vector<std::vector<int>>& twins, double factor, int steps) {
+const LinkUsage& CollectiveLowering::ring(std::uint64_t group, const workload::Twins& twins, double factor, int steps) {
   const auto key = std::make_tuple(group, static_cast<int>(Algorithm::ring), static_cast<int>(std::lround(factor * 1e6)) ^ (steps << 20));
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   auto& all = fresh(0);
@@ -110,7 +110,7 @@ const LinkUsage& CollectiveLowering::ring(std::uint64_t group, const std::vector
   return cache_.emplace(key, finish(all, factor, steps, own)).first->second;
 }
 
-const LinkUsage& CollectiveLowering::nvls(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
+const LinkUsage& CollectiveLowering::nvls(std::uint64_t group, const workload::Twins& twins) {
   const auto key = std::make_tuple(group, static_cast<int>(Algorithm::nvls), 0);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   const auto& cluster = router_->cluster();
@@ -138,7 +138,7 @@ const LinkUsage& CollectiveLowering::nvls(std::uint64_t group, const std::vector
   return cache_.emplace(key, std::move(u)).first->second;
 }
 
-const LinkUsage& CollectiveLowering::direct(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
+const LinkUsage& CollectiveLowering::direct(std::uint64_t group, const workload::Twins& twins) {
   const auto key = std::make_tuple(group, static_cast<int>(Algorithm::direct), 0);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   auto& all = fresh(0);
@@ -149,7 +149,7 @@ const LinkUsage& CollectiveLowering::direct(std::uint64_t group, const std::vect
   return cache_.emplace(key, finish(all, 1.0, 1, own)).first->second;
 }
 
-const LinkUsage& CollectiveLowering::sharp(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
+const LinkUsage& CollectiveLowering::sharp(std::uint64_t group, const workload::Twins& twins) {
   const auto key = std::make_tuple(group, static_cast<int>(Algorithm::sharp), 0);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   auto& all = fresh(0);
@@ -162,7 +162,7 @@ const LinkUsage& CollectiveLowering::sharp(std::uint64_t group, const std::vecto
   return cache_.emplace(key, finish(all, 1.0, steps, own)).first->second;
 }
 
-const LinkUsage& CollectiveLowering::pairwise(std::uint64_t group, const std::vector<std::vector<int>>& twins) {
+const LinkUsage& CollectiveLowering::pairwise(std::uint64_t group, const workload::Twins& twins) {
   const auto key = std::make_tuple(group, static_cast<int>(Algorithm::pairwise), 0);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   auto& all = fresh(0);
@@ -186,7 +186,7 @@ const LinkUsage& CollectiveLowering::pairwise(std::uint64_t group, const std::ve
   return cache_.emplace(key, finish(all, static_cast<double>(n - 1) / static_cast<double>(n), static_cast<int>(n - 1), own)).first->second;
 }
 
-const LinkUsage& CollectiveLowering::hierarchical(std::uint64_t group, const std::vector<std::vector<int>>& twins, bool nvls) {
+const LinkUsage& CollectiveLowering::hierarchical(std::uint64_t group, const workload::Twins& twins, bool nvls) {
   const auto key = std::make_tuple(group, static_cast<int>(Algorithm::hierarchical), nvls ? 1 : 0);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   const auto& cluster = router_->cluster();
@@ -286,13 +286,13 @@ void CollectiveLowering::price(Lowering& l, double bytes) const {
   l.estimated = Seconds(total);
 }
 
-const Lowering& CollectiveLowering::lower(Collective kind, std::uint64_t group, const std::vector<std::vector<int>>& twins, double bytes) {
+const Lowering& CollectiveLowering::lower(Collective kind, std::uint64_t group, const workload::Twins& twins, double bytes) {
   const ChosenKey memo{static_cast<int>(kind), group, std::bit_cast<std::uint64_t>(bytes)};
   if (auto it = chosen_.find(memo); it != chosen_.end()) return it->second;
   return chosen_.emplace(memo, choose(kind, group, twins, bytes)).first->second;
 }
 
-Lowering CollectiveLowering::choose(Collective kind, std::uint64_t group, const std::vector<std::vector<int>>& twins, double bytes) {
+Lowering CollectiveLowering::choose(Collective kind, std::uint64_t group, const workload::Twins& twins, double bytes) {
   const int n = static_cast<int>(twins.front().size());
   const auto& cluster = router_->cluster();
   std::vector<Lowering> options;

@@ -90,16 +90,16 @@ class CollectiveLowering {
   /// The algorithm chosen for a collective of `bytes` over a group and its twins, and its phases.
   /// `group` is a cache key standing for that exact set of twins. The lowering is kept: the
   /// reference stays valid as long as this object.
-  const Lowering& lower(workload::Collective kind, std::uint64_t group, const std::vector<std::vector<int>>& twins, double bytes);
+  const Lowering& lower(workload::Collective kind, std::uint64_t group, const workload::Twins& twins, double bytes);
 
  private:
-  Lowering choose(workload::Collective kind, std::uint64_t group, const std::vector<std::vector<int>>& twins, double bytes);
-  const LinkUsage& ring(std::uint64_t group, const std::vector<std::vector<int>>& twins, double factor, int steps);
-  const LinkUsage& nvls(std::uint64_t group, const std::vector<std::vector<int>>& twins);
-  const LinkUsage& direct(std::uint64_t group, const std::vector<std::vector<int>>& twins);
-  const LinkUsage& sharp(std::uint64_t group, const std::vector<std::vector<int>>& twins);
-  const LinkUsage& pairwise(std::uint64_t group, const std::vector<std::vector<int>>& twins);
-  const LinkUsage& hierarchical(std::uint64_t group, const std::vector<std::vector<int>>& twins, bool nvls);
+  Lowering choose(workload::Collective kind, std::uint64_t group, const workload::Twins& twins, double bytes);
+  const LinkUsage& ring(std::uint64_t group, const workload::Twins& twins, double factor, int steps);
+  const LinkUsage& nvls(std::uint64_t group, const workload::Twins& twins);
+  const LinkUsage& direct(std::uint64_t group, const workload::Twins& twins);
+  const LinkUsage& sharp(std::uint64_t group, const workload::Twins& twins);
+  const LinkUsage& pairwise(std::uint64_t group, const workload::Twins& twins);
+  const LinkUsage& hierarchical(std::uint64_t group, const workload::Twins& twins, bool nvls);
   LinkUsage finish(topology::LinkLoads& all, double factor, int steps, topology::LinkLoads& own) const;
   /// Fills the protocols, latencies and estimate of a lowering for a buffer of `bytes`.
   void price(Lowering& l, double bytes) const;
@@ -113,7 +113,7 @@ class CollectiveLowering {
   /// tensor-parallel twins are 2,048 groups, all but one on other nodes).
   class NearNodes {
    public:
-    NearNodes(const topology::Cluster& cluster, const std::vector<int>& ranks, std::vector<unsigned char>& marks);
+    NearNodes(const topology::Cluster& cluster, std::span<const int> ranks, std::vector<unsigned char>& marks);
     ~NearNodes();
     NearNodes(const NearNodes&) = delete;
     NearNodes& operator=(const NearNodes&) = delete;

@@ -230,7 +230,7 @@ class Replay {
     if (!opt_.full) return lowering_.lower(task.collective, task.group, twins, bytes_[t]);
     // Every twin as its own transfer: lowered separately, each a phase of its own group key; the
     // collective finishes when the slowest twin does (all run in parallel as extra phases here).
-    return lowering_.lower(task.collective, (static_cast<std::uint64_t>(task.group) << 20) | 0, {twins.front()}, bytes_[t]);
+    return lowering_.lower(task.collective, (static_cast<std::uint64_t>(task.group) << 20) | 0, workload::Twins(twins.front()), bytes_[t]);
   }
 
   void wait_latency(std::uint32_t t, bool first) {
@@ -257,7 +257,7 @@ class Replay {
     const Task& task = g_.tasks[t];
     const auto& twins = g_.twins[task.group];
     for (std::size_t i = 1; i < twins.size(); ++i) {
-      const auto low = lowering_.lower(task.collective, (static_cast<std::uint64_t>(task.group) << 20) | i, {twins[i]}, bytes_[t]);
+      const auto low = lowering_.lower(task.collective, (static_cast<std::uint64_t>(task.group) << 20) | i, workload::Twins(twins[i]), bytes_[t]);
       const auto* p = low.phases[std::min<std::size_t>(phase_[t], low.phases.size() - 1)];
       const auto a = fluid_.start(bytes_[t] * p->bytes_factor, p->usage);
       if (owner_.size() <= a) owner_.resize(a + 1, UINT32_MAX);

@@ -6,7 +6,7 @@
 
 namespace parasim::topology {
 
-std::vector<std::vector<int>> ranks_by_island(const Cluster& cluster, const RankGroup& group) {
+std::vector<std::vector<int>> ranks_by_island(const Cluster& cluster, std::span<const int> group) {
   std::vector<std::vector<int>> out;
   std::map<int, std::size_t> slot;
   for (int r : group) {
@@ -18,7 +18,7 @@ std::vector<std::vector<int>> ranks_by_island(const Cluster& cluster, const Rank
   return out;
 }
 
-std::vector<std::vector<int>> ring_orders(const Cluster& cluster, const RankGroup& group) {
+std::vector<std::vector<int>> ring_orders(const Cluster& cluster, std::span<const int> group) {
   if (group.size() < 2) return {};
   {
     // All ranks on one island, or each on its own (a data-parallel group of whole tensor-parallel
@@ -26,10 +26,12 @@ std::vector<std::vector<int>> ring_orders(const Cluster& cluster, const RankGrou
     std::vector<int> islands(group.size());
     std::transform(group.begin(), group.end(), islands.begin(), [&](int r) { return cluster.island_of(r); });
     std::sort(islands.begin(), islands.end());
-    if (islands.front() == islands.back() || std::adjacent_find(islands.begin(), islands.end()) == islands.end()) return {group};
+    if (islands.front() == islands.back() || std::adjacent_find(islands.begin(), islands.end()) == islands.end()) {
+      return {RankGroup(group.begin(), group.end())};
+    }
   }
   const auto islands = ranks_by_island(cluster, group);
-  if (islands.size() == 1) return {group};
+  if (islands.size() == 1) return {RankGroup(group.begin(), group.end())};
   std::size_t k = std::numeric_limits<std::size_t>::max();
   for (const auto& i : islands) k = std::min(k, i.size());
   std::vector<std::vector<int>> rings;

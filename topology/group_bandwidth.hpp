@@ -19,10 +19,10 @@ namespace parasim::topology {
 using RankGroup = std::vector<int>;
 
 /// The group's ranks grouped by island, islands in order of first appearance.
-std::vector<std::vector<int>> ranks_by_island(const Cluster& cluster, const RankGroup& group);
+std::vector<std::vector<int>> ranks_by_island(const Cluster& cluster, std::span<const int> group);
 
 /// The rings NCCL would lay over the group (see above); empty for a group of one.
-std::vector<std::vector<int>> ring_orders(const Cluster& cluster, const RankGroup& group);
+std::vector<std::vector<int>> ring_orders(const Cluster& cluster, std::span<const int> group);
 
 /// Per-rank bus bandwidth of a ring collective when all `groups` run theirs at once; the smallest
 /// over the groups. nullopt when no group has two ranks.

@@ -52,8 +52,17 @@ std::vector<std::int64_t> link_costs(const Cluster& cluster) {
   std::vector<std::int64_t> cost;
   const std::size_t network = cluster.first_network_link();
   cost.reserve(cluster.links_per_node() + cluster.link_count() - network);
-  for (std::size_t id = 0; id < cluster.links_per_node(); ++id) cost.push_back(link_cost(cluster.link(id)));
-  for (std::size_t id = network; id < cluster.link_count(); ++id) cost.push_back(link_cost(cluster.link(id)));
+  // Links come in runs of one bandwidth (a node's NVLinks, the NIC cables, the uplinks): its cost
+  // is computed once per run.
+  double bandwidth = -1;
+  std::int64_t last = 0;
+  const auto add = [&](std::size_t id) {
+    const auto& link = cluster.link(id);
+    if (link.bandwidth.value() != bandwidth) bandwidth = link.bandwidth.value(), last = link_cost(link);
+    cost.push_back(last);
+  };
+  for (std::size_t id = 0; id < cluster.links_per_node(); ++id) add(id);
+  for (std::size_t id = network; id < cluster.link_count(); ++id) add(id);
   return cost;
 }
 
@@ -107,6 +116,7 @@ Router::Router(const Cluster& cluster)
     links.by_target.emplace_back(v, id);
     links.min_cost = std::min(links.min_cost, cost(id));
     if (v >= first) {
+      links.to_switches.push_back({v, id, cost(id)});
       switch_edges.emplace_back(u - first, v - first);
       switch_costs.push_back({cost(id)});
       min_switch_link_cost_ = std::min(min_switch_link_cost_, cost(id));
@@ -259,7 +269,9 @@ const Router::LeafRoute& Router::leaf_route(const LeafPairImage& image) const {
       if (it != links.by_target.end() && it->first == to_leaf && cost(it->second) == dist(v)) out.push_back(*it);
       return;
     }
-    scan_next_hops(v, dist, [&](Vertex w) { return w >= first; }, out);
+    for (const auto& o : links.to_switches) {
+      if (dist(o.to) != kUnreachable && dist(o.to) + o.cost == dist(v)) out.emplace_back(o.to, o.link);
+    }
   };
   LeafRoute r;
   const Graph& g = cluster_->graph();

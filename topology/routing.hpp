@@ -178,6 +178,14 @@ class Router {
   struct SwitchLinks {
     std::vector<std::pair<Vertex, std::size_t>> by_target;  ///< (target, link id), sorted
     std::uint32_t first_to_switch = 0;  ///< where the links to network switches begin in by_target
+    /// The links to network switches in the graph's out-edge order (link id order), with their
+    /// costs: the ECMP walk's candidates, contiguous.
+    struct Out {
+      Vertex to = 0;
+      std::size_t link = 0;
+      std::int64_t cost = 0;
+    };
+    std::vector<Out> to_switches;
     std::int64_t min_cost = std::numeric_limits<std::int64_t>::max();
   };
   std::vector<SwitchLinks> switch_links_;

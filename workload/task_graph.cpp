@@ -1,6 +1,7 @@
 #include "workload/task_graph.hpp"
 
 #include <algorithm>
+#include <array>
 #include <map>
 #include <numeric>
 #include <stdexcept>
@@ -222,14 +223,15 @@ class Builder {
     if (const auto known = group_index_.find(ranks); known != group_index_.end()) return known->second;
     const auto id = static_cast<std::uint32_t>(g_.groups.size());
     group_index_.emplace(ranks, id);
-    std::vector<std::vector<int>> all{ranks};
+    Twins all(ranks);
     // A group of one rank moves nothing: its twins are never lowered (zero 3 over every data rank
     // leaves a replica group of one per GPU).
     if (ranks.size() < 2) tp_ranks = dp_ranks = 0;
+    all.reserve(static_cast<std::size_t>(std::max(1, tp_ranks * dp_ranks)));
     for (int t = 0; t < tp_ranks; ++t) {
       for (int d = 0; d < dp_ranks; ++d) {
         if (t == 0 && d == 0) continue;
-        all.push_back(twin(t, d));
+        all.add(twin(t, d));
       }
     }
     g_.groups.push_back(std::move(ranks));
@@ -242,7 +244,7 @@ class Builder {
     const auto key = std::make_pair(from, to);
     if (const auto known = pair_groups_.find(key); known != pair_groups_.end()) return known->second;
     const auto id = group({layout_.rank(0, 0, from), layout_.rank(0, 0, to)}, p_.tp, p_.data_ranks(),
-                          [&](int t, int j) { return std::vector<int>{layout_.rank(t, j, from), layout_.rank(t, j, to)}; });
+                          [&](int t, int j) { return std::array<int, 2>{layout_.rank(t, j, from), layout_.rank(t, j, to)}; });
     pair_groups_.emplace(key, id);
     return id;
   }

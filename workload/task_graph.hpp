@@ -29,6 +29,7 @@
 
 #include "workload/layout.hpp"
 #include "workload/ops.hpp"
+#include "workload/twins.hpp"
 
 namespace parasim::workload {
 
@@ -81,7 +82,7 @@ struct TaskGraph {
   /// For each group, every group that runs the same collective at the same time in the other
   /// replicas and TP ranks (the group itself first): what loads the links when one stands for all.
   /// A group of one rank lists itself alone.
-  std::vector<std::vector<std::vector<int>>> twins;
+  std::vector<Twins> twins;
   int stages = 1;
   int micro_batches = 1;
   int tp = 1;  ///< GPUs that run each stage's tasks together

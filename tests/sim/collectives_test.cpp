@@ -44,7 +44,7 @@ TEST_CASE("two-level all-reduce across two DGX nodes: both levels at once, the s
   CollectiveLowering lowering(router, profile);
   const auto all = range(0, 16);
   const double S = 4294967296.0;  // 4 GiB: past NCCL's tree correction table
-  const auto l = lowering.lower(Collective::all_reduce, 1, {all}, S);
+  const auto l = lowering.lower(Collective::all_reduce, 1, workload::Twins(all), S);
   REQUIRE(l.algorithm == Algorithm::hierarchical);
   REQUIRE(l.phases.size() == 1);
   // Per byte of the buffer: in the node 2·7/8 on each NVLink ring hop (360 GB/s: 205.7 GB/s of
@@ -69,7 +69,7 @@ TEST_CASE("two-level all-reduce with NVLS in the nodes (NCCL's NVLS-tree): the s
   profile.nvls_latency = Seconds(20e-6);
   CollectiveLowering lowering(router, profile);
   const double S = 4294967296.0;
-  const auto l = lowering.lower(Collective::all_reduce, 1, {range(0, 16)}, S);
+  const auto l = lowering.lower(Collective::all_reduce, 1, workload::Twins(range(0, 16)), S);
   REQUIRE(l.algorithm == Algorithm::hierarchical);
   // In the node each GPU pushes S into the switch and pulls S back at 450 GB/s x 0.5 = 225 GB/s;
   // across nodes the 1/8 shard at 50 GB/s x 0.9 per NIC: 360 GB/s of buffer. The switch sets the rate.
@@ -90,8 +90,8 @@ TEST_CASE("NVLS's fixed cost grows with the ranks it spans: the profile's figure
   profile.nvls_latency = Seconds(80e-6);
   CollectiveLowering lowering(router, profile);
   const double S = 8589934592.0;  // 8 GiB: NVLS beats the ring on 4 and 8 ranks alike
-  const auto eight = lowering.lower(Collective::all_reduce, 1, {range(0, 8)}, S);
-  const auto four = lowering.lower(Collective::all_reduce, 2, {range(0, 4)}, S);
+  const auto eight = lowering.lower(Collective::all_reduce, 1, workload::Twins(range(0, 8)), S);
+  const auto four = lowering.lower(Collective::all_reduce, 2, workload::Twins(range(0, 4)), S);
   REQUIRE(eight.algorithm == Algorithm::nvls);
   REQUIRE(four.algorithm == Algorithm::nvls);
   // Launch 10 us, two wire steps of 0.7 us, 80 us x 8/8 or x 4/8, and S at 450 GB/s x 0.6 either way.
@@ -106,7 +106,7 @@ TEST_CASE("the bundled profiles price a Simple step across the network at NCCL's
   CHECK(profile.network.step_latency.value() == doctest::Approx(14e-6).scale(0));  // NCCL tuning.cc hwLat[NET][Ring][Simple]
   CollectiveLowering lowering(router, profile);
   const double S = 67108864.0;  // 64 MiB from GPU 0 to GPU 8 (node 1) over their rail-0 NICs
-  const auto l = lowering.lower(Collective::send_recv, 1, {{0, 8}}, S);
+  const auto l = lowering.lower(Collective::send_recv, 1, workload::Twins(std::vector<int>{0, 8}), S);
   REQUIRE(l.algorithm == Algorithm::direct);
   REQUIRE(l.protocols.size() == 1);
   // One step. The NIC sets the rate: 400 Gb/s = 50 GB/s x 0.9 = 45 GB/s. Simple: launch 10 us + the

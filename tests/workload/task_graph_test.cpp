@@ -280,7 +280,7 @@ TEST_CASE("ring context parallelism: 2·(cp-1) KV chunk transfers per attention 
   for (const auto& t : g.tasks) {
     if (t.kind != TaskKind::collective || t.dim != CommDim::cp) continue;
     CHECK(g.groups[t.group] == std::vector<int>{0, 1});
-    CHECK(g.twins[t.group] == std::vector<std::vector<int>>{{0, 1}, {1, 2}, {2, 3}, {3, 0}});
+    CHECK(g.twins[t.group].groups() == std::vector<std::vector<int>>{{0, 1}, {1, 2}, {2, 3}, {3, 0}});
     break;
   }
   // The attention forward waits only for the first step (two chunks); the block after it (the MLP)
