@@ -152,6 +152,7 @@ void LinkLoads::clear() {
   }
   touched_.clear();
   leaf_pairs.clear();
+  flushed_leaves.clear();
   max_latency = 0;
 }
 
@@ -284,7 +285,7 @@ const Router::LeafRoute& Router::leaf_route(const LeafPairImage& image) const {
     const Edge e = cluster_->edge(link);
     const Vertex u = boost::source(e, g), v = boost::target(e, g);
     const bool leaf_u = g[u].kind == VertexKind::leaf, leaf_v = g[v].kind == VertexKind::leaf;
-    if (leaf_u && leaf_v) r.ends.push_back({u, v, {link, share}, true, 0, true});
+    if (leaf_u && leaf_v) r.ends.push_back({u, v, {link, share}, true, 0, true}), r.leaf_to_leaf = true;
     else if (leaf_u) r.ends.push_back({u, v, {link, share}, true, slot(u, v)});
     else if (leaf_v) r.ends.push_back({u, v, {link, share}, false, slot(v, u)});
     else r.middle.push_back({link, share});
@@ -411,11 +412,16 @@ void Router::flush(LinkLoads& loads, const LinkLoads* only) const {
   const auto add = [&](std::size_t link, double load) {
     if (!only || only->has(link)) loads.add(link, load);
   };
+  const auto near = [&](Vertex leaf) { return std::binary_search(only->flushed_leaves.begin(), only->flushed_leaves.end(), leaf); };
   for (const auto& [leaves, pair] : loads.leaf_pairs) {
     const auto image = symmetry_.image(leaves.first, leaves.second);
     auto& shared = by_image[{image.from, image.to}];
     if (!shared.route) shared.route = &leaf_route(image);
-    for (const auto& end : shared.route->ends) add(renamed(end, image), pair.share * end.hop.share);
+    if (!only) loads.flushed_leaves.push_back(leaves.first), loads.flushed_leaves.push_back(leaves.second);
+    const bool ends_read = !only || shared.route->leaf_to_leaf || near(leaves.first) || near(leaves.second);
+    if (ends_read) {
+      for (const auto& end : shared.route->ends) add(renamed(end, image), pair.share * end.hop.share);
+    }
     shared.share += pair.share;
     shared.node_latency = std::max(shared.node_latency, pair.node_latency);
   }
@@ -424,6 +430,8 @@ void Router::flush(LinkLoads& loads, const LinkLoads* only) const {
     loads.max_latency = std::max(loads.max_latency, shared.node_latency + shared.route->latency);
   }
   loads.leaf_pairs.clear();
+  std::sort(loads.flushed_leaves.begin(), loads.flushed_leaves.end());
+  loads.flushed_leaves.erase(std::unique(loads.flushed_leaves.begin(), loads.flushed_leaves.end()), loads.flushed_leaves.end());
 }
 
 BytesPerSecond Router::bottleneck(int src_gpu, int dst_gpu) const {

@@ -68,6 +68,9 @@ class LinkLoads {
     double node_latency = 0;  ///< the slowest of those routes' parts inside their nodes
   };
   std::map<std::pair<Vertex, Vertex>, LeafPair> leaf_pairs;
+  /// The leaves of the pairs flushed, sorted: a route's hops at a leaf are at one of its two leaves,
+  /// so a flush restricted to these loads' links skips the hops of pairs away from them.
+  std::vector<Vertex> flushed_leaves;
   double max_latency = 0;  ///< of the slowest route added (complete once flushed)
 
  private:
@@ -104,8 +107,8 @@ class Router {
   /// Adds a GPU's way up to its leaf switch and back (through its NIC), carrying `share`: the traffic
   /// of an in-network (SHARP) reduction, which the switches combine.
   void accumulate_to_leaf(int gpu, double share, LinkLoads& loads) const;
-  /// Folds the grouped network segments into the loads; with `only`, on the links it holds alone
-  /// (where the other links' loads will not be read). Leaf pairs that map to one pair of
+  /// Folds the grouped network segments into the loads; with `only` (flushed before), on the links
+  /// it holds alone (where the other links' loads will not be read). Leaf pairs that map to one pair of
   /// representatives share the part of its route away from the leaves, added once with their
   /// shares summed.
   void flush(LinkLoads& loads, const LinkLoads* only = nullptr) const;
@@ -126,6 +129,7 @@ class Router {
     std::vector<End> ends;
     std::vector<Hop> middle;
     double latency = 0;
+    bool leaf_to_leaf = false;  ///< an end runs between two leaves (renamed by a search)
   };
   struct SwitchGraph;
   /// A route inside node 0, its hops in walking order, each with its share of the latency.
