@@ -107,11 +107,25 @@ Router::Router(const Cluster& cluster)
   std::vector<std::pair<std::size_t, std::size_t>> switch_edges;
   std::vector<SwitchGraph::Cost> switch_costs;
   switch_links_.resize(switches);
+  for (std::size_t s = 0; s < switches; ++s) {
+    const auto degree = boost::out_degree(first + s, g);
+    switch_links_[s].by_target.reserve(degree);
+    switch_links_[s].to_switches.reserve(degree);
+  }
+  cables_.resize(static_cast<std::size_t>(cluster.node_count() * cluster.spec().node.nics.count));
   min_switch_link_cost_ = std::numeric_limits<std::int64_t>::max();
   for (std::size_t id = network_links_; id < cluster.link_count(); ++id) {
     const Edge e = cluster.edge(id);
     const Vertex u = boost::source(e, g), v = boost::target(e, g);
-    if (u < first) continue;
+    if (u < first || v < first) {
+      // A NIC's cable (the network's only links with an end inside a node).
+      const bool up = u < first;
+      const auto& nic = g[up ? u : v];
+      auto& c = cables_[static_cast<std::size_t>(nic.node * cluster.spec().node.nics.count + nic.index)];
+      (up ? c.up : c.down) = id;
+      (up ? c.up_latency : c.down_latency) = g[e].latency.value();
+      if (up) continue;
+    }
     auto& links = switch_links_[u - first];
     links.by_target.emplace_back(v, id);
     links.min_cost = std::min(links.min_cost, cost(id));
@@ -130,19 +144,6 @@ Router::Router(const Cluster& cluster)
         std::lower_bound(links.by_target.begin(), links.by_target.end(), std::pair{first, std::size_t{0}}) - links.by_target.begin());
   }
   network_distance_.resize(cluster.leaf_count());
-
-  cables_.resize(static_cast<std::size_t>(cluster.node_count() * cluster.spec().node.nics.count));
-  for (std::size_t id = network_links_; id < cluster.link_count(); ++id) {
-    const auto& link = cluster.link(id);
-    if (link.kind != LinkKind::nic) continue;
-    const Edge e = cluster.edge(id);
-    const Vertex u = boost::source(e, g), v = boost::target(e, g);
-    const bool up = g[u].kind == VertexKind::nic;
-    const auto& nic = g[up ? u : v];
-    auto& c = cables_[static_cast<std::size_t>(nic.node * cluster.spec().node.nics.count + nic.index)];
-    (up ? c.up : c.down) = id;
-    (up ? c.up_latency : c.down_latency) = link.latency.value();
-  }
 }
 
 void LinkLoads::clear() {
