@@ -70,9 +70,11 @@ Vertex Cluster::add_vertex(VertexInfo info) { return boost::add_vertex(info, gra
 
 void Cluster::add_link(Vertex a, Vertex b, LinkKind kind, BytesPerSecond bandwidth, Seconds latency) {
   for (auto [u, v] : {std::pair{a, b}, std::pair{b, a}}) {
-    const auto [e, ok] = boost::add_edge(u, v, LinkInfo{kind, bandwidth, latency, edges_.size()}, graph_);
+    const LinkInfo info{kind, bandwidth, latency, edges_.size()};
+    const auto [e, ok] = boost::add_edge(u, v, info, graph_);
     (void)ok;
     edges_.push_back(e);
+    links_.push_back(info);
   }
 }
 

@@ -86,7 +86,7 @@ class Cluster {
   Edge edge(std::size_t link_id) const { return edges_[link_id]; }
   /// Every cable is two links, a to b and b to a, with the ids 2k and 2k + 1.
   static std::size_t reverse_link(std::size_t link_id) { return link_id ^ 1U; }
-  const LinkInfo& link(std::size_t link_id) const { return graph_[edges_[link_id]]; }
+  const LinkInfo& link(std::size_t link_id) const { return links_[link_id]; }
   const VertexInfo& vertex(Vertex v) const { return graph_[v]; }
   /// "node3/gpu5", "leaf17", … for traces and Graphviz.
   std::string vertex_name(Vertex v) const;
@@ -100,6 +100,9 @@ class Cluster {
   ClusterSpec spec_;
   Graph graph_;
   std::vector<Edge> edges_;
+  /// Each link's properties by id, contiguous (the graph keeps them in one allocation per edge,
+  /// a cache miss per read where routing and lowering read them link after link).
+  std::vector<LinkInfo> links_;
   std::vector<Vertex> nic_leaf_;  ///< per global NIC index
   std::size_t node_size_ = 0;
   std::size_t links_per_node_ = 0;

@@ -123,7 +123,7 @@ Router::Router(const Cluster& cluster)
       const auto& nic = g[up ? u : v];
       auto& c = cables_[static_cast<std::size_t>(nic.node * cluster.spec().node.nics.count + nic.index)];
       (up ? c.up : c.down) = id;
-      (up ? c.up_latency : c.down_latency) = g[e].latency.value();
+      (up ? c.up_latency : c.down_latency) = cluster.link(id).latency.value();
       if (up) continue;
     }
     auto& links = switch_links_[u - first];
