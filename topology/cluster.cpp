@@ -208,8 +208,9 @@ Vertex Cluster::gpu_vertex(int gpu) const {
 Vertex Cluster::nic_of(int gpu) const {
   const auto& n = spec_.node;
   if (n.nics.count == 0) throw std::logic_error(fmt::format("node {} has no NIC", n.name));
+  // A node's NICs are its last vertices (NodeLayout).
   const int nic = n.nics.affinity[static_cast<std::size_t>(local_index(gpu))];
-  return node_base(node_of(gpu)) + static_cast<Vertex>(layout_of(n).nic(nic));
+  return node_base(node_of(gpu)) + node_size_ - static_cast<Vertex>(n.nics.count) + static_cast<Vertex>(nic);
 }
 
 Vertex Cluster::cpu_of(int gpu) const {
@@ -219,9 +220,12 @@ Vertex Cluster::cpu_of(int gpu) const {
 }
 
 Vertex Cluster::leaf_of(Vertex nic) const {
-  const auto& info = graph_[nic];
-  if (info.kind != VertexKind::nic || nic_leaf_.empty()) throw std::logic_error("leaf_of needs a cabled NIC");
-  return nic_leaf_[static_cast<std::size_t>(info.node * spec_.node.nics.count + info.index)];
+  // A node's NICs are its last vertices (NodeLayout): the index from the vertex number, without
+  // reading the vertex (a cache miss per route on a large cluster).
+  const auto count = static_cast<std::size_t>(spec_.node.nics.count);
+  const std::size_t local = nic % node_size_;
+  if (nic >= first_switch_ || local + count < node_size_ || nic_leaf_.empty()) throw std::logic_error("leaf_of needs a cabled NIC");
+  return nic_leaf_[nic / node_size_ * count + (local + count - node_size_)];
 }
 
 std::string Cluster::vertex_name(Vertex v) const {
