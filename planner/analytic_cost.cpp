@@ -96,9 +96,9 @@ double AnalyticCost::lower(const Plan& p, Collective kind, std::initializer_list
   for (int v : signature) key.at(n++) = v;
   for (auto d : workload::full_order(p.order)) key.at(n++) = static_cast<int>(d);
   auto it = groups_.find(key);
-  if (it == groups_.end()) it = groups_.emplace(key, std::pair{groups_.size() + 1, groups()}).first;
+  if (it == groups_.end()) it = groups_.emplace(key, std::pair{groups_.size() + 1, workload::Twins(groups())}).first;
   const auto& [id, all] = it->second;
-  if (all.empty() || all.front().size() < 2) return 0;
+  if (all.empty() || all.group_size() < 2) return 0;
   return lowering_->lower(kind, id, all, bytes).estimated.value();
 }
 

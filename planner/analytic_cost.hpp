@@ -103,7 +103,7 @@ class AnalyticCost final : public CostOracle {
       return static_cast<std::size_t>(h);
     }
   };
-  std::unordered_map<GroupKey, std::pair<std::uint64_t, std::vector<std::vector<int>>>, GroupKeyHash> groups_;
+  std::unordered_map<GroupKey, std::pair<std::uint64_t, workload::Twins>, GroupKeyHash> groups_;
 };
 
 }  // namespace parasim::planner

@@ -18,7 +18,7 @@ class Twins {
     ranks_.assign(representative.begin(), representative.end());
   }
   /// Groups of one size, the representative first.
-  Twins(const std::vector<std::vector<int>>& groups) {  // NOLINT: a list of groups is what it stands for
+  explicit Twins(const std::vector<std::vector<int>>& groups) {
     for (const auto& g : groups) add(g);
   }
 

@@ -293,7 +293,7 @@ Outcome predict(const Table& table) {
       for (int r = 0; r < row.group; ++r) twins.back().push_back(k * row.group + r);
     }
     g.groups.push_back(twins.front());
-    g.twins.push_back(twins);
+    g.twins.emplace_back(twins);
     g.tasks.push_back(task);
     const sim::SimInput in{&cluster, &model, &training, &plan, &g, &cost};
     const double seconds = sim::simulate(in).iteration.value();

@@ -154,8 +154,8 @@ TEST_CASE("twins away from the representative's nodes load its links through the
       CHECK(usage.usage[i].weight == all[links[i]] / profile.fabric(fabric_of(kind)).efficiency);
     }
   };
-  const auto& send = lowering.lower(Collective::send_recv, 1, sends, 1e6);
+  const auto& send = lowering.lower(Collective::send_recv, 1, workload::Twins(sends), 1e6);
   expect_whole_routes(*send.phases.front(), sends, false);
-  const auto& gather = lowering.lower(Collective::all_gather, 2, rings, 1e6);
+  const auto& gather = lowering.lower(Collective::all_gather, 2, workload::Twins(rings), 1e6);
   expect_whole_routes(*gather.phases.front(), rings, true);
 }

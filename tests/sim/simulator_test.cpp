@@ -80,7 +80,7 @@ TaskGraph single_collective(Collective kind, std::vector<std::vector<int>> twins
   t.stream = workload::Stream::dp_comm;
   t.bytes = bytes;
   g.groups.push_back(twins.front());
-  g.twins.push_back(std::move(twins));
+  g.twins.emplace_back(twins);
   g.tasks.push_back(t);
   return g;
 }
