@@ -88,9 +88,14 @@ Router::Router(const Cluster& cluster)
       symmetry_(cluster),
       node_routes_(new std::atomic<const NodeRoute*>[node_size_ * node_size_]) {
   for (std::size_t i = 0; i < node_size_ * node_size_; ++i) node_routes_[i].store(nullptr, std::memory_order_relaxed);
-  const Graph& g = cluster.graph();
+  measure_node();
+  index_network();
+}
 
-  // All nodes are laid out alike, so node 0's distances serve every node.
+// All nodes are laid out alike, so node 0's distances serve every node.
+void Router::measure_node() {
+  const Cluster& cluster = *cluster_;
+  const Graph& g = cluster.graph();
   WeightedGraph node(node_size_);
   for (std::size_t id = 0; id < cluster.links_per_node(); ++id) {
     const Edge e = cluster.edge(id);
@@ -99,9 +104,15 @@ Router::Router(const Cluster& cluster)
   node_distance_.resize(node_size_ * node_size_, kUnreachable);
   for (std::size_t to = 0; to < node_size_; ++to) {
     boost::filtered_graph<WeightedGraph, RegionEdges> region(node, RegionEdges{&node, &g, to});
-    boost::dijkstra_shortest_paths(region, static_cast<Vertex>(to), boost::distance_map(boost::make_iterator_property_map(node_distance_.data() + to * node_size_, boost::identity_property_map())).distance_inf(kUnreachable));
+    const auto distances = boost::make_iterator_property_map(node_distance_.data() + to * node_size_, boost::identity_property_map());
+    boost::dijkstra_shortest_paths(region, static_cast<Vertex>(to), boost::distance_map(distances).distance_inf(kUnreachable));
   }
+}
 
+// One pass over the network's links: each switch's links, the switch graph, the NICs' cables.
+void Router::index_network() {
+  const Cluster& cluster = *cluster_;
+  const Graph& g = cluster.graph();
   const Vertex first = cluster.first_switch();
   const std::size_t switches = cluster.switch_count();
   std::vector<std::pair<std::size_t, std::size_t>> switch_edges;
@@ -248,8 +259,9 @@ const std::vector<std::int64_t>& Router::distances_to(Vertex leaf) const {
   }
   row.assign(cluster_->switch_count(), kUnreachable);
   const auto& sg = switch_graph_->graph;
+  const auto distances = boost::make_iterator_property_map(row.data(), boost::identity_property_map());
   boost::dijkstra_shortest_paths_no_color_map(
-      sg, leaf - first, boost::weight_map(boost::get(&SwitchGraph::Cost::value, sg)).distance_map(boost::make_iterator_property_map(row.data(), boost::identity_property_map())).distance_inf(kUnreachable));
+      sg, leaf - first, boost::weight_map(boost::get(&SwitchGraph::Cost::value, sg)).distance_map(distances).distance_inf(kUnreachable));
   return row;
 }
 

@@ -132,6 +132,8 @@ class Router {
     bool leaf_to_leaf = false;  ///< an end runs between two leaves (renamed by a search)
   };
   struct SwitchGraph;
+  void measure_node();
+  void index_network();
   /// A route inside node 0, its hops in walking order, each with its share of the latency.
   struct NodeRoute {
     std::vector<Hop> hops;
