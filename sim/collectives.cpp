@@ -98,13 +98,14 @@ const LinkUsage& CollectiveLowering::ring(std::uint64_t group, const workload::T
   auto& all = fresh(0);
   auto& own = fresh(1);
   const NearNodes near(router_->cluster(), twins.front(), near_marks_);
+  const auto representative = topology::ring_orders(router_->cluster(), twins.front());
   for (std::size_t t = 0; t < twins.size(); ++t) {
-    const auto rings = topology::ring_orders(router_->cluster(), twins[t]);
+    const auto rings = t == 0 ? representative : topology::ring_orders(router_->cluster(), twins[t]);
     for (const auto& r : rings) {
       for (std::size_t i = 0; i < r.size(); ++i) near.add(*router_, r[i], r[(i + 1) % r.size()], 1.0 / static_cast<double>(rings.size()), all);
     }
   }
-  for (const auto& r : topology::ring_orders(router_->cluster(), twins.front())) {
+  for (const auto& r : representative) {
     for (std::size_t i = 0; i < r.size(); ++i) router_->accumulate(r[i], r[(i + 1) % r.size()], 1.0, own);
   }
   return cache_.emplace(key, finish(all, factor, steps, own)).first->second;
