@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
 
 namespace parasim::sim {
 
@@ -21,7 +22,6 @@ FluidModel::ActivityId FluidModel::start(double amount, std::span<const Usage> u
     id = static_cast<ActivityId>(activities_.size());
     activities_.emplace_back();
     activity_stamp_.push_back(0);
-    slot_.push_back(0);
   }
   // A reused id keeps its usage vector's storage: a collective's start allocates nothing.
   Activity& act = activities_[id];
@@ -29,22 +29,22 @@ FluidModel::ActivityId FluidModel::start(double amount, std::span<const Usage> u
   act.efficiency = efficiency;
   act.share = 0;
   act.rate = 0;
+  act.left_then = amount;
+  act.since = now_;
   act.running = true;
   act.dirty = true;
   act.usage.assign(usage.begin(), usage.end());
   for (const auto& u : act.usage) resources_[u.resource].users.push_back(id);
-  slot_[id] = static_cast<std::uint32_t>(running_list_.size());
-  running_list_.push_back(id);
-  run_remaining_.push_back(amount);
-  run_rate_.push_back(0);
   ++running_;
   if (!act.usage.empty()) {
     mark_dirty(id);
+    // Until its first solve it moves at rate 0; work of nothing is done at once.
+    if (amount <= 0) schedule_finish(id);
   } else {
     act.dirty = false;
     act.share = std::isfinite(act.cap) ? act.cap : 0.0;
     act.rate = act.share * act.efficiency;
-    publish_rate(id);
+    schedule_finish(id);
   }
   return id;
 }
@@ -56,8 +56,7 @@ void FluidModel::set_cap(ActivityId a, double cap) {
   // An activity that uses no resource shares nothing: its rate is its cap.
   if (act.usage.empty() && !act.dirty) {
     act.share = cap;
-    act.rate = cap * act.efficiency;
-    publish_rate(a);
+    set_rate(a, cap * act.efficiency);
     return;
   }
   mark_dirty(a);
@@ -68,8 +67,85 @@ void FluidModel::set_efficiency(ActivityId a, double efficiency) {
   if (act.efficiency == efficiency) return;
   act.efficiency = efficiency;
   // Efficiency scales the activity's own progress after the allocation; others are unaffected.
-  act.rate = act.share * efficiency;
-  publish_rate(a);
+  set_rate(a, act.share * efficiency);
+}
+
+void FluidModel::set_rate(ActivityId a, double rate) {
+  auto& act = activities_[a];
+  if (!act.running) {
+    act.rate = rate;
+    return;
+  }
+  if (rate == act.rate) return;  // its finish time holds
+  act.left_then -= act.rate * (now_ - act.since);
+  act.since = now_;
+  act.rate = rate;
+  schedule_finish(a);
+}
+
+// Moves the activity in the finish queue to its finish time at its current rate.
+void FluidModel::schedule_finish(ActivityId a) {
+  auto& act = activities_[a];
+  act.finish = act.left_then <= 0 ? act.since : act.rate > 0 ? act.since + act.left_then / act.rate : kUnlimited;
+  if (!std::isfinite(act.finish)) return unqueue(a);
+  if (act.queued_at == kNotQueued) {
+    finishes_.push_back(a);
+    act.queued_at = static_cast<std::uint32_t>(finishes_.size() - 1);
+    return sift_up(act.queued_at);
+  }
+  const std::uint32_t pos = act.queued_at;
+  sift_up(pos);
+  if (act.queued_at == pos) sift_down(pos);
+}
+
+void FluidModel::unqueue(ActivityId a) {
+  const std::uint32_t pos = activities_[a].queued_at;
+  if (pos == kNotQueued) return;
+  activities_[a].queued_at = kNotQueued;
+  const ActivityId last = finishes_.back();
+  finishes_.pop_back();
+  if (last == a) return;
+  place(pos, last);
+  sift_up(pos);
+  sift_down(activities_[last].queued_at);
+}
+
+// The moving activity's key is read once; each step reads the one it is compared with.
+void FluidModel::sift_up(std::uint32_t pos) {
+  const ActivityId a = finishes_[pos];
+  const double fa = activities_[a].finish;
+  while (pos > 0) {
+    const std::uint32_t parent = (pos - 1) / 2;
+    const ActivityId p = finishes_[parent];
+    const double fp = activities_[p].finish;
+    if (!(fa < fp || (fa == fp && a < p))) break;
+    place(pos, p);
+    pos = parent;
+  }
+  place(pos, a);
+}
+
+void FluidModel::sift_down(std::uint32_t pos) {
+  const ActivityId a = finishes_[pos];
+  const double fa = activities_[a].finish;
+  const auto n = static_cast<std::uint32_t>(finishes_.size());
+  for (;;) {
+    std::uint32_t child = 2 * pos + 1;
+    if (child >= n) break;
+    if (child + 1 < n && finishes_before(finishes_[child + 1], finishes_[child])) ++child;
+    const ActivityId c = finishes_[child];
+    const double fc = activities_[c].finish;
+    if (!(fc < fa || (fc == fa && c < a))) break;
+    place(pos, c);
+    pos = child;
+  }
+  place(pos, a);
+}
+
+double FluidModel::remaining(ActivityId a) const {
+  if (!running(a)) return 0.0;
+  const auto& act = activities_[a];
+  return std::max(0.0, act.left_then - act.rate * (now_ - act.since));
 }
 
 void FluidModel::mark_dirty(ActivityId a) {
@@ -179,9 +255,8 @@ void FluidModel::fill_component() {
       progress = true;
       Activity& act = activities_[c.component[k]];
       act.share = std::isfinite(level) ? level : 0.0;
-      act.rate = act.share * act.efficiency;
       act.dirty = false;
-      publish_rate(c.component[k]);
+      set_rate(c.component[k], act.share * act.efficiency);
       for (std::size_t j = c.first_use[k]; j < c.first_use[k + 1]; ++j) {
         const auto i = c.uses[j].slot;
         c.left[i] -= c.uses[j].weight * level;
@@ -194,37 +269,35 @@ void FluidModel::fill_component() {
   for (std::size_t k = 0; k < n; ++k) {
     if (c.fixed[k]) continue;
     auto& act = activities_[c.component[k]];
-    act.share = act.rate = 0.0;
+    act.share = 0.0;
     act.dirty = false;
-    publish_rate(c.component[k]);
+    set_rate(c.component[k], 0.0);
   }
 }
 
 double FluidModel::next_completion() {
   solve();
-  double best = kUnlimited;
-  for (std::size_t i = 0; i < run_rate_.size(); ++i) {
-    if (run_rate_[i] > 0) best = std::min(best, run_remaining_[i] / run_rate_[i]);
-  }
-  return best;
+  return finishes_.empty() ? kUnlimited : std::max(0.0, activities_[finishes_.front()].finish - now_);
 }
 
 void FluidModel::advance(double dt, std::vector<ActivityId>& done, double tolerance) {
   free_.insert(free_.end(), finished_last_.begin(), finished_last_.end());
   finished_last_.clear();
   solve();
+  now_ += dt;
+  // Done: less than `tolerance` seconds of work left at its rate.
   auto& finished = scratch_.finished;
   finished.clear();
-  for (std::size_t i = 0; i < run_rate_.size(); ++i) {
-    double& left = run_remaining_[i];
-    left -= run_rate_[i] * dt;
-    if (left <= run_rate_[i] * tolerance || left <= 0) finished.push_back(running_list_[i]);
+  while (!finishes_.empty() && activities_[finishes_.front()].finish <= now_ + tolerance) {
+    finished.push_back(finishes_.front());
+    unqueue(finishes_.front());
   }
   if (finished.empty()) return;
   std::sort(finished.begin(), finished.end());
   for (ActivityId a : finished) {
     auto& act = activities_[a];
     act.running = false;
+    act.left_then = 0;
     --running_;
     for (const auto& u : act.usage) {
       auto& users = resources_[u.resource].users;
@@ -236,19 +309,6 @@ void FluidModel::advance(double dt, std::vector<ActivityId>& done, double tolera
     done.push_back(a);
   }
   for (ActivityId a : finished) finished_last_.push_back(a);
-  // Close the gaps, keeping the start order.
-  std::size_t kept = 0;
-  for (std::size_t i = 0; i < running_list_.size(); ++i) {
-    const ActivityId a = running_list_[i];
-    if (!activities_[a].running) continue;
-    running_list_[kept] = a;
-    run_remaining_[kept] = run_remaining_[i];
-    run_rate_[kept] = run_rate_[i];
-    slot_[a] = static_cast<std::uint32_t>(kept++);
-  }
-  running_list_.resize(kept);
-  run_remaining_.resize(kept);
-  run_rate_.resize(kept);
 }
 
 }  // namespace parasim::sim

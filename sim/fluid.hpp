@@ -4,7 +4,9 @@
 // weighted max-min fair allocation (progressive filling), optionally capped per activity and scaled
 // by a per-activity efficiency. The model answers "when does the next activity finish?" and
 // "advance by dt"; the engine owns the clock. Rates are recomputed only for the activities that
-// share resources (transitively) with one whose set or cap changed.
+// share resources (transitively) with one whose set or cap changed. Each activity's finish time is
+// kept in a queue and moved only when its rate changes: an event costs what changed at it, not
+// a pass over every running activity.
 #include <cstdint>
 #include <initializer_list>
 #include <limits>
@@ -36,7 +38,7 @@ class FluidModel {
   void set_efficiency(ActivityId a, double efficiency);
   bool running(ActivityId a) const { return a < activities_.size() && activities_[a].running; }
   /// Work left: 0 once finished.
-  double remaining(ActivityId a) const { return running(a) ? run_remaining_[slot_[a]] : 0.0; }
+  double remaining(ActivityId a) const;
   /// Current rate (units per second), after sharing, cap and efficiency.
   double rate(ActivityId a);
 
@@ -57,25 +59,42 @@ class FluidModel {
     double efficiency = 1.0;
     double share = 0;  // max-min allocation before efficiency
     double rate = 0;   // after efficiency
+    // Work left at time `since` (the last start or rate change): the work left now is
+    // left_then - rate·(now - since), so an advance touches no activity whose rate held.
+    double left_then = 0;
+    double since = 0;
+    double finish = kUnlimited;                 // when it finishes at its current rate
+    std::uint32_t queued_at = kNotQueued;       // its position in the finish queue
     bool running = false;
     bool dirty = true;
     std::vector<Usage> usage;
   };
+  static constexpr std::uint32_t kNotQueued = std::numeric_limits<std::uint32_t>::max();
   void mark_dirty(ActivityId a);
+  /// Sets a running activity's rate from now on, settling the work it did at the old one.
+  void set_rate(ActivityId a, double rate);
+  // The finish queue: a binary min-heap of the running activities with a finite finish time,
+  // ordered by (finish, id), each activity knowing its position so a rate change moves it in place.
+  void schedule_finish(ActivityId a);
+  void unqueue(ActivityId a);
+  bool finishes_before(ActivityId a, ActivityId b) const {
+    const double fa = activities_[a].finish, fb = activities_[b].finish;
+    return fa != fb ? fa < fb : a < b;
+  }
+  void place(std::uint32_t pos, ActivityId a) {
+    finishes_[pos] = a;
+    activities_[a].queued_at = pos;
+  }
+  void sift_up(std::uint32_t pos);
+  void sift_down(std::uint32_t pos);
   void solve();
   void collect_component(std::vector<ActivityId>& stack);
   void fill_component();
 
   std::vector<Resource> resources_;
   std::vector<Activity> activities_;
-  // The running activities in start order, with their work left and rate side by side: the two
-  // scans at every event (next completion, advance) read contiguous arrays, not the activities.
-  std::vector<ActivityId> running_list_;
-  std::vector<double> run_remaining_, run_rate_;
-  std::vector<std::uint32_t> slot_;  // per activity: its position in the running arrays
-  void publish_rate(ActivityId a) {
-    if (activities_[a].running) run_rate_[slot_[a]] = activities_[a].rate;
-  }
+  double now_ = 0;  // the sum of the advances
+  std::vector<ActivityId> finishes_;
   std::size_t running_ = 0;
   bool any_dirty_ = false;
   std::vector<ActivityId> dirty_;

@@ -220,12 +220,17 @@ Vertex Cluster::cpu_of(int gpu) const {
 }
 
 Vertex Cluster::leaf_of(Vertex nic) const {
+  if (nic_leaf_.empty()) throw std::logic_error("leaf_of needs a cabled NIC");
+  return nic_leaf_[nic_index(nic)];
+}
+
+std::size_t Cluster::nic_index(Vertex nic) const {
   // A node's NICs are its last vertices (NodeLayout): the index from the vertex number, without
   // reading the vertex (a cache miss per route on a large cluster).
   const auto count = static_cast<std::size_t>(spec_.node.nics.count);
   const std::size_t local = nic % node_size_;
-  if (nic >= first_switch_ || local + count < node_size_ || nic_leaf_.empty()) throw std::logic_error("leaf_of needs a cabled NIC");
-  return nic_leaf_[nic / node_size_ * count + (local + count - node_size_)];
+  if (nic >= first_switch_ || local + count < node_size_) throw std::logic_error("not a NIC");
+  return nic / node_size_ * count + (local + count - node_size_);
 }
 
 std::string Cluster::vertex_name(Vertex v) const {

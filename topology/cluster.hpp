@@ -66,6 +66,9 @@ class Cluster {
   Vertex cpu_of(int gpu) const;
   /// The network switch a NIC is cabled to.
   Vertex leaf_of(Vertex nic) const;
+  /// A NIC's index over the whole cluster (node by node, then its index in the node), from its
+  /// vertex number.
+  std::size_t nic_index(Vertex nic) const;
 
   /// Number of vertices per node; node n's vertices are [n * node_size, (n + 1) * node_size).
   std::size_t node_size() const { return node_size_; }

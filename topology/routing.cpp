@@ -131,8 +131,7 @@ void Router::index_network() {
     if (u < first || v < first) {
       // A NIC's cable (the network's only links with an end inside a node).
       const bool up = u < first;
-      const auto& nic = g[up ? u : v];
-      auto& c = cables_[static_cast<std::size_t>(nic.node * cluster.spec().node.nics.count + nic.index)];
+      auto& c = cables_[cluster.nic_index(up ? u : v)];
       (up ? c.up : c.down) = id;
       (up ? c.up_latency : c.down_latency) = cluster.link(id).latency.value();
       if (up) continue;
@@ -168,10 +167,7 @@ void LinkLoads::clear() {
   max_latency = 0;
 }
 
-const Router::NicCable& Router::cable(Vertex nic) const {
-  const auto& info = cluster_->vertex(nic);
-  return cables_[static_cast<std::size_t>(info.node * cluster_->spec().node.nics.count + info.index)];
-}
+const Router::NicCable& Router::cable(Vertex nic) const { return cables_[cluster_->nic_index(nic)]; }
 
 // Walks the least-cost DAG from `from` to `to`, splitting the share evenly over the next hops w of v
 // whose distance is v's less the link's cost (`next_hops(v, out)` lists them as (w, link id));

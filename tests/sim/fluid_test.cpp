@@ -2,6 +2,9 @@
 
 #include "sim/fluid.hpp"
 
+#include <algorithm>
+#include <vector>
+
 using parasim::sim::FluidModel;
 
 TEST_CASE("two flows sharing one link each get half and finish at 2·S/B") {
@@ -135,4 +138,44 @@ TEST_CASE("work left follows each activity when others finish around it, and a r
   CHECK(f.remaining(c) == doctest::Approx(25).scale(0));
   CHECK(f.remaining(d) == doctest::Approx(25).scale(0));
   CHECK(f.running_count() == 2);
+}
+
+TEST_CASE("finish times follow rate changes up and down: each activity ends when its work at its rates is done") {
+  // Twelve compute activities (no resources, rate = cap = 1) of 0.5, 1.0, ..., 6.0 units. At t = 1 s
+  // the even ones slow to efficiency 0.5 and the odd ones speed up to 4 (a cap of 4): one that is not
+  // done by then finishes at 1 + (amount - 1) / rate. The queue must reorder on both kinds of change.
+  FluidModel f;
+  std::vector<FluidModel::ActivityId> ids;
+  std::vector<double> expected;
+  for (int i = 0; i < 12; ++i) {
+    const double amount = 0.5 * (i + 1);
+    ids.push_back(f.start(amount, {}, 1.0));
+    const double rate = i % 2 == 0 ? 0.5 : 4.0;
+    expected.push_back(amount <= 1.0 ? amount : 1.0 + (amount - 1.0) / rate);
+  }
+  std::vector<double> finished_at(ids.size(), -1.0);
+  double now = 0;
+  std::vector<FluidModel::ActivityId> done;
+  const auto run_until = [&](double limit) {
+    while (f.running_count() > 0) {
+      const double dt = std::min(f.next_completion(), limit - now);
+      done.clear();
+      f.advance(dt, done);
+      now += dt;
+      for (auto a : done) finished_at[a] = now;
+      if (now >= limit) break;
+    }
+  };
+  run_until(1.0);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    if (!f.running(ids[i])) continue;
+    CHECK(f.remaining(ids[i]) == doctest::Approx(0.5 * static_cast<double>(i + 1) - 1.0));
+    if (i % 2 == 0) f.set_efficiency(ids[i], 0.5);
+    else f.set_cap(ids[i], 4.0);
+  }
+  run_until(100.0);
+  for (std::size_t i = 0; i < ids.size(); ++i) {
+    CAPTURE(i);
+    CHECK(finished_at[ids[i]] == doctest::Approx(expected[i]).epsilon(1e-12));
+  }
 }
