@@ -14,6 +14,9 @@
 #include "core/output_file.hpp"
 #include "sim/simulator.hpp"
 #include "sim/trace.hpp"
+#include "topology/routing.hpp"
+
+#include <optional>
 
 namespace {
 
@@ -21,9 +24,15 @@ using namespace parasim;
 
 using bench::peak_rss_mib;
 
-void run(benchmark::State& state, const std::string& scenario, const std::vector<std::string>& overrides) {
+// `shared_router`: the simulations share one router, as the plans a search simulates do
+// (planner/search.cpp): the cluster's routing index is built once and the routes between leaf
+// classes are walked by the first simulation. Without it each simulation builds its own, as one
+// `parasim simulate` does.
+void run(benchmark::State& state, const std::string& scenario, const std::vector<std::string>& overrides, bool shared_router = false) {
   const auto s = sim::load_scenario(std::string(PARASIM_SOURCE_DIR) + "/" + scenario, overrides);
   const topology::Cluster cluster(s.cluster);
+  std::optional<topology::Router> router;
+  if (shared_router) router.emplace(cluster);
   const auto& gpu = s.cluster.node.gpu;
   const calibrate::CostModel cost(gpu, calibrate::default_profile(gpu.name));
   std::size_t events = 0, tasks = 0;
@@ -31,7 +40,7 @@ void run(benchmark::State& state, const std::string& scenario, const std::vector
   for (auto _ : state) {
     // The whole job a user waits for: the task graph and its replay.
     const auto graph = workload::build_tasks(*s.model, *s.training, *s.plan);
-    const sim::SimInput in{&cluster, &*s.model, &*s.training, &*s.plan, &graph, &cost};
+    const sim::SimInput in{&cluster, &*s.model, &*s.training, &*s.plan, &graph, &cost, router ? &*router : nullptr};
     const auto r = sim::simulate(in);
     events += r.events;
     tasks = r.tasks;
@@ -63,6 +72,16 @@ void BM_Llama3_405B_1K_H100(benchmark::State& state) {
   run(state, "scenarios/jobs/llama3-405b-16k-h100.yaml", {"cluster.nodes=128", "plan.dp=8", "plan.global_batch=128"});
 }
 BENCHMARK(BM_Llama3_405B_1K_H100)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+
+// The same two jobs as a search pays for each plan it simulates: one router for all of them.
+void BM_Llama3_405B_16K_H100_InSearch(benchmark::State& state) {
+  run(state, "scenarios/jobs/llama3-405b-16k-h100.yaml", {}, true);
+}
+BENCHMARK(BM_Llama3_405B_16K_H100_InSearch)->Unit(benchmark::kMillisecond)->MinTime(2.0);
+void BM_Llama3_405B_1K_H100_InSearch(benchmark::State& state) {
+  run(state, "scenarios/jobs/llama3-405b-16k-h100.yaml", {"cluster.nodes=128", "plan.dp=8", "plan.global_batch=128"}, true);
+}
+BENCHMARK(BM_Llama3_405B_1K_H100_InSearch)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
 // GPT-3 175B on 16,384 A100: the bundled two-tier HDR fabric grown to 2048 nodes, every leaf cabled
 // to every spine (a 336k-link mesh). DP 256, 6 micro-batches per pipeline.

@@ -22,6 +22,7 @@ FluidModel::ActivityId FluidModel::start(double amount, std::span<const Usage> u
     id = static_cast<ActivityId>(activities_.size());
     activities_.emplace_back();
     activity_stamp_.push_back(0);
+    queued_at_.push_back(kNotQueued);
   }
   // A reused id keeps its usage vector's storage: a collective's start allocates nothing.
   Activity& act = activities_[id];
@@ -85,61 +86,54 @@ void FluidModel::set_rate(ActivityId a, double rate) {
 
 // Moves the activity in the finish queue to its finish time at its current rate.
 void FluidModel::schedule_finish(ActivityId a) {
-  auto& act = activities_[a];
-  act.finish = act.left_then <= 0 ? act.since : act.rate > 0 ? act.since + act.left_then / act.rate : kUnlimited;
-  if (!std::isfinite(act.finish)) return unqueue(a);
-  if (act.queued_at == kNotQueued) {
-    finishes_.push_back(a);
-    act.queued_at = static_cast<std::uint32_t>(finishes_.size() - 1);
-    return sift_up(act.queued_at);
+  const auto& act = activities_[a];
+  const double when = act.left_then <= 0 ? act.since : act.rate > 0 ? act.since + act.left_then / act.rate : kUnlimited;
+  if (!std::isfinite(when)) return unqueue(a);
+  std::uint32_t pos = queued_at_[a];
+  if (pos == kNotQueued) {
+    finishes_.push_back({when, a});
+    return sift_up(static_cast<std::uint32_t>(finishes_.size() - 1));
   }
-  const std::uint32_t pos = act.queued_at;
+  finishes_[pos].time = when;
   sift_up(pos);
-  if (act.queued_at == pos) sift_down(pos);
+  if (queued_at_[a] == pos) sift_down(pos);
 }
 
 void FluidModel::unqueue(ActivityId a) {
-  const std::uint32_t pos = activities_[a].queued_at;
+  const std::uint32_t pos = queued_at_[a];
   if (pos == kNotQueued) return;
-  activities_[a].queued_at = kNotQueued;
-  const ActivityId last = finishes_.back();
+  queued_at_[a] = kNotQueued;
+  const Finish last = finishes_.back();
   finishes_.pop_back();
-  if (last == a) return;
+  if (last.activity == a) return;
   place(pos, last);
   sift_up(pos);
-  sift_down(activities_[last].queued_at);
+  sift_down(queued_at_[last.activity]);
 }
 
-// The moving activity's key is read once; each step reads the one it is compared with.
 void FluidModel::sift_up(std::uint32_t pos) {
-  const ActivityId a = finishes_[pos];
-  const double fa = activities_[a].finish;
+  const Finish f = finishes_[pos];
   while (pos > 0) {
     const std::uint32_t parent = (pos - 1) / 2;
-    const ActivityId p = finishes_[parent];
-    const double fp = activities_[p].finish;
-    if (!(fa < fp || (fa == fp && a < p))) break;
-    place(pos, p);
+    if (!(f < finishes_[parent])) break;
+    place(pos, finishes_[parent]);
     pos = parent;
   }
-  place(pos, a);
+  place(pos, f);
 }
 
 void FluidModel::sift_down(std::uint32_t pos) {
-  const ActivityId a = finishes_[pos];
-  const double fa = activities_[a].finish;
+  const Finish f = finishes_[pos];
   const auto n = static_cast<std::uint32_t>(finishes_.size());
   for (;;) {
     std::uint32_t child = 2 * pos + 1;
     if (child >= n) break;
-    if (child + 1 < n && finishes_before(finishes_[child + 1], finishes_[child])) ++child;
-    const ActivityId c = finishes_[child];
-    const double fc = activities_[c].finish;
-    if (!(fc < fa || (fc == fa && c < a))) break;
-    place(pos, c);
+    if (child + 1 < n && finishes_[child + 1] < finishes_[child]) ++child;
+    if (!(finishes_[child] < f)) break;
+    place(pos, finishes_[child]);
     pos = child;
   }
-  place(pos, a);
+  place(pos, f);
 }
 
 double FluidModel::remaining(ActivityId a) const {
@@ -277,7 +271,7 @@ void FluidModel::fill_component() {
 
 double FluidModel::next_completion() {
   solve();
-  return finishes_.empty() ? kUnlimited : std::max(0.0, activities_[finishes_.front()].finish - now_);
+  return finishes_.empty() ? kUnlimited : std::max(0.0, finishes_.front().time - now_);
 }
 
 void FluidModel::advance(double dt, std::vector<ActivityId>& done, double tolerance) {
@@ -288,9 +282,9 @@ void FluidModel::advance(double dt, std::vector<ActivityId>& done, double tolera
   // Done: less than `tolerance` seconds of work left at its rate.
   auto& finished = scratch_.finished;
   finished.clear();
-  while (!finishes_.empty() && activities_[finishes_.front()].finish <= now_ + tolerance) {
-    finished.push_back(finishes_.front());
-    unqueue(finishes_.front());
+  while (!finishes_.empty() && finishes_.front().time <= now_ + tolerance) {
+    finished.push_back(finishes_.front().activity);
+    unqueue(finishes_.front().activity);
   }
   if (finished.empty()) return;
   std::sort(finished.begin(), finished.end());

@@ -63,8 +63,6 @@ class FluidModel {
     // left_then - rate·(now - since), so an advance touches no activity whose rate held.
     double left_then = 0;
     double since = 0;
-    double finish = kUnlimited;                 // when it finishes at its current rate
-    std::uint32_t queued_at = kNotQueued;       // its position in the finish queue
     bool running = false;
     bool dirty = true;
     std::vector<Usage> usage;
@@ -75,15 +73,17 @@ class FluidModel {
   void set_rate(ActivityId a, double rate);
   // The finish queue: a binary min-heap of the running activities with a finite finish time,
   // ordered by (finish, id), each activity knowing its position so a rate change moves it in place.
+  // Entries carry their key: a sift reads the heap's own array, not the activities.
+  struct Finish {
+    double time;
+    ActivityId activity;
+    bool operator<(const Finish& o) const { return time != o.time ? time < o.time : activity < o.activity; }
+  };
   void schedule_finish(ActivityId a);
   void unqueue(ActivityId a);
-  bool finishes_before(ActivityId a, ActivityId b) const {
-    const double fa = activities_[a].finish, fb = activities_[b].finish;
-    return fa != fb ? fa < fb : a < b;
-  }
-  void place(std::uint32_t pos, ActivityId a) {
-    finishes_[pos] = a;
-    activities_[a].queued_at = pos;
+  void place(std::uint32_t pos, const Finish& f) {
+    finishes_[pos] = f;
+    queued_at_[f.activity] = pos;
   }
   void sift_up(std::uint32_t pos);
   void sift_down(std::uint32_t pos);
@@ -94,7 +94,8 @@ class FluidModel {
   std::vector<Resource> resources_;
   std::vector<Activity> activities_;
   double now_ = 0;  // the sum of the advances
-  std::vector<ActivityId> finishes_;
+  std::vector<Finish> finishes_;
+  std::vector<std::uint32_t> queued_at_;  // per activity: its position in finishes_, or kNotQueued
   std::size_t running_ = 0;
   bool any_dirty_ = false;
   std::vector<ActivityId> dirty_;
