@@ -1,7 +1,8 @@
 #include "topology/leaf_symmetry.hpp"
 
 #include <algorithm>
-#include <map>
+#include <bit>
+#include <unordered_map>
 #include <tuple>
 
 namespace parasim::topology {
@@ -12,6 +13,7 @@ namespace {
 // runs, its bandwidth and latency.
 using Cabling = std::tuple<Vertex, bool, double, double>;
 
+// In the graph's edge order; classes compare them as multisets (sorted).
 std::vector<Cabling> cabling(const Cluster& cluster, Vertex leaf) {
   const Graph& g = cluster.graph();
   std::vector<Cabling> out;
@@ -22,8 +24,21 @@ std::vector<Cabling> cabling(const Cluster& cluster, Vertex leaf) {
   };
   for (auto [e, end] = boost::out_edges(leaf, g); e != end; ++e) add(boost::target(*e, g), true, *e);
   for (auto [e, end] = boost::in_edges(leaf, g); e != end; ++e) add(boost::source(*e, g), false, *e);
-  std::sort(out.begin(), out.end());
   return out;
+}
+
+// Of a multiset of cablings, whatever their order.
+std::uint64_t hash_of(const std::vector<Cabling>& cablings) {
+  std::uint64_t sum = 0;
+  for (const auto& [other, up, bandwidth, latency] : cablings) {
+    std::uint64_t h = other * 0x9E3779B97F4A7C15ULL ^ (up ? 0xC2B2AE3D27D4EB4FULL : 0);
+    h ^= std::bit_cast<std::uint64_t>(bandwidth) + 0x165667B19E3779F9ULL + (h << 6) + (h >> 2);
+    h ^= std::bit_cast<std::uint64_t>(latency) + 0x27D4EB2F165667C5ULL + (h << 6) + (h >> 2);
+    h ^= h >> 31;
+    h *= 0xBF58476D1CE4E5B9ULL;
+    sum += h ^ (h >> 29);
+  }
+  return sum ^ cablings.size();
 }
 
 }  // namespace
@@ -31,14 +46,37 @@ std::vector<Cabling> cabling(const Cluster& cluster, Vertex leaf) {
 LeafSymmetry::LeafSymmetry(const Cluster& cluster)
     : first_(cluster.first_switch()), class_of_(cluster.switch_count(), UINT32_MAX) {
   const Graph& g = cluster.graph();
-  std::map<std::vector<Cabling>, std::uint32_t> classes;
+  // Classes by the hash of their cabling, each with its first member's cabling (as listed and
+  // sorted): a leaf joins a class whose cabling it lists in the same order (the common case: leaves
+  // built alike list their links alike) or, sorted, equals. Hash collisions only cost a comparison.
+  struct Class {
+    std::uint32_t id;
+    std::vector<Cabling> listed, sorted;
+  };
+  std::unordered_map<std::uint64_t, std::vector<Class>> classes;
   for (Vertex v = first_; v < first_ + cluster.switch_count(); ++v) {
     if (g[v].kind != VertexKind::leaf) continue;
     // Two leaves cabled to each other list each other, never themselves: they fall in two classes.
-    const auto [it, fresh] = classes.try_emplace(cabling(cluster, v), static_cast<std::uint32_t>(members_.size()));
-    if (fresh) members_.emplace_back();
-    class_of_[v - first_] = it->second;
-    members_[it->second].push_back(v);
+    auto listed = cabling(cluster, v);
+    auto& candidates = classes[hash_of(listed)];
+    const Class* found = nullptr;
+    for (const auto& c : candidates) {
+      if (c.listed == listed) found = &c;
+    }
+    if (!found) {
+      auto sorted = listed;
+      std::sort(sorted.begin(), sorted.end());
+      for (const auto& c : candidates) {
+        if (c.sorted == sorted) found = &c;
+      }
+      if (!found) {
+        candidates.push_back({static_cast<std::uint32_t>(members_.size()), std::move(listed), std::move(sorted)});
+        members_.emplace_back();
+        found = &candidates.back();
+      }
+    }
+    class_of_[v - first_] = found->id;
+    members_[found->id].push_back(v);
   }
 }
 

@@ -137,9 +137,10 @@ void Router::index_network() {
       if (up) continue;
     }
     auto& links = switch_links_[u - first];
-    links.by_target.emplace_back(v, id);
     links.min_cost = std::min(links.min_cost, cost(id));
     if (v >= first) {
+      // A switch's cables down to NICs are never looked up by target: routes end at leaves.
+      links.by_target.emplace_back(v, id);
       links.to_switches.push_back({v, id, cost(id)});
       switch_edges.emplace_back(u - first, v - first);
       switch_costs.push_back({cost(id)});
@@ -148,11 +149,7 @@ void Router::index_network() {
   }
   switch_graph_->graph = SwitchGraph::Graph(boost::edges_are_unsorted_multi_pass, switch_edges.begin(), switch_edges.end(),
                                             switch_costs.begin(), switches);
-  for (auto& links : switch_links_) {
-    std::sort(links.by_target.begin(), links.by_target.end());
-    links.first_to_switch = static_cast<std::uint32_t>(
-        std::lower_bound(links.by_target.begin(), links.by_target.end(), std::pair{first, std::size_t{0}}) - links.by_target.begin());
-  }
+  for (auto& links : switch_links_) std::sort(links.by_target.begin(), links.by_target.end());
   network_distance_.resize(cluster.leaf_count());
 }
 
@@ -288,7 +285,7 @@ const Router::LeafRoute& Router::leaf_route(const LeafPairImage& image) const {
   const auto slot = [&](Vertex leaf, Vertex other) {
     const auto& links = switch_links_[leaf - first];
     const auto it = std::lower_bound(links.by_target.begin(), links.by_target.end(), std::pair{other, std::size_t{0}});
-    return static_cast<std::uint32_t>(it - links.by_target.begin()) - links.first_to_switch;
+    return static_cast<std::uint32_t>(it - links.by_target.begin());
   };
   ecmp_walk(image.from, to_leaf, 1.0, dist, next_hops, [&](std::size_t link, double share, double latency) {
     const Edge e = cluster_->edge(link);
@@ -315,7 +312,7 @@ std::size_t Router::renamed(const LeafRoute::End& end, const LeafPairImage& imag
   const Vertex leaf = image.back(end.leaf_sends ? end.from : end.to);
   if (leaf == (end.leaf_sends ? end.from : end.to)) return end.hop.link;
   const auto& links = switch_links_[leaf - first];
-  const std::size_t up = links.by_target[links.first_to_switch + end.slot].second;
+  const std::size_t up = links.by_target[end.slot].second;
   return end.leaf_sends ? up : Cluster::reverse_link(up);
 }
 

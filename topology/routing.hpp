@@ -180,10 +180,10 @@ class Router {
   std::unique_ptr<SwitchGraph> switch_graph_;
   LeafSymmetry symmetry_;
   std::vector<NicCable> cables_;  ///< per global NIC index
-  /// Each network switch's links out, by target vertex, and the cheapest of them.
+  /// Each network switch's links out to other switches, by target vertex, and the cheapest of all its
+  /// links out (cables to NICs included).
   struct SwitchLinks {
-    std::vector<std::pair<Vertex, std::size_t>> by_target;  ///< (target, link id), sorted
-    std::uint32_t first_to_switch = 0;  ///< where the links to network switches begin in by_target
+    std::vector<std::pair<Vertex, std::size_t>> by_target;  ///< (target switch, link id), sorted
     /// The links to network switches in the graph's out-edge order (link id order), with their
     /// costs: the ECMP walk's candidates, contiguous.
     struct Out {
