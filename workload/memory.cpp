@@ -157,6 +157,16 @@ namespace {
 // Megatron's scatter-gather. ZeRO-3: what is gathered at once, `gathered` parameters: the layer in
 // use and the one prefetched, or under a pipeline the stage's every parameter, held for the step
 // (workload/zero3.hpp).
+// PyTorch FSDP (FSDP1 and FSDP2 alike) does not reshard the root module's parameters after forward,
+// expecting backward to use them at once: what is wrapped at the root, outside the layers (the
+// embedding, the final norm and the head), stays gathered from the first forward to the end of
+// backward. Under a pipeline the whole stage is held gathered anyway (zero3_holds_stage).
+double fsdp_root(const ModelSpec& m, const TrainingSpec& tr, const Plan& plan, int stage, double stage_parameters, const Chunking& chunks,
+                 const LayerKinds& kinds) {
+  if (plan.zero < 3 || tr.zero3_engine != Zero3Engine::fsdp) return 0;
+  return stage_parameters - chunks.sum(plan, stage, [&](int l) { return kinds.of(m, l).total(); });
+}
+
 double stage_buffers(const ModelSpec& m, const TrainingSpec& tr, const Plan& plan, double gathered) {
   const double e = tr.element_bytes();
   const double pipeline = plan.pp > 1 ? 2 * e * plan.micro_batch * tr.seq_len * m.hidden / (plan.tp * plan.cp) : 0.0;
@@ -294,7 +304,7 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
     s.recompute_working = Bytes(working);
     s.activations = Bytes(peak + working);
 
-    s.buffers = Bytes(stage_buffers(m, tr, plan, holds_stage ? s.parameters : 2 * largest_layer));
+    s.buffers = Bytes(stage_buffers(m, tr, plan, holds_stage ? s.parameters : 2 * largest_layer + fsdp_root(m, tr, plan, stage, s.parameters, chunking, kinds)));
     const double tensors = (s.weights + s.gradients + s.optimizer + s.activations + s.buffers).value();
     s.allowance = Bytes(kFixedAllowanceBytes + kFragmentation * tensors);
     report.stages.push_back(s);

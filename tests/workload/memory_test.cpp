@@ -110,10 +110,27 @@ TEST_CASE("ZeRO-3 under a pipeline: FSDP holds the stage gathered and its gradie
   const auto deepspeed = memory_per_stage(m, deepspeed_tr, p, Bytes(80e9)).stages[1];
   CHECK(deepspeed.gradients.value() == doctest::Approx(4 * P1 / 8).scale(0));
   CHECK(deepspeed.buffers.value() == doctest::Approx(pipeline + 2 * 2 * L).scale(0));
-  // Without a pipeline FSDP too gathers the layer in use and the next.
+  // Without a pipeline FSDP gathers the layer in use and the next; DeepSpeed no more.
   p = test::plan(1, 1, 8, 1, 64);
   p.zero = 3;
-  CHECK(memory_per_stage(m, tr, p, Bytes(80e9)).stages[0].buffers.value() == doctest::Approx(2 * 2 * L).scale(0));
+  CHECK(memory_per_stage(m, deepspeed_tr, p, Bytes(80e9)).stages[0].buffers.value() == doctest::Approx(2 * 2 * L).scale(0));
+}
+
+TEST_CASE("FSDP keeps the root module's parameters gathered through the step: the embedding, final norm and head") {
+  // Llama-3 8B on 8 GPUs, FSDP over all 8: PyTorch's FSDP does not reshard the root after forward
+  // (backward needs it at once), so beside the two layers in flight the root's 128256 x 4096
+  // embedding, 4096 final norm and untied 128256 x 4096 head stay gathered in bf16:
+  // 2 x 525,340,672 + 4,096 = 1,050,685,440 parameters, 2.1 GB.
+  const auto m = test::llama3_8b();
+  const auto tr = test::training(8192);
+  auto p = test::plan(1, 1, 8, 1, 8);
+  p.zero = 3;
+  const double L = layer_parameters(m, p, 0).total(), root = 2.0 * 128256 * 4096 + 4096;
+  REQUIRE(stage_parameters(m, p, 0) == doctest::Approx(32 * L + root).scale(0));
+  CHECK(memory_per_stage(m, tr, p, Bytes(80e9)).stages[0].buffers.value() == doctest::Approx(2 * (2 * L + root)).scale(0));
+  auto deepspeed = tr;
+  deepspeed.zero3_engine = Zero3Engine::deepspeed;
+  CHECK(memory_per_stage(m, deepspeed, p, Bytes(80e9)).stages[0].buffers.value() == doctest::Approx(2 * 2 * L).scale(0));
 }
 
 TEST_CASE("GPT-3 175B with TP8 PP8 on A100-80GB fits with full recompute, not without") {
