@@ -166,7 +166,7 @@ Action add_simulate_command(CLI::App& app) {
   cmd->add_option("scenario", o->scenario, "scenario YAML with cluster, model, training and plan")->required();
   cmd->add_option("--set", o->set, "override a scenario key: --set plan.tp=4, --set cluster.node.nics.bandwidth=800Gb/s (repeatable)");
   cmd->add_flag("--json", o->json, "print JSON instead of tables");
-  cmd->add_flag("--full", o->full, "simulate every replica's traffic separately instead of by symmetry");
+  cmd->add_flag("--full", o->full, "simulate every replica's traffic separately instead of by symmetry (a check on small clusters: refused past 2 million replica transfers)");
   cmd->add_flag("--full-replay", o->full_replay,
                 "replay every micro-batch (by default a long pipeline's warm-up, three steady rounds and cool-down are replayed and "
                 "the other rounds added once they repeat)");

@@ -44,6 +44,10 @@ foreach(job IN LISTS bundled_jobs)
   parasim_cli_test(NAME simulate_trace_${name} ARGS simulate ${job} --trace ${job_trace} FILE ${job_trace} TRACE_PIDS any TRACE_CHECKS --strict)
 endforeach()
 parasim_cli_test(NAME simulate_full_mode ARGS simulate scenarios/jobs/llama2-7b-lab.yaml --full --json JSON gpus=16)
+# --full past 2 million replica transfers (405B on 16,384 GPUs: 3.1 million) is refused at once, not
+# run for tens of minutes.
+parasim_cli_test(NAME simulate_full_mode_too_large ARGS simulate scenarios/jobs/llama3-405b-16k-h100.yaml --full RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/simulate_full_mode_too_large.expected)
 parasim_cli_test(NAME simulate_needs_plan ARGS simulate scenarios/clusters/lab-2node.yaml RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/simulate_needs_model.expected)
 parasim_cli_test(NAME simulate_fp8_on_a100 ARGS simulate scenarios/jobs/gpt3-175b-1024-a100.yaml --set training.precision=fp8 RC 2
