@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <functional>
 
 namespace parasim::sim {
 
@@ -89,7 +88,7 @@ void FluidModel::schedule_finish(ActivityId a) {
   const auto& act = activities_[a];
   const double when = act.left_then <= 0 ? act.since : act.rate > 0 ? act.since + act.left_then / act.rate : kUnlimited;
   if (!std::isfinite(when)) return unqueue(a);
-  std::uint32_t pos = queued_at_[a];
+  const std::uint32_t pos = queued_at_[a];
   if (pos == kNotQueued) {
     finishes_.push_back({when, a});
     return sift_up(static_cast<std::uint32_t>(finishes_.size() - 1));

@@ -153,10 +153,6 @@ std::optional<std::string> MemoryReport::problem() const {
 
 namespace {
 
-// Pipeline: the activation received and the gradient to send, e·s·b·h/(t·cp) each with SP or
-// Megatron's scatter-gather. ZeRO-3: what is gathered at once, `gathered` parameters: the layer in
-// use and the one prefetched, or under a pipeline the stage's every parameter, held for the step
-// (workload/zero3.hpp).
 // PyTorch FSDP (FSDP1 and FSDP2 alike) does not reshard the root module's parameters after forward,
 // expecting backward to use them at once: what is wrapped at the root, outside the layers (the
 // embedding, the final norm and the head), stays gathered from the first forward to the end of
@@ -167,6 +163,10 @@ double fsdp_root(const ModelSpec& m, const TrainingSpec& tr, const Plan& plan, i
   return stage_parameters - chunks.sum(plan, stage, [&](int l) { return kinds.of(m, l).total(); });
 }
 
+// Pipeline: the activation received and the gradient to send, e·s·b·h/(t·cp) each with SP or
+// Megatron's scatter-gather. ZeRO-3: what is gathered at once, `gathered` parameters: the layer in
+// use and the one prefetched (and FSDP's root), or under a pipeline the stage's every parameter,
+// held for the step (workload/zero3.hpp).
 double stage_buffers(const ModelSpec& m, const TrainingSpec& tr, const Plan& plan, double gathered) {
   const double e = tr.element_bytes();
   const double pipeline = plan.pp > 1 ? 2 * e * plan.micro_batch * tr.seq_len * m.hidden / (plan.tp * plan.cp) : 0.0;
