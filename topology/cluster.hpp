@@ -46,6 +46,12 @@ class Cluster {
  public:
   /// Builds the graph. Throws std::invalid_argument for specs that parse_cluster would have rejected.
   explicit Cluster(ClusterSpec spec);
+  // The edge descriptors kept by id point into the graph's edge storage: a copy would share them
+  // with its source, while a move carries the storage (and the descriptors stay valid).
+  Cluster(const Cluster&) = delete;
+  Cluster& operator=(const Cluster&) = delete;
+  Cluster(Cluster&&) noexcept = default;
+  Cluster& operator=(Cluster&&) noexcept = default;
 
   const ClusterSpec& spec() const { return spec_; }
   const Graph& graph() const { return graph_; }
