@@ -34,7 +34,8 @@ std::string_view link_kind_name(LinkKind k) {
 
 namespace {
 
-// Node-local vertex offsets, identical for every node.
+// Node-local vertex offsets, identical for every node. The NICs come last: Cluster::nic_of and
+// nic_index find them from the node's size, without the layout.
 struct NodeLayout {
   int gpus, nvswitches, switches, sockets, nics;
   int gpu(int i) const { return i; }
