@@ -606,7 +606,8 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
     while (std::gcd(stride, global.size()) != 1) ++stride;
   }
   std::vector<Outcome> outcomes(global.size());
-  std::atomic<std::size_t> next_visit{0}, visited{0};
+  std::atomic<std::size_t> next_visit{0};
+  std::size_t visited = 0;  // under progress_mutex
   std::atomic<bool> cut{false};
   std::mutex progress_mutex;
   const bool megatron_only = options.constraints.framework == Constraints::Framework::megatron;
@@ -626,10 +627,12 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
       auto& out = outcomes[i];
       out.visited = true;
       scan_candidate(c, global[i], i, gpus, options.constraints.framework, options.megatron_variants && !other_launch, out);
-      const std::size_t d = ++visited;
-      if (options.progress && (d % 64 == 0 || d == global.size())) {
+      if (options.progress) {
+        // Counted under the lock that reports it, so the reports rise and the last says all are done
+        // whichever thread finishes last.
         std::lock_guard lock(progress_mutex);
-        options.progress("analytical", d, global.size());
+        const std::size_t d = ++visited;
+        if (d % 64 == 0 || d == global.size()) options.progress("analytical", d, global.size());
       }
     }
   };
@@ -704,7 +707,8 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
   // one (a bug) is rethrown on this thread, the first by rank so that the message is deterministic.
   auto simulate_batch = [&](std::vector<RankedPlan> batch) {
     const auto sim_started = clock::now();
-    std::atomic<std::size_t> next{0}, done{0};
+    std::atomic<std::size_t> next{0};
+    std::size_t done = 0;  // under progress_mutex
     std::vector<std::exception_ptr> failure(batch.size());
     std::vector<char> skipped(batch.size(), 0);
     auto worker = [&]() {
@@ -723,10 +727,9 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
         } catch (...) {
           failure[i] = std::current_exception();
         }
-        const std::size_t d = ++done;
         if (options.progress) {
           std::lock_guard lock(progress_mutex);
-          options.progress("simulated", d, batch.size());
+          options.progress("simulated", ++done, batch.size());
         }
       }
     };

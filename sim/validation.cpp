@@ -782,7 +782,8 @@ MemoryCheck check_memory(const std::vector<const RowResult*>& rows) {
 ValidationReport validate(const std::vector<MeasuredRun>& runs, const std::vector<std::string>& file_of, const ValidateOptions& options) {
   ValidationReport report;
   report.rows.resize(runs.size());
-  std::atomic<std::size_t> next{0}, done{0};
+  std::atomic<std::size_t> next{0};
+  std::size_t done = 0;  // under progress_mutex
   std::mutex progress_mutex;
   auto worker = [&]() {
     for (std::size_t i = next++; i < runs.size(); i = next++) {
@@ -795,10 +796,10 @@ ValidationReport validate(const std::vector<MeasuredRun>& runs, const std::vecto
         report.rows[i].run = &runs[i];
         report.rows[i].skipped = fmt::format("could not simulate: {}", what_of(e));
       }
-      const std::size_t d = ++done;
       if (options.progress) {
+        // Counted under the lock that reports it, so the reports rise whichever thread ends last.
         std::lock_guard<std::mutex> lock(progress_mutex);
-        options.progress(d, runs.size());
+        options.progress(++done, runs.size());
       }
     }
   };

@@ -4,6 +4,9 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <random>
+#include <string>
+#include <tuple>
+#include <vector>
 
 #include "calibrate/cost_model.hpp"
 #include "planner/analytic_cost.hpp"
@@ -396,4 +399,22 @@ TEST_CASE("Megatron-LM names the schedules it cannot run, DualPipe among them") 
   CHECK(megatron_schedule_problem(p) == std::optional<std::string>("Megatron-LM has no DualPipe schedule (dualpipe-v: torchtitan's DualPipeV)"));
   p.schedule = workload::Schedule::one_f_one_b;
   CHECK_FALSE(megatron_schedule_problem(p).has_value());
+}
+
+TEST_CASE("progress reports rise and the last of each phase says all are done, whichever thread ends last") {
+  const auto s = sim::load_scenario("scenarios/jobs/llama2-7b-lab.yaml");
+  for (int round = 0; round < 5; ++round) {
+    SearchOptions options;
+    options.simulate_top = 16;
+    options.threads = 4;
+    std::vector<std::tuple<std::string, std::size_t, std::size_t>> calls;
+    options.progress = [&calls](const char* phase, std::size_t done, std::size_t total) { calls.emplace_back(phase, done, total); };
+    search(s.cluster, *s.model, *s.training, s.plan->global_batch, s.effective_profile(), options);
+    REQUIRE(calls.size() > 1);
+    for (std::size_t i = 1; i < calls.size(); ++i) {
+      if (std::get<0>(calls[i]) == std::get<0>(calls[i - 1])) CHECK(std::get<1>(calls[i - 1]) < std::get<1>(calls[i]));
+      const bool last_of_phase = i + 1 == calls.size() || std::get<0>(calls[i + 1]) != std::get<0>(calls[i]);
+      if (last_of_phase) CHECK(std::get<1>(calls[i]) == std::get<2>(calls[i]));
+    }
+  }
 }
