@@ -90,6 +90,7 @@ Router::Router(const Cluster& cluster)
   for (std::size_t i = 0; i < node_size_ * node_size_; ++i) node_routes_[i].store(nullptr, std::memory_order_relaxed);
   measure_node();
   index_network();
+  measure_leaving();
 }
 
 // All nodes are laid out alike, so node 0's distances serve every node.
@@ -316,6 +317,13 @@ std::size_t Router::renamed(const LeafRoute::End& end, const LeafPairImage& imag
   return end.leaf_sends ? up : Cluster::reverse_link(up);
 }
 
+int Router::sender_of(int src_gpu, int dst_gpu) const {
+  // PXN: on NVSwitch nodes hand the data over NVLink to the local GPU on the destination's rail.
+  const Cluster& c = *cluster_;
+  if (c.spec().node.fabric != IntraNodeFabric::nvswitch) return src_gpu;
+  return c.node_of(src_gpu) * c.gpus_per_node() + c.local_index(dst_gpu);
+}
+
 template <class Sink>
 void Router::node_parts(int src_gpu, int dst_gpu, Sink&& sink, Vertex& out_leaf, Vertex& in_leaf) const {
   const Cluster& c = *cluster_;
@@ -331,9 +339,7 @@ void Router::node_parts(int src_gpu, int dst_gpu, Sink&& sink, Vertex& out_leaf,
     }
     return;
   }
-  // PXN: on NVSwitch nodes hand the data over NVLink to the local GPU on the destination's rail.
-  int sender = src_gpu;
-  if (c.spec().node.fabric == IntraNodeFabric::nvswitch) sender = c.node_of(src_gpu) * c.gpus_per_node() + c.local_index(dst_gpu);
+  const int sender = sender_of(src_gpu, dst_gpu);
   const Vertex relay = c.gpu_vertex(sender);
   route_in_node(src, relay, sink);
   const Vertex out_nic = c.nic_of(sender), in_nic = c.nic_of(dst_gpu);
@@ -367,14 +373,49 @@ Route Router::route(int src_gpu, int dst_gpu) const {
   return r;
 }
 
+// Walks the first part of a route between nodes once per pair of local GPUs: the far twins of a
+// collective need only its latency (accumulate_network), and there are thousands of them.
+void Router::measure_leaving() {
+  const Cluster& c = *cluster_;
+  if (c.spec().node.nics.count == 0 || c.node_count() < 2) return;
+  const int gpus = c.gpus_per_node();
+  leaving_latency_.assign(static_cast<std::size_t>(gpus * gpus), 0.0);
+  for (int src = 0; src < gpus; ++src) {
+    for (int dst = 0; dst < gpus; ++dst) {
+      // The destination in node 1: only its local index matters to the part in node 0.
+      const int sender = sender_of(src, gpus + dst);
+      double& latency = leaving_latency_[static_cast<std::size_t>(src * gpus + dst)];
+      const auto sum = [&latency](std::size_t, double, double hop_latency) { latency += hop_latency; };
+      route_in_node(c.gpu_vertex(src), c.gpu_vertex(sender), sum);
+      route_in_node(c.gpu_vertex(sender), c.nic_of(sender), sum);
+    }
+  }
+}
+
+double Router::node_parts_latency(int src_gpu, int dst_gpu, Vertex& out_leaf, Vertex& in_leaf) const {
+  const Cluster& c = *cluster_;
+  const Vertex out_nic = c.nic_of(sender_of(src_gpu, dst_gpu)), in_nic = c.nic_of(dst_gpu);
+  double latency = leaving_latency_[static_cast<std::size_t>(c.local_index(src_gpu) * c.gpus_per_node() + c.local_index(dst_gpu))];
+  latency += cable(out_nic).up_latency;
+  latency += cable(in_nic).down_latency;
+  route_in_node(in_nic, c.gpu_vertex(dst_gpu), [&latency](std::size_t, double, double hop_latency) { latency += hop_latency; });
+  out_leaf = c.leaf_of(out_nic);
+  in_leaf = c.leaf_of(in_nic);
+  return latency;
+}
+
 template <bool kNodeLinks>
 void Router::add_route(int src_gpu, int dst_gpu, double share, LinkLoads& loads) const {
   double latency = 0.0;
   Vertex out_leaf = 0, in_leaf = 0;
-  node_parts(src_gpu, dst_gpu, [&](std::size_t link, double hop_share, double hop_latency) {
-    if constexpr (kNodeLinks) loads.add(link, share * hop_share);
-    latency += hop_latency;
-  }, out_leaf, in_leaf);
+  if (!kNodeLinks && !leaving_latency_.empty() && cluster_->node_of(src_gpu) != cluster_->node_of(dst_gpu)) {
+    latency = node_parts_latency(src_gpu, dst_gpu, out_leaf, in_leaf);
+  } else {
+    node_parts(src_gpu, dst_gpu, [&](std::size_t link, double hop_share, double hop_latency) {
+      if constexpr (kNodeLinks) loads.add(link, share * hop_share);
+      latency += hop_latency;
+    }, out_leaf, in_leaf);
+  }
   if (out_leaf != in_leaf) {
     // The network part and its latency are added when the loads are flushed, once per leaf pair.
     auto& pair = loads.leaf_pairs[{out_leaf, in_leaf}];

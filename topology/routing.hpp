@@ -165,6 +165,12 @@ class Router {
   void node_parts(int src_gpu, int dst_gpu, Sink&& sink, Vertex& out_leaf, Vertex& in_leaf) const;
   template <bool kNodeLinks>
   void add_route(int src_gpu, int dst_gpu, double share, LinkLoads& loads) const;
+  /// A route between two nodes without its links: the latency of its parts inside the nodes (NIC
+  /// cables included, summed in walking order as node_parts() does) and its two leaves.
+  double node_parts_latency(int src_gpu, int dst_gpu, Vertex& out_leaf, Vertex& in_leaf) const;
+  void measure_leaving();
+  /// The GPU whose NIC a route between nodes leaves by.
+  int sender_of(int src_gpu, int dst_gpu) const;
 
   const Cluster* cluster_;
   std::size_t node_size_;
@@ -180,6 +186,10 @@ class Router {
   std::unique_ptr<SwitchGraph> switch_graph_;
   LeafSymmetry symmetry_;
   std::vector<NicCable> cables_;  ///< per global NIC index
+  /// For a route between nodes, by (source, destination) local GPU index: the latency of its part in
+  /// the source node, up to its NIC (PXN's relay included), summed hop by hop from 0. Every node is
+  /// laid out alike, so node 0's serve all.
+  std::vector<double> leaving_latency_;
   /// Each network switch's links out to other switches, by target vertex, and the cheapest of all its
   /// links out (cables to NICs included).
   struct SwitchLinks {

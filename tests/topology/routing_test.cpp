@@ -122,3 +122,27 @@ TEST_CASE("the last hop into a leaf found by lookup: a spine of a two-tier mesh 
   }
   CHECK(down == 8);
 }
+
+TEST_CASE("a route far from the links read adds its latency alone: the same as its walked hops'") {
+  // A collective's far twins only need their routes' latency (accumulate_network); it comes from the
+  // node parts measured once, and must equal the latency summed hop by hop, to the bit.
+  auto pcie = test::dgx_cluster(64, 1.0, 1);
+  pcie.node.fabric = IntraNodeFabric::pcie;
+  pcie.node.pcie.generation = 4;
+  pcie.node.gpu.pcie_generation = 4;
+  for (const auto& spec : {test::dgx_cluster(64), pcie}) {
+    const Cluster c(spec);
+    const Router router(c);
+    for (const auto& [a, b] : {std::pair{0, 8}, {0, 9}, {3, 32 * 8 + 5}, {32 * 8 + 7, 2}, {1, 6}}) {
+      LinkLoads network(c.link_count()), whole(c.link_count());
+      router.accumulate_network(a, b, 1.0, network);
+      router.accumulate(a, b, 1.0, whole);
+      router.flush(network);
+      router.flush(whole);
+      CHECK(network.max_latency == router.route(a, b).latency.value());
+      CHECK(whole.max_latency == network.max_latency);
+      // Only the network part: no link inside a node, nor a NIC's cable.
+      for (const std::size_t link : network.links()) CHECK(c.link(link).kind != LinkKind::nic);
+    }
+  }
+}
