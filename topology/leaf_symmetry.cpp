@@ -13,17 +13,21 @@ namespace {
 // runs, its bandwidth and latency.
 using Cabling = std::tuple<Vertex, bool, double, double>;
 
-// In the graph's edge order; classes compare them as multisets (sorted).
-std::vector<Cabling> cabling(const Cluster& cluster, Vertex leaf) {
+// Each leaf's links to other switches, both ways, in link id order, from one pass over the network's
+// links (contiguous, where a leaf's in- and out-edges would be a pointer per edge); classes compare
+// them as multisets (sorted). NIC cables are left out: routes between leaves never use them.
+std::vector<std::vector<Cabling>> cablings(const Cluster& cluster) {
   const Graph& g = cluster.graph();
-  std::vector<Cabling> out;
-  const auto add = [&](Vertex other, bool up, const Edge& e) {
-    if (other < cluster.first_switch()) return;  // NIC cables: routes between leaves never use them
-    const auto& link = g[e];
-    out.emplace_back(other, up, link.bandwidth.value(), link.latency.value());
-  };
-  for (auto [e, end] = boost::out_edges(leaf, g); e != end; ++e) add(boost::target(*e, g), true, *e);
-  for (auto [e, end] = boost::in_edges(leaf, g); e != end; ++e) add(boost::source(*e, g), false, *e);
+  const Vertex first = cluster.first_switch();
+  std::vector<std::vector<Cabling>> out(cluster.switch_count());
+  for (std::size_t id = cluster.first_network_link(); id < cluster.link_count(); ++id) {
+    const Edge e = cluster.edge(id);
+    const Vertex u = boost::source(e, g), v = boost::target(e, g);
+    if (u < first || v < first) continue;
+    const auto& link = cluster.link(id);
+    if (g[u].kind == VertexKind::leaf) out[u - first].emplace_back(v, true, link.bandwidth.value(), link.latency.value());
+    if (g[v].kind == VertexKind::leaf) out[v - first].emplace_back(u, false, link.bandwidth.value(), link.latency.value());
+  }
   return out;
 }
 
@@ -54,10 +58,11 @@ LeafSymmetry::LeafSymmetry(const Cluster& cluster)
     std::vector<Cabling> listed, sorted;
   };
   std::unordered_map<std::uint64_t, std::vector<Class>> classes;
+  auto all = cablings(cluster);
   for (Vertex v = first_; v < first_ + cluster.switch_count(); ++v) {
     if (g[v].kind != VertexKind::leaf) continue;
     // Two leaves cabled to each other list each other, never themselves: they fall in two classes.
-    auto listed = cabling(cluster, v);
+    auto& listed = all[v - first_];
     auto& candidates = classes[hash_of(listed)];
     const Class* found = nullptr;
     for (const auto& c : candidates) {
