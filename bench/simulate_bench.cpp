@@ -83,6 +83,19 @@ void BM_Llama3_405B_1K_H100_InSearch(benchmark::State& state) {
 }
 BENCHMARK(BM_Llama3_405B_1K_H100_InSearch)->Unit(benchmark::kMillisecond)->MinTime(2.0);
 
+// What a simulation without a shared router pays first: the router's index of the 16K cluster's
+// network (its switches' links, the NICs' cables, the leaf classes, the node's distances). The
+// difference between the two 16K benchmarks above is this and the walks between leaf classes.
+void BM_Router_Llama3_16K_H100(benchmark::State& state) {
+  const auto s = sim::load_scenario(std::string(PARASIM_SOURCE_DIR) + "/scenarios/jobs/llama3-405b-16k-h100.yaml", {});
+  const topology::Cluster cluster(s.cluster);
+  for (auto _ : state) {
+    const topology::Router router(cluster);
+    benchmark::DoNotOptimize(&router);
+  }
+}
+BENCHMARK(BM_Router_Llama3_16K_H100)->Unit(benchmark::kMillisecond)->MinTime(1.0);
+
 // GPT-3 175B on 16,384 A100: the bundled two-tier HDR fabric grown to 2048 nodes, every leaf cabled
 // to every spine (a 336k-link mesh). DP 256, 6 micro-batches per pipeline.
 void BM_Gpt3_175B_16K_A100_TwoTier(benchmark::State& state) {
