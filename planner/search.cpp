@@ -573,91 +573,229 @@ std::vector<Plan> global_candidates(const topology::ClusterSpec& spec, const wor
   return global;
 }
 
-SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec& model, const workload::TrainingSpec& training, int global_batch,
-                    const calibrate::Profile& profile, const SearchOptions& options) {
-  using clock = std::chrono::steady_clock;
-  const auto started = clock::now();
-  SearchReport report;
-  const int gpus = spec.gpus();
-  report.capacity = spec.node.gpu.hbm_capacity;
-  report.budget = Bytes(std::max(0.0, (report.capacity - options.headroom).value()));
+namespace {
 
-  const topology::Cluster cluster(spec);
-  const calibrate::CostModel cost(spec.node.gpu, profile);
-  // One router for the whole search: every thread's oracle and every simulation reuse its routes.
-  const topology::Router router(cluster);
-  AnalyticCost analytic(router, model, training, cost);
+using Clock = std::chrono::steady_clock;
 
-  const auto global = global_candidates(spec, model, training, global_batch, options);
-  report.considered = global.size();
+// What the phases of one search share: the cluster and its one router (every thread's oracle and
+// every simulation reuse its routes), the cost model, the clock, and the lock progress reports take.
+class SearchRun {
+ public:
+  SearchRun(const topology::ClusterSpec& spec, const workload::ModelSpec& model, const workload::TrainingSpec& training,
+            const calibrate::Profile& profile, const SearchOptions& options, SearchReport& report)
+      : spec_(spec),
+        model_(model),
+        training_(training),
+        options_(options),
+        report_(report),
+        started_(Clock::now()),
+        cluster_(spec),
+        cost_(spec.node.gpu, profile),
+        router_(cluster_),
+        analytic_(router_, model, training, cost_),
+        threads_(std::max(1, options.threads)),
+        deadline_(after(options.time_limit)),
+        scan_deadline_(after(options.time_limit / 2)),
+        megatron_only_(options.constraints.framework == Constraints::Framework::megatron),
+        // The launch under torchtitan or Megatron-DeepSpeed is theirs: no Megatron-LM variants to rank.
+        other_launch_(options.constraints.framework == Constraints::Framework::torchtitan ||
+                      options.constraints.framework == Constraints::Framework::deepspeed) {}
 
-  const int threads = std::max(1, options.threads);
-  auto after = [&](double seconds) { return started + std::chrono::duration_cast<clock::duration>(std::chrono::duration<double>(seconds)); };
-  const auto deadline = after(options.time_limit), scan_deadline = after(options.time_limit / 2);
-  auto past = [&](clock::time_point t) { return options.time_limit > 0 && clock::now() > t; };
+  double seconds() const { return std::chrono::duration<double>(Clock::now() - started_).count(); }
+  bool cut() const { return cut_; }
 
-  // The analytical scan, on every thread, each with its own oracle (its caches are not shared). The
-  // candidates are visited in a spread order (a stride coprime with their count) so that a scan cut
-  // short by the time limit has seen every region of the space; each outcome is kept at its index,
-  // so the merged result does not depend on the thread count.
+  std::vector<Outcome> scan(const std::vector<Plan>& global);
+  /// The analytical best K and every plan given, for the simulator.
+  std::vector<RankedPlan> to_simulate(const std::vector<Scored>& scored);
+  /// Simulates a batch on every thread; the plans the time limit left out are dropped.
+  std::vector<RankedPlan> simulate(std::vector<RankedPlan> batch);
+  /// The launch is the fastest plan Megatron-LM runs: when the fastest simulated plan that fits is not
+  /// one, the best K as Megatron-LM runs them (what --framework megatron would simulate), else none.
+  std::vector<RankedPlan> megatron_variants(const std::vector<Scored>& runnable, const std::vector<RankedPlan>& chosen) const;
+
+ private:
+  Clock::time_point after(double seconds) const {
+    return started_ + std::chrono::duration_cast<Clock::duration>(std::chrono::duration<double>(seconds));
+  }
+  bool past(Clock::time_point t) const { return options_.time_limit > 0 && Clock::now() > t; }
+  void scan_on(AnalyticCost& oracle, const std::vector<Plan>& global, std::size_t stride, std::vector<Outcome>& outcomes);
+  void report_progress(const char* phase, std::size_t& done, std::size_t total, bool every);
+
+  const topology::ClusterSpec& spec_;
+  const workload::ModelSpec& model_;
+  const workload::TrainingSpec& training_;
+  const SearchOptions& options_;
+  SearchReport& report_;
+  const Clock::time_point started_;
+  const topology::Cluster cluster_;
+  const calibrate::CostModel cost_;
+  const topology::Router router_;
+  AnalyticCost analytic_;
+  const int threads_;
+  const Clock::time_point deadline_, scan_deadline_;
+  const bool megatron_only_, other_launch_;
+  workload::ScheduleCache schedules_;
+  std::atomic<std::size_t> next_visit_{0};
+  std::size_t visited_ = 0;  // under progress_mutex_
+  std::atomic<bool> cut_{false};
+  std::mutex progress_mutex_;
+};
+
+// Counted under the lock that reports it, so the reports rise and the last says all are done
+// whichever thread finishes last; `every` reports each item, else every 64th and the last.
+void SearchRun::report_progress(const char* phase, std::size_t& done, std::size_t total, bool every) {
+  if (!options_.progress) return;
+  std::lock_guard lock(progress_mutex_);
+  const std::size_t d = ++done;
+  if (every || d % 64 == 0 || d == total) options_.progress(phase, d, total);
+}
+
+void SearchRun::scan_on(AnalyticCost& oracle, const std::vector<Plan>& global, std::size_t stride, std::vector<Outcome>& outcomes) {
+  ChunkCache chunks;
+  Context c{model_, training_, spec_, oracle, report_.budget, schedules_, chunks, {}, 0, 0};
+  const bool megatron_forms = options_.megatron_variants && !other_launch_;
+  for (std::size_t k = next_visit_++; k < global.size(); k = next_visit_++) {
+    if (past(scan_deadline_)) {
+      cut_ = true;
+      break;
+    }
+    const std::size_t i = (k * stride) % global.size();
+    auto& out = outcomes[i];
+    out.visited = true;
+    scan_candidate(c, global[i], i, spec_.gpus(), options_.constraints.framework, megatron_forms, out);
+    report_progress("analytical", visited_, global.size(), false);
+  }
+}
+
+// The analytical scan, on every thread, each with its own oracle (its caches are not shared). The
+// candidates are visited in a spread order (a stride coprime with their count) so that a scan cut
+// short by the time limit has seen every region of the space; each outcome is kept at its index,
+// so the merged result does not depend on the thread count.
+std::vector<Outcome> SearchRun::scan(const std::vector<Plan>& global) {
   std::size_t stride = 1;
   if (global.size() > 2) {
     stride = static_cast<std::size_t>(static_cast<double>(global.size()) * 0.6180339887);
     while (std::gcd(stride, global.size()) != 1) ++stride;
   }
   std::vector<Outcome> outcomes(global.size());
-  std::atomic<std::size_t> next_visit{0};
-  std::size_t visited = 0;  // under progress_mutex
-  std::atomic<bool> cut{false};
-  std::mutex progress_mutex;
-  const bool megatron_only = options.constraints.framework == Constraints::Framework::megatron;
-  // The launch under torchtitan or Megatron-DeepSpeed is theirs: no Megatron-LM variants to rank.
-  const bool other_launch = options.constraints.framework == Constraints::Framework::torchtitan ||
-                               options.constraints.framework == Constraints::Framework::deepspeed;
-  workload::ScheduleCache schedules;
-  auto scan = [&](AnalyticCost& oracle) {
-    ChunkCache chunks;
-    Context c{model, training, spec, oracle, report.budget, schedules, chunks, {}, 0, 0};
-    for (std::size_t k = next_visit++; k < global.size(); k = next_visit++) {
-      if (past(scan_deadline)) {
-        cut = true;
-        break;
-      }
-      const std::size_t i = (k * stride) % global.size();
-      auto& out = outcomes[i];
-      out.visited = true;
-      scan_candidate(c, global[i], i, gpus, options.constraints.framework, options.megatron_variants && !other_launch, out);
-      if (options.progress) {
-        // Counted under the lock that reports it, so the reports rise and the last says all are done
-        // whichever thread finishes last.
-        std::lock_guard lock(progress_mutex);
-        const std::size_t d = ++visited;
-        if (d % 64 == 0 || d == global.size()) options.progress("analytical", d, global.size());
-      }
+  std::vector<std::unique_ptr<AnalyticCost>> oracles;
+  for (int t = 1; t < threads_; ++t) oracles.push_back(std::make_unique<AnalyticCost>(router_, model_, training_, cost_));
+  std::vector<std::exception_ptr> failed(static_cast<std::size_t>(threads_));
+  auto run = [&](int t) {
+    try {
+      scan_on(t == 0 ? analytic_ : *oracles[static_cast<std::size_t>(t - 1)], global, stride, outcomes);
+    } catch (...) {
+      failed[static_cast<std::size_t>(t)] = std::current_exception();
+      next_visit_ = global.size();
     }
   };
-  {
-    std::vector<std::unique_ptr<AnalyticCost>> oracles;
-    for (int t = 1; t < threads; ++t) oracles.push_back(std::make_unique<AnalyticCost>(router, model, training, cost));
-    std::vector<std::exception_ptr> failed(static_cast<std::size_t>(threads));
-    auto run = [&](int t) {
-      try {
-        scan(t == 0 ? analytic : *oracles[static_cast<std::size_t>(t - 1)]);
-      } catch (...) {
-        failed[static_cast<std::size_t>(t)] = std::current_exception();
-        next_visit = global.size();
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads_; ++t) pool.emplace_back(run, t);
+  run(0);
+  for (auto& t : pool) t.join();
+  for (const auto& f : failed) {
+    if (f) std::rethrow_exception(f);
+  }
+  return outcomes;
+}
+
+std::vector<RankedPlan> SearchRun::to_simulate(const std::vector<Scored>& scored) {
+  std::vector<RankedPlan> chosen;
+  for (std::size_t i = 0; i < scored.size() && static_cast<int>(i) < options_.simulate_top; ++i) {
+    RankedPlan r;
+    r.plan = scored[i].plan;
+    r.estimate = scored[i].estimate;
+    r.analytical_rank = static_cast<int>(i);
+    chosen.push_back(std::move(r));
+  }
+  for (const auto& given : options_.include) {
+    if (const auto problem = workload::find_plan_problem(given, model_, spec_.gpus(), training_.seq_len)) {
+      report_.unusable.push_back({given, fmt::format("{}: {}", problem->key, problem->message)});
+      continue;
+    }
+    const auto same = std::find_if(chosen.begin(), chosen.end(), [&](const RankedPlan& r) { return r.plan == given; });
+    if (same != chosen.end()) {
+      same->included = true;
+      continue;
+    }
+    RankedPlan r;
+    r.plan = given;
+    r.estimate = analytic_.estimate(given);
+    r.included = true;
+    chosen.push_back(std::move(r));
+  }
+  return chosen;
+}
+
+// An exception must not leave a worker thread (std::terminate): each is kept with its plan, and
+// after the join a given plan that cannot be simulated is reported unusable, while a searched
+// one (a bug) is rethrown on this thread, the first by rank so that the message is deterministic.
+std::vector<RankedPlan> SearchRun::simulate(std::vector<RankedPlan> batch) {
+  if (batch.empty()) return batch;
+  const auto sim_started = Clock::now();
+  std::atomic<std::size_t> next{0};
+  std::size_t done = 0;  // under progress_mutex_
+  std::vector<std::exception_ptr> failure(batch.size());
+  std::vector<char> skipped(batch.size(), 0);
+  auto worker = [&]() {
+    for (std::size_t i = next++; i < batch.size(); i = next++) {
+      auto& r = batch[i];
+      if (!r.included && past(deadline_)) {
+        cut_ = true;
+        skipped[i] = 1;
+        continue;
       }
-    };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < threads; ++t) pool.emplace_back(run, t);
-    run(0);
-    for (auto& t : pool) t.join();
-    for (const auto& f : failed) {
-      if (f) std::rethrow_exception(f);
+      try {
+        const sim::SimInput in{&cluster_, &model_, &training_, &r.plan, nullptr, &cost_, &router_};
+        r.simulated = sim::simulate_plan(in);
+        r.fits = workload::memory_per_stage(model_, training_, r.plan, report_.budget).fits();
+      } catch (...) {
+        failure[i] = std::current_exception();
+      }
+      report_progress("simulated", done, batch.size(), true);
+    }
+  };
+  std::vector<std::thread> pool;
+  for (int t = 1; t < threads_; ++t) pool.emplace_back(worker);
+  worker();
+  for (auto& t : pool) t.join();
+  report_.simulated_seconds += std::chrono::duration<double>(Clock::now() - sim_started).count();
+  std::vector<RankedPlan> simulated;
+  for (std::size_t i = 0; i < batch.size(); ++i) {
+    if (skipped[i]) continue;
+    if (!failure[i]) {
+      simulated.push_back(std::move(batch[i]));
+      continue;
+    }
+    try {
+      std::rethrow_exception(failure[i]);
+    } catch (const InputError&) {
+      throw;  // the scenario's values (an iteration past the clock), not a fault of the search
+    } catch (const std::exception& e) {
+      if (!batch[i].included || batch[i].analytical_rank >= 0) throw std::runtime_error(fmt::format("simulating {}: {}", plan_name(batch[i].plan), e.what()));
+      report_.unusable.push_back({batch[i].plan, e.what()});
     }
   }
-  // Two orders of the same candidates: as the search fits them, and as Megatron-LM runs them.
-  std::vector<Scored> scored, runnable;
+  return simulated;
+}
+
+std::vector<RankedPlan> SearchRun::megatron_variants(const std::vector<Scored>& runnable, const std::vector<RankedPlan>& chosen) const {
+  std::vector<RankedPlan> batch;
+  if (!options_.megatron_variants || megatron_only_ || other_launch_ || fastest_fitting_runs_on_megatron(chosen, model_)) return batch;
+  for (std::size_t j = 0; j < runnable.size() && static_cast<int>(j) < options_.simulate_top; ++j) {
+    if (std::any_of(chosen.begin(), chosen.end(), [&](const RankedPlan& r) { return r.plan == runnable[j].plan; })) continue;
+    RankedPlan r;
+    r.plan = runnable[j].plan;
+    r.estimate = runnable[j].estimate;
+    r.megatron_rank = static_cast<int>(j);
+    batch.push_back(std::move(r));
+  }
+  return batch;
+}
+
+// The scan's outcomes in two orders of the same candidates: as the search fits them (`scored`), and
+// as Megatron-LM runs them (`runnable`), each analytically best first; the rejections counted.
+void tally(std::vector<Outcome>& outcomes, SearchReport& report, std::vector<Scored>& scored, std::vector<Scored>& runnable) {
   for (auto& out : outcomes) {
     if (!out.visited) continue;
     ++report.visited;
@@ -674,105 +812,10 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
   report.scored = scored.size();
   std::stable_sort(scored.begin(), scored.end(), analytically_first);
   std::stable_sort(runnable.begin(), runnable.end(), analytically_first);
-  report.analytical_seconds = std::chrono::duration<double>(clock::now() - started).count();
+}
 
-  // The simulator's turn: the analytical best K and every plan given.
-  std::vector<RankedPlan> chosen;
-  for (std::size_t i = 0; i < scored.size() && static_cast<int>(i) < options.simulate_top; ++i) {
-    RankedPlan r;
-    r.plan = scored[i].plan;
-    r.estimate = scored[i].estimate;
-    r.analytical_rank = static_cast<int>(i);
-    chosen.push_back(std::move(r));
-  }
-  for (const auto& given : options.include) {
-    if (const auto problem = workload::find_plan_problem(given, model, gpus, training.seq_len)) {
-      report.unusable.push_back({given, fmt::format("{}: {}", problem->key, problem->message)});
-      continue;
-    }
-    const auto same = std::find_if(chosen.begin(), chosen.end(), [&](const RankedPlan& r) { return r.plan == given; });
-    if (same != chosen.end()) {
-      same->included = true;
-      continue;
-    }
-    RankedPlan r;
-    r.plan = given;
-    r.estimate = analytic.estimate(given);
-    r.included = true;
-    chosen.push_back(std::move(r));
-  }
-
-  // An exception must not leave a worker thread (std::terminate): each is kept with its plan, and
-  // after the join a given plan that cannot be simulated is reported unusable, while a searched
-  // one (a bug) is rethrown on this thread, the first by rank so that the message is deterministic.
-  auto simulate_batch = [&](std::vector<RankedPlan> batch) {
-    const auto sim_started = clock::now();
-    std::atomic<std::size_t> next{0};
-    std::size_t done = 0;  // under progress_mutex
-    std::vector<std::exception_ptr> failure(batch.size());
-    std::vector<char> skipped(batch.size(), 0);
-    auto worker = [&]() {
-      for (std::size_t i = next++; i < batch.size(); i = next++) {
-        auto& r = batch[i];
-        if (!r.included && past(deadline)) {
-          cut = true;
-          skipped[i] = 1;
-          continue;
-        }
-        try {
-          const sim::SimInput in{&cluster, &model, &training, &r.plan, nullptr, &cost, &router};
-          r.simulated = sim::simulate_plan(in);
-          const auto mem = workload::memory_per_stage(model, training, r.plan, report.budget);
-          r.fits = mem.fits();
-        } catch (...) {
-          failure[i] = std::current_exception();
-        }
-        if (options.progress) {
-          std::lock_guard lock(progress_mutex);
-          options.progress("simulated", ++done, batch.size());
-        }
-      }
-    };
-    std::vector<std::thread> pool;
-    for (int t = 1; t < threads; ++t) pool.emplace_back(worker);
-    worker();
-    for (auto& t : pool) t.join();
-    report.simulated_seconds += std::chrono::duration<double>(clock::now() - sim_started).count();
-    std::vector<RankedPlan> simulated;
-    for (std::size_t i = 0; i < batch.size(); ++i) {
-      if (skipped[i]) continue;
-      if (!failure[i]) {
-        simulated.push_back(std::move(batch[i]));
-        continue;
-      }
-      try {
-        std::rethrow_exception(failure[i]);
-      } catch (const InputError&) {
-        throw;  // the scenario's values (an iteration past the clock), not a fault of the search
-      } catch (const std::exception& e) {
-        if (!batch[i].included || batch[i].analytical_rank >= 0) throw std::runtime_error(fmt::format("simulating {}: {}", plan_name(batch[i].plan), e.what()));
-        report.unusable.push_back({batch[i].plan, e.what()});
-      }
-    }
-    return simulated;
-  };
-  chosen = simulate_batch(std::move(chosen));
-  // The launch is the fastest plan Megatron-LM runs: when the fastest simulated plan that fits is not
-  // one, the best K as Megatron-LM runs them are simulated too (what --framework megatron would).
-  if (options.megatron_variants && !megatron_only && !other_launch && !fastest_fitting_runs_on_megatron(chosen, model)) {
-    std::vector<RankedPlan> batch;
-    for (std::size_t j = 0; j < runnable.size() && static_cast<int>(j) < options.simulate_top; ++j) {
-      if (std::any_of(chosen.begin(), chosen.end(), [&](const RankedPlan& r) { return r.plan == runnable[j].plan; })) continue;
-      RankedPlan r;
-      r.plan = runnable[j].plan;
-      r.estimate = runnable[j].estimate;
-      r.megatron_rank = static_cast<int>(j);
-      batch.push_back(std::move(r));
-    }
-    for (auto& r : simulate_batch(std::move(batch))) chosen.push_back(std::move(r));
-  }
-  report.time_limited = cut;
-
+// Plans that fit first, then by simulated time, peak memory and analytical rank.
+void rank_simulated(std::vector<RankedPlan>& chosen) {
   auto peak = [](const RankedPlan& r) { return r.simulated.memory.peak().value(); };
   std::stable_sort(chosen.begin(), chosen.end(), [&](const RankedPlan& a, const RankedPlan& b) {
     if (a.fits != b.fits) return a.fits;
@@ -780,11 +823,14 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
     if (peak(a) != peak(b)) return peak(a) < peak(b);
     return a.analytical_rank < b.analytical_rank;
   });
-  // How often the analytical order disagrees with the simulator's, over the searched candidates.
-  for (std::size_t i = 0; i < chosen.size(); ++i) {
-    for (std::size_t j = i + 1; j < chosen.size(); ++j) {
-      const auto& a = chosen[i];
-      const auto& b = chosen[j];
+}
+
+// How often the analytical order disagrees with the simulator's, over the searched candidates.
+void count_discordance(const std::vector<RankedPlan>& ranked, SearchReport& report) {
+  for (std::size_t i = 0; i < ranked.size(); ++i) {
+    for (std::size_t j = i + 1; j < ranked.size(); ++j) {
+      const auto& a = ranked[i];
+      const auto& b = ranked[j];
       if (a.analytical_rank < 0 || b.analytical_rank < 0 || !a.fits || !b.fits) continue;
       if (a.simulated.iteration == b.simulated.iteration) continue;
       ++report.pairs;
@@ -796,6 +842,29 @@ SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec
       }
     }
   }
+}
+
+}  // namespace
+
+SearchReport search(const topology::ClusterSpec& spec, const workload::ModelSpec& model, const workload::TrainingSpec& training, int global_batch,
+                    const calibrate::Profile& profile, const SearchOptions& options) {
+  SearchReport report;
+  report.capacity = spec.node.gpu.hbm_capacity;
+  report.budget = Bytes(std::max(0.0, (report.capacity - options.headroom).value()));
+  SearchRun run(spec, model, training, profile, options, report);
+
+  const auto global = global_candidates(spec, model, training, global_batch, options);
+  report.considered = global.size();
+  auto outcomes = run.scan(global);
+  std::vector<Scored> scored, runnable;
+  tally(outcomes, report, scored, runnable);
+  report.analytical_seconds = run.seconds();
+
+  auto chosen = run.simulate(run.to_simulate(scored));
+  for (auto& r : run.simulate(run.megatron_variants(runnable, chosen))) chosen.push_back(std::move(r));
+  report.time_limited = run.cut();
+  rank_simulated(chosen);
+  count_discordance(chosen, report);
   report.ranked = std::move(chosen);
   return report;
 }
