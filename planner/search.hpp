@@ -15,6 +15,8 @@
 //      Megatron-LM runs it (its recompute refitted where Megatron-LM cannot say the one chosen);
 //      the best `simulate_top` of each and every plan the user gave are simulated; the final order
 //      is by simulated iteration time (ties: less memory, then the analytical order).
+// Files: candidates.cpp (step 1 and why pinned values leave no candidate), constraints.cpp (what the
+// user pins), search.cpp (steps 2-4), plan_name.cpp (a plan in a line).
 #include <functional>
 #include <map>
 #include <optional>
