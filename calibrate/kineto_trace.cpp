@@ -125,19 +125,26 @@ std::string_view str(od::value v) {
   return s;
 }
 
-std::int64_t integer(od::value v, std::int64_t fallback = -1) {
+/// An integer field (an id, a count): `fallback` when it is not a number, or a number written as a
+/// double beyond int64 (`beyond` then set: a count says so, an id is taken as absent).
+std::int64_t integer(od::value v, std::int64_t fallback = -1, double* beyond = nullptr) {
   od::json_type t;
   if (v.type().get(t) || t != od::json_type::number) return fallback;
   std::int64_t i;
   if (!v.get_int64().get(i)) return i;
   double d;
-  if (!v.get_double().get(d)) return static_cast<std::int64_t>(d);
+  if (v.get_double().get(d)) return fallback;
+  // [-2^63, 2^63): where the conversion is defined.
+  if (d >= -9223372036854775808.0 && d < 9223372036854775808.0) return static_cast<std::int64_t>(d);
+  if (beyond) *beyond = d;
   return fallback;
 }
 
 /// A count or index that must fit an int: a larger one is an error naming the key, never a wrapped number.
 int small_integer(od::value v, const std::string& file, std::string_view key, std::int64_t fallback = 0) {
-  const std::int64_t i = integer(v, fallback);
+  double beyond = 0;
+  const std::int64_t i = integer(v, fallback, &beyond);
+  if (beyond != 0) fail(file, fmt::format("{}: {:g} is out of range for a count or index", key, beyond));
   if (i < std::numeric_limits<int>::min() || i > std::numeric_limits<int>::max()) {
     fail(file, fmt::format("{}: {} is out of range for a count or index", key, i));
   }
