@@ -157,12 +157,18 @@ double number(od::value v, double fallback = 0) {
   return d;
 }
 
-std::int64_t time_ns(od::value v) {
-  std::string_view raw;
+/// A time in microseconds as nanoseconds (0 when it is not a number); one beyond int64 nanoseconds
+/// (about 292 years) is an error naming the key.
+std::int64_t time_ns(od::value v, const std::string& file, std::string_view key) {
   od::json_type t;
   if (v.type().get(t) || t != od::json_type::number) return 0;
-  raw = v.raw_json_token();
-  return microseconds_text_to_ns(raw);
+  std::string_view raw = v.raw_json_token();
+  const auto ns = microseconds_text_to_ns(raw);
+  if (!ns) {
+    while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t' || raw.back() == ',')) raw.remove_suffix(1);
+    fail(file, fmt::format("traceEvents: {} {} us is out of range for a time", key, raw));
+  }
+  return *ns;
 }
 
 struct StringHash {
@@ -411,8 +417,8 @@ class Reader {
       else if (k == "name") name = str(x);
       else if (k == "pid") pid = id_of(x);
       else if (k == "tid") tid = id_of(x);
-      else if (k == "ts") ts = time_ns(x);
-      else if (k == "dur") dur = time_ns(x);
+      else if (k == "ts") ts = time_ns(x, t_.file, "ts");
+      else if (k == "dur") dur = time_ns(x, t_.file, "dur");
       else if (k == "args") args(x, a);
     }
     if (ph != "X") return;
@@ -521,20 +527,26 @@ std::size_t KinetoTrace::kernels() const {
   }));
 }
 
-std::int64_t microseconds_text_to_ns(std::string_view text) {
+std::optional<std::int64_t> microseconds_text_to_ns(std::string_view text) {
   while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' || text.back() == '\t' || text.back() == ',')) {
     text.remove_suffix(1);
   }
+  constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   if (text.find_first_of("eE") != std::string_view::npos) {
     double d = 0;
     std::from_chars(text.data(), text.data() + text.size(), d);
-    return static_cast<std::int64_t>(std::llround(d * 1000.0));
+    const double ns = d * 1000.0;
+    // [-2^63, 2^63): where the rounding is defined.
+    if (!(ns >= -9223372036854775808.0 && ns < 9223372036854775808.0)) return std::nullopt;
+    return static_cast<std::int64_t>(std::llround(ns));
   }
   bool negative = !text.empty() && text.front() == '-';
   if (negative) text.remove_prefix(1);
   const auto dot = text.find('.');
   std::int64_t whole = 0;
-  std::from_chars(text.data(), text.data() + (dot == std::string_view::npos ? text.size() : dot), whole);
+  const auto [end, error] = std::from_chars(text.data(), text.data() + (dot == std::string_view::npos ? text.size() : dot), whole);
+  // A thousand nanoseconds a microsecond, and the fraction's up to 1,000 more.
+  if (error == std::errc::result_out_of_range || whole > (kMax - 1000) / 1000) return std::nullopt;
   std::int64_t ns = whole * 1000;
   if (dot != std::string_view::npos) {
     std::int64_t scale = 100;

@@ -112,7 +112,8 @@ KinetoTrace parse_kineto_trace(std::string_view json, const std::string& display
 /// Decompresses gzip or zlib data (several gzip members in a row too). Throws InputError on corrupt or truncated data.
 std::string gunzip(std::string_view data, const std::string& display_name);
 
-/// "4458677009853.422" (microseconds, as Chrome traces write them) → 4458677009853422 ns.
-std::int64_t microseconds_text_to_ns(std::string_view text);
+/// "4458677009853.422" (microseconds, as Chrome traces write them) → 4458677009853422 ns; nullopt
+/// beyond int64 nanoseconds (about 292 years).
+std::optional<std::int64_t> microseconds_text_to_ns(std::string_view text);
 
 }  // namespace parasim::calibrate

@@ -64,6 +64,12 @@ TEST_CASE("Chrome trace microseconds become integer nanoseconds from the text it
   CHECK(microseconds_text_to_ns("1.0004") == 1000);
   CHECK(microseconds_text_to_ns("-3.25") == -3250);
   CHECK(microseconds_text_to_ns("1.5e3") == 1500000);
+  // Up to about 292 years of nanoseconds; beyond, no number (never a wrapped one).
+  CHECK(microseconds_text_to_ns("9223372036854774") == 9223372036854774000);
+  CHECK_FALSE(microseconds_text_to_ns("9223372036854776").has_value());
+  CHECK_FALSE(microseconds_text_to_ns("99999999999999999999999").has_value());
+  CHECK_FALSE(microseconds_text_to_ns("-1e300").has_value());
+  CHECK_FALSE(microseconds_text_to_ns("2.02e226").has_value());
 }
 
 TEST_CASE("kernel classes by name, in the order of kernel_class.hpp") {

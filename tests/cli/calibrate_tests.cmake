@@ -103,7 +103,7 @@ set_tests_properties(cli_calibrate_kineto_counts cli_calibrate_kineto_counts_a10
 # Every unusable input: one line FILE: error: …, exit 2.
 set(trace_errors ${PROJECT_SOURCE_DIR}/tests/calibrate/data/trace_errors)
 foreach(input IN ITEMS bad/empty.json bad/not_json.json bad/truncated.json bad/truncated.json.gz bad/corrupt.json.gz
-                       bad/top_level_list.json bad/chakra_small.json bad/huge_sms.json bad/huge_sms_double.json bad/huge_device.json hta_mi250_rocm62_tiny.json.gz
+                       bad/top_level_list.json bad/chakra_small.json bad/huge_sms.json bad/huge_sms_double.json bad/huge_ts.json bad/huge_device.json hta_mi250_rocm62_tiny.json.gz
                        hta_a100_cupti_profiler_range_no_kernels.json.gz)
   get_filename_component(name ${input} NAME)
   string(REPLACE "." "_" name ${name})
