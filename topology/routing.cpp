@@ -169,30 +169,42 @@ const Router::NicCable& Router::cable(Vertex nic) const { return cables_[cluster
 
 // Walks the least-cost DAG from `from` to `to`, splitting the share evenly over the next hops w of v
 // whose distance is v's less the link's cost (`next_hops(v, out)` lists them as (w, link id));
-// each hop goes to sink(link, share, share x latency).
+// each hop goes to sink(link, share, share x latency). The walk's vertices lie in [lo, lo + span).
 template <class Distance, class NextHops, class Sink>
-void Router::ecmp_walk(Vertex from, Vertex to, double share, Distance dist, NextHops next_hops, Sink&& sink) const {
+void Router::ecmp_walk(Vertex from, Vertex to, double share, Vertex lo, std::size_t span, Distance dist, NextHops next_hops,
+                       Sink&& sink) const {
   if (dist(from) == kUnreachable) throw std::logic_error("no route");
   // A level's vertices in increasing order, each with its share; the parts reaching a vertex of the
-  // next level are summed in the order they were sent (by sender, then by link).
-  std::vector<std::pair<Vertex, double>> level{{from, share}}, parts;
+  // next level are summed in the order they were sent (by sender, then by link), in a dense
+  // accumulator over the walk's vertices (a core level of a three-tier fabric gets ~1,400 parts).
+  std::vector<std::pair<Vertex, double>> level{{from, share}};
   std::vector<std::pair<Vertex, std::size_t>> choices;
+  std::vector<double> sum(span, 0.0);
+  std::vector<unsigned char> reached(span, 0);
+  std::vector<Vertex> next;
   while (!(level.size() == 1 && level.front().first == to)) {
-    parts.clear();
+    next.clear();
     for (const auto& [v, s] : level) {
       choices.clear();
       next_hops(v, choices);
       const double part = s / static_cast<double>(choices.size());
       for (const auto& [w, link] : choices) {
         sink(link, part, part * cluster_->link(link).latency.value());
-        parts.emplace_back(w, part);
+        const std::size_t k = w - lo;
+        if (reached[k]) {
+          sum[k] += part;
+        } else {
+          reached[k] = 1;
+          sum[k] = part;
+          next.push_back(w);
+        }
       }
     }
-    std::stable_sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first < b.first; });
+    std::sort(next.begin(), next.end());
     level.clear();
-    for (const auto& [w, part] : parts) {
-      if (!level.empty() && level.back().first == w) level.back().second += part;
-      else level.emplace_back(w, part);
+    for (const Vertex w : next) {
+      level.emplace_back(w, sum[w - lo]);
+      reached[w - lo] = 0;
     }
   }
 }
@@ -220,7 +232,7 @@ const Router::NodeRoute& Router::node_route(std::size_t from, std::size_t to) co
   const auto allowed = [&](Vertex w) { return w < node_size_ && (w == to || forwards_traffic(g[w].kind)); };
   const auto next_hops = [&](Vertex v, auto& out) { scan_next_hops(v, dist, allowed, out); };
   auto& r = *node_route_store_.emplace_back(std::make_unique<NodeRoute>());
-  ecmp_walk(static_cast<Vertex>(from), static_cast<Vertex>(to), 1.0, dist, next_hops, [&](std::size_t link, double share, double latency) {
+  ecmp_walk(static_cast<Vertex>(from), static_cast<Vertex>(to), 1.0, 0, node_size_, dist, next_hops, [&](std::size_t link, double share, double latency) {
     r.hops.push_back({link, share});
     r.latencies.push_back(latency);
   });
@@ -288,7 +300,7 @@ const Router::LeafRoute& Router::leaf_route(const LeafPairImage& image) const {
     const auto it = std::lower_bound(links.by_target.begin(), links.by_target.end(), std::pair{other, std::size_t{0}});
     return static_cast<std::uint32_t>(it - links.by_target.begin());
   };
-  ecmp_walk(image.from, to_leaf, 1.0, dist, next_hops, [&](std::size_t link, double share, double latency) {
+  ecmp_walk(image.from, to_leaf, 1.0, first, cluster_->switch_count(), dist, next_hops, [&](std::size_t link, double share, double latency) {
     const Edge e = cluster_->edge(link);
     const Vertex u = boost::source(e, g), v = boost::target(e, g);
     const bool leaf_u = g[u].kind == VertexKind::leaf, leaf_v = g[v].kind == VertexKind::leaf;

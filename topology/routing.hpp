@@ -140,7 +140,7 @@ class Router {
     std::vector<double> latencies;
   };
   template <class Distance, class NextHops, class Sink>
-  void ecmp_walk(Vertex from, Vertex to, double share, Distance dist, NextHops next_hops, Sink&& sink) const;
+  void ecmp_walk(Vertex from, Vertex to, double share, Vertex lo, std::size_t span, Distance dist, NextHops next_hops, Sink&& sink) const;
   template <class Distance, class Allowed>
   void scan_next_hops(Vertex v, Distance dist, Allowed allowed, std::vector<std::pair<Vertex, std::size_t>>& out) const;
   template <class Sink>
