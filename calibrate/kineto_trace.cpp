@@ -157,17 +157,22 @@ double number(od::value v, double fallback = 0) {
   return d;
 }
 
+/// A number's JSON token without what may follow it in the text (whitespace, a comma).
+std::string_view number_token(std::string_view text) {
+  while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' || text.back() == '\t' || text.back() == ',')) {
+    text.remove_suffix(1);
+  }
+  return text;
+}
+
 /// A time in microseconds as nanoseconds (0 when it is not a number); one beyond int64 nanoseconds
 /// (about 292 years) is an error naming the key.
 std::int64_t time_ns(od::value v, const std::string& file, std::string_view key) {
   od::json_type t;
   if (v.type().get(t) || t != od::json_type::number) return 0;
-  std::string_view raw = v.raw_json_token();
+  const std::string_view raw = number_token(v.raw_json_token());
   const auto ns = microseconds_text_to_ns(raw);
-  if (!ns) {
-    while (!raw.empty() && (raw.back() == ' ' || raw.back() == '\n' || raw.back() == '\r' || raw.back() == '\t' || raw.back() == ',')) raw.remove_suffix(1);
-    fail(file, fmt::format("traceEvents: {} {} us is out of range for a time", key, raw));
-  }
+  if (!ns) fail(file, fmt::format("traceEvents: {} {} us is out of range for a time", key, raw));
   return *ns;
 }
 
@@ -528,9 +533,7 @@ std::size_t KinetoTrace::kernels() const {
 }
 
 std::optional<std::int64_t> microseconds_text_to_ns(std::string_view text) {
-  while (!text.empty() && (text.back() == ' ' || text.back() == '\n' || text.back() == '\r' || text.back() == '\t' || text.back() == ',')) {
-    text.remove_suffix(1);
-  }
+  text = number_token(text);
   constexpr std::int64_t kMax = std::numeric_limits<std::int64_t>::max();
   if (text.find_first_of("eE") != std::string_view::npos) {
     double d = 0;
@@ -544,9 +547,9 @@ std::optional<std::int64_t> microseconds_text_to_ns(std::string_view text) {
   if (negative) text.remove_prefix(1);
   const auto dot = text.find('.');
   std::int64_t whole = 0;
-  const auto [end, error] = std::from_chars(text.data(), text.data() + (dot == std::string_view::npos ? text.size() : dot), whole);
+  const auto parsed = std::from_chars(text.data(), text.data() + (dot == std::string_view::npos ? text.size() : dot), whole);
   // A thousand nanoseconds a microsecond, and the fraction's up to 1,000 more.
-  if (error == std::errc::result_out_of_range || whole > (kMax - 1000) / 1000) return std::nullopt;
+  if (parsed.ec == std::errc::result_out_of_range || whole > (kMax - 1000) / 1000) return std::nullopt;
   std::int64_t ns = whole * 1000;
   if (dot != std::string_view::npos) {
     std::int64_t scale = 100;
