@@ -133,6 +133,7 @@ void Router::index_network() {
       // A NIC's cable (the network's only links with an end inside a node).
       const bool up = u < first;
       auto& c = cables_[cluster.nic_index(up ? u : v)];
+      c.leaf = up ? v : u;
       (up ? c.up : c.down) = id;
       (up ? c.up_latency : c.down_latency) = cluster.link(id).latency.value();
       if (up) continue;
@@ -337,6 +338,16 @@ int Router::sender_of(int src_gpu, int dst_gpu) const {
 }
 
 template <class Sink>
+Vertex Router::leave_node(int src_gpu, int dst_gpu, Sink&& sink) const {
+  const Cluster& c = *cluster_;
+  const int sender = sender_of(src_gpu, dst_gpu);
+  const Vertex relay = c.gpu_vertex(sender), nic = c.nic_of(sender);
+  route_in_node(c.gpu_vertex(src_gpu), relay, sink);
+  route_in_node(relay, nic, sink);
+  return nic;
+}
+
+template <class Sink>
 void Router::node_parts(int src_gpu, int dst_gpu, Sink&& sink, Vertex& out_leaf, Vertex& in_leaf) const {
   const Cluster& c = *cluster_;
   const Vertex src = c.gpu_vertex(src_gpu), dst = c.gpu_vertex(dst_gpu);
@@ -351,16 +362,12 @@ void Router::node_parts(int src_gpu, int dst_gpu, Sink&& sink, Vertex& out_leaf,
     }
     return;
   }
-  const int sender = sender_of(src_gpu, dst_gpu);
-  const Vertex relay = c.gpu_vertex(sender);
-  route_in_node(src, relay, sink);
-  const Vertex out_nic = c.nic_of(sender), in_nic = c.nic_of(dst_gpu);
-  route_in_node(relay, out_nic, sink);
-  out_leaf = c.leaf_of(out_nic);
-  in_leaf = c.leaf_of(in_nic);
+  const Vertex out_nic = leave_node(src_gpu, dst_gpu, sink), in_nic = c.nic_of(dst_gpu);
   const auto& up = cable(out_nic);
-  sink(up.up, 1.0, up.up_latency);
   const auto& down = cable(in_nic);
+  out_leaf = up.leaf;
+  in_leaf = down.leaf;
+  sink(up.up, 1.0, up.up_latency);
   sink(down.down, 1.0, down.down_latency);
   route_in_node(in_nic, dst, sink);
 }
@@ -395,24 +402,23 @@ void Router::measure_leaving() {
   for (int src = 0; src < gpus; ++src) {
     for (int dst = 0; dst < gpus; ++dst) {
       // The destination in node 1: only its local index matters to the part in node 0.
-      const int sender = sender_of(src, gpus + dst);
       double& latency = leaving_latency_[static_cast<std::size_t>(src * gpus + dst)];
-      const auto sum = [&latency](std::size_t, double, double hop_latency) { latency += hop_latency; };
-      route_in_node(c.gpu_vertex(src), c.gpu_vertex(sender), sum);
-      route_in_node(c.gpu_vertex(sender), c.nic_of(sender), sum);
+      leave_node(src, gpus + dst, [&latency](std::size_t, double, double hop_latency) { latency += hop_latency; });
     }
   }
 }
 
 double Router::node_parts_latency(int src_gpu, int dst_gpu, Vertex& out_leaf, Vertex& in_leaf) const {
   const Cluster& c = *cluster_;
-  const Vertex out_nic = c.nic_of(sender_of(src_gpu, dst_gpu)), in_nic = c.nic_of(dst_gpu);
+  const Vertex in_nic = c.nic_of(dst_gpu);
+  const auto& up = cable(c.nic_of(sender_of(src_gpu, dst_gpu)));
+  const auto& down = cable(in_nic);
   double latency = leaving_latency_[static_cast<std::size_t>(c.local_index(src_gpu) * c.gpus_per_node() + c.local_index(dst_gpu))];
-  latency += cable(out_nic).up_latency;
-  latency += cable(in_nic).down_latency;
+  latency += up.up_latency;
+  latency += down.down_latency;
   route_in_node(in_nic, c.gpu_vertex(dst_gpu), [&latency](std::size_t, double, double hop_latency) { latency += hop_latency; });
-  out_leaf = c.leaf_of(out_nic);
-  in_leaf = c.leaf_of(in_nic);
+  out_leaf = up.leaf;
+  in_leaf = down.leaf;
   return latency;
 }
 

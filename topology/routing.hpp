@@ -153,10 +153,11 @@ class Router {
   /// Least-cost distances from every network switch to a leaf, by switch index. Called with
   /// leaf_routes_mutex_ held: it fills network_distance_ on first use.
   const std::vector<std::int64_t>& distances_to(Vertex leaf) const;
-  /// A NIC's cable to its leaf, both ways.
+  /// A NIC's cable to its leaf, both ways, and the leaf.
   struct NicCable {
     std::size_t up = 0, down = 0;
     double up_latency = 0, down_latency = 0;
+    Vertex leaf = 0;
   };
   const NicCable& cable(Vertex nic) const;
   /// The node-local parts of a route, hop by hop to `sink(link, share, latency)`, and its leaf pair
@@ -171,6 +172,10 @@ class Router {
   void measure_leaving();
   /// The GPU whose NIC a route between nodes leaves by.
   int sender_of(int src_gpu, int dst_gpu) const;
+  /// A route between nodes from its source GPU to the NIC it leaves by (PXN's relay included), hop
+  /// by hop to `sink`; the NIC.
+  template <class Sink>
+  Vertex leave_node(int src_gpu, int dst_gpu, Sink&& sink) const;
 
   const Cluster* cluster_;
   std::size_t node_size_;
