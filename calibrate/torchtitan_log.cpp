@@ -85,16 +85,21 @@ bool read_mesh(const std::string& line, int number, TorchtitanLog& log) {
 }
 
 // "Training starts at step 1, with local batch size 2, global batch size 16, [gradient accumulation
-// steps 1, ]sequence length 8192, total steps 1000 (warmup 200)"
+// steps 1, ]sequence length 8192, total steps 1000 (warmup 200)" (December 2024), or since 2025
+// "Trainer is initialized with local batch size 2, global batch size 16, gradient accumulation steps 1,
+// sequence length 8192, total steps 30 (warmup 2)." followed by a bare "Training starts at step 1.".
 bool read_training_start(const std::string& line, int number, TorchtitanLog& log) {
-  if (line.find("Training starts at step") == std::string::npos) return false;
+  if (line.find("Training starts at step") == std::string::npos && line.find("Trainer is initialized with") == std::string::npos) return false;
   static const std::regex local(R"(local batch size (\d+))"), global(R"(global batch size (\d+))");
   static const std::regex accumulation(R"(gradient accumulation steps (\d+))"), sequence(R"(sequence length (\d+))");
-  log.local_batch = integer_after(line, local, number, log, "local batch size");
-  log.global_batch = integer_after(line, global, number, log, "global batch size");
-  log.gradient_accumulation = integer_after(line, accumulation, number, log, "gradient accumulation steps");
-  log.seq_len = integer_after(line, sequence, number, log, "sequence length");
-  log.batch_line = number;
+  const auto keep = [&](std::optional<int>& into, const std::regex& pattern, const char* what) {
+    if (const auto v = integer_after(line, pattern, number, log, what)) into = v;
+  };
+  keep(log.local_batch, local, "local batch size");
+  keep(log.global_batch, global, "global batch size");
+  keep(log.gradient_accumulation, accumulation, "gradient accumulation steps");
+  keep(log.seq_len, sequence, "sequence length");
+  if (line.find("batch size") != std::string::npos) log.batch_line = number;
   return true;
 }
 
@@ -133,7 +138,10 @@ bool looks_like_torchtitan_log(const std::filesystem::path& file) {
   std::string line;
   while (std::getline(in, line)) {
     if (line.find("------------------------ arguments ------------------------") != std::string::npos) return false;
-    if (line.find("device mesh with") != std::string::npos || line.find("Training starts at step") != std::string::npos) return true;
+    if (line.find("device mesh with") != std::string::npos || line.find("Training starts at step") != std::string::npos ||
+        line.find("Trainer is initialized with") != std::string::npos) {
+      return true;
+    }
   }
   return false;
 }
@@ -161,10 +169,10 @@ TorchtitanLog read_torchtitan_log(const std::filesystem::path& file) {
   if (log.model_args.empty()) {
     throw InputError({file.string(), 1, 1}, {}, "no model arguments ('Building <model> with ...Args(...)'): torchtitan prints them as it builds the model; " + keep);
   }
-  if (log.mesh.empty()) throw InputError({file.string(), 1, 1}, {}, "no device mesh ('Building N-D device mesh with [...], [...]'); " + keep);
+  if (log.mesh_line == 0) throw InputError({file.string(), 1, 1}, {}, "no device mesh ('Building N-D device mesh with [...], [...]'); " + keep);
   if (!log.global_batch || !log.seq_len) {
     throw InputError({file.string(), log.batch_line > 0 ? log.batch_line : 1, 1}, {},
-                     "no global batch and sequence length ('Training starts at step 1, with local batch size ..., global batch size ..., "
+                     "no global batch and sequence length ('Trainer is initialized with local batch size ..., global batch size ..., " "sequence length ...' or, before 2025, 'Training starts at step 1, with local batch size ..., global batch size ..., "
                      "sequence length ...'): torchtitan prints them before the first step; " + keep);
   }
   if (log.steps.empty()) {

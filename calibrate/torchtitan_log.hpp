@@ -4,7 +4,7 @@
 // batch and sequence length, and a line per logged step:
 //
 //   Building llama3 8B with TransformerModelArgs(dim=4096, n_layers=32, n_heads=32, n_kv_heads=8, ...)
-//   Building 2-D device mesh with ['dp_shard', 'tp'], [32, 8]
+//   Building 2-D device mesh with ['dp_shard', 'tp'], [32, 8]      (one GPU: "Building 0-D device mesh with [], []")
 //   Applied selective activation checkpointing to the model
 //   Training starts at step 1, with local batch size 2, global batch size 16, sequence length 8192, ...
 //   step: 10  loss:  7.8  memory: 76.54GiB(80.51%)  tps: 5,762  tflops: 333.60  mfu: 33.73%
@@ -34,8 +34,8 @@ struct TorchtitanLog {
   std::filesystem::path file;
   std::string model_name;                          ///< "llama3 8B"
   std::map<std::string, LoggedValue> model_args;   ///< the model arguments' repr, by field
-  std::vector<std::pair<std::string, int>> mesh;   ///< device mesh dimensions (dp_shard, tp, ...) and sizes
-  int mesh_line = 0;
+  std::vector<std::pair<std::string, int>> mesh;   ///< device mesh dimensions (dp_shard, tp, ...) and sizes; none on one GPU
+  int mesh_line = 0;                               ///< 0: the log printed no mesh
   std::string activation_checkpoint = "none";      ///< none, selective or full
   bool compiled = false, float8 = false;
   std::optional<int> local_batch, global_batch, seq_len, gradient_accumulation;

@@ -87,3 +87,35 @@ TEST_CASE("a torchtitan log that cannot be read says where: no mesh, no start li
   CHECK(message(write_log("tt_huge.log", huge)).find("tt_huge.log:1:1: error: mesh: '99999999999999999999' is not a count") != std::string::npos);
   CHECK(message("tests/data/logs/torchtitan/no_steps.log").find("the run failed before its first --metrics.log_freq, at tests/data/logs/torchtitan/no_steps.log:13: [rank0]: torch.OutOfMemoryError") != std::string::npos);
 }
+
+TEST_CASE("a torchtitan log of 2025 run on one GPU: the 0-D mesh, the trainer's batch line, AMP, the step lines") {
+  // Run for real on an H200 (tests/data/logs/torchtitan/PROVENANCE.md): torchtitan v0.1.0 prints the batch
+  // on "Trainer is initialized with ...", then a bare "Training starts at step 1."; one GPU builds no mesh.
+  const auto log = read_torchtitan_log("tests/data/logs/torchtitan/h200_llama3_3b_b2_s8192_sac.log");
+  CHECK(log.model_name == "llama3 3B");
+  CHECK(log.model_arg("dim") == "3072");
+  CHECK(log.model_arg("n_layers") == "28");
+  CHECK(log.model_arg("vocab_size") == "2256");
+  CHECK(log.model_arg("_enforced").has_value());  // a quoted string with spaces is one field
+  CHECK(log.mesh.empty());
+  CHECK(log.mesh_line == 3);
+  CHECK(log.activation_checkpoint == "selective");
+  CHECK_FALSE(log.compiled);
+  CHECK(log.local_batch == 2);
+  CHECK(log.global_batch == 2);
+  CHECK(log.gradient_accumulation == 1);
+  CHECK(log.seq_len == 8192);
+  CHECK(log.batch_line == 16);
+  REQUIRE(log.steps.size() == 30);
+  CHECK(log.steps[0].tokens_per_s_per_gpu == 11326);  // the first step: allocation and autotuning
+  CHECK(log.steps[29].step == 30);
+  CHECK(log.steps[29].tokens_per_s_per_gpu == 16734);
+  CHECK(log.steps[29].memory_gib == doctest::Approx(61.08));
+
+  const auto compiled = read_torchtitan_log("tests/data/logs/torchtitan/h200_llama3_1b_b8_s4096_full_compile.log");
+  CHECK(compiled.compiled);
+  CHECK(compiled.activation_checkpoint == "full");
+  CHECK(compiled.local_batch == 8);
+  CHECK(compiled.steps.size() == 30);
+  CHECK(looks_like_torchtitan_log("tests/data/logs/torchtitan/h200_llama3_1b_b4_s4096.log"));
+}

@@ -212,6 +212,19 @@ parasim_cli_test(NAME calibrate_from_log_torchtitan_matches_row ARGS validate te
 parasim_cli_test(NAME calibrate_from_log_torchtitan_no_steps ARGS calibrate from-log tests/data/logs/torchtitan/no_steps.log --gpu h100-96gb-500w RC 2
                  STDERR ${cal_data}/from_log_torchtitan_no_steps.expected)
 
+# from-log on torchtitan runs made for real on one H200 (tests/data/logs/torchtitan/PROVENANCE.md): torchtitan
+# v0.1.0's 0-D mesh and "Trainer is initialized with ..." batch line; the step time from the steady tps.
+set(h200_torchtitan_logs tests/data/logs/torchtitan/h200_llama3_1b_b4_s4096.log tests/data/logs/torchtitan/h200_llama3_3b_b2_s8192_sac.log
+                         tests/data/logs/torchtitan/h200_llama3_1b_b8_s4096_full_compile.log)
+parasim_cli_test(NAME calibrate_from_log_torchtitan_h200 ARGS calibrate from-log ${h200_torchtitan_logs} --gpu h200-sxm-141gb MAX_COLUMNS 120
+                 STDOUT_REGEX "h200_llama3_1b_b4_s4096 +1 +284.9 ms +[0-9.]+ ms +[-+][0-9.]+% +43.34 GiB +[0-9.]+ GiB +[-+][0-9.]+%"
+                              "h200_llama3_3b_b2_s8192_sac +1 +978.9 ms" "h200_llama3_1b_b8_s4096_full_compile +1 +607.4 ms"
+                              "tp1 pp1 dp1 mb4 sp off recompute none zero 0" "tp1 pp1 dp1 mb2 sp off recompute selective zero 0"
+                              "llama 28 layers, hidden 3072, 24 heads \\(8 kv\\), ffn 8192, vocab 2256, seq 8192"
+                              "30 step lines,\n +measured = median of the last 20; 30 memory lines \\(max reserved\\)")
+parasim_cli_test(NAME calibrate_fit_torchtitan_h200 ARGS calibrate fit ${h200_torchtitan_logs} --gpu h200-sxm-141gb --json
+                 JSON network_fitted=OFF logs.0.id=h200_llama3_1b_b4_s4096 logs.2.id=h200_llama3_1b_b8_s4096_full_compile)
+
 # from-log on NeMo logs (tests/data/logs/nemo/PROVENANCE.md: made in NeMo's format with the figures of two
 # published rows): the experiment configuration gives the run, train_step_timing the step time (a
 # progress bar's carriage-return redraws and the launcher's "0: " prefix read alike); priced as validate

@@ -59,3 +59,24 @@ TEST_CASE("a torchtitan model whose FFN rule gives no width parasim builds is an
     CHECK(std::string(e.what()).find("tt_wide_ffn.log:2:1: error: ffn_dim_multiplier: gives an FFN width of") != std::string::npos);
   }
 }
+
+TEST_CASE("a one-GPU torchtitan run (0-D mesh, AMP) is dp 1 without FSDP; its step time is the tokens over the steady tps") {
+  const auto r = torchtitan_log_run(calibrate::read_torchtitan_log("tests/data/logs/torchtitan/h200_llama3_1b_b4_s4096.log"), {"h200-sxm-141gb", 8, std::nullopt});
+  const auto& run = r.run;
+  CHECK(run.gpus == 1);
+  CHECK(run.dp == 1);
+  CHECK(run.tp == 1);
+  CHECK(run.zero == 0);
+  CHECK(run.micro_batch == 4);
+  CHECK(run.global_batch == 4);
+  CHECK(run.seq_len == 4096);
+  CHECK(run.layers == 16);
+  CHECK(run.hidden == 2048);
+  CHECK(run.kv_heads == 8);
+  CHECK(run.ffn_hidden == 8192);  // int(1.5 x int(2 x 4 x 2048 / 3)) = 8191, up to a multiple of 256
+  CHECK(run.recompute == "none");
+  // Steps 11-30 (after the first third): the two middle of their 20 tps are 57,507 and 57,508.
+  CHECK(r.steps_used == 20);
+  CHECK(run.measured_iteration_s == doctest::Approx(4.0 * 4096 / 57507.5).epsilon(1e-4));
+  CHECK(run.published_memory_bytes == doctest::Approx(43.34 * 1073741824.0));
+}
