@@ -34,11 +34,30 @@ std::vector<std::filesystem::path> node_logs(const std::filesystem::path& dir) {
   return logs;
 }
 
+// torchtitan logs local rank 0 of every node: node 0's log is rank 0's, the one with the whole run.
+void measure_torchtitan(const ConfirmedPlan& plan, ConfirmMeasurement& m) {
+  const auto log = read_torchtitan_log(m.logs.front());
+  if (const auto mismatch = argument_mismatch(plan.arguments, torchtitan_settings(log))) {
+    m.problem = "the logs are another plan's run: " + *mismatch;
+    return;
+  }
+  m.measured_s = torchtitan_step_seconds(log, &m.steps_used);
+  if (const auto peak = torchtitan_peak_reserved_gib(log)) m.peak_mib = *peak * 1024;
+}
+
 ConfirmMeasurement measure(const ConfirmedPlan& plan, const std::filesystem::path& dir) {
   ConfirmMeasurement m;
   m.logs = node_logs(dir / plan.dir);
   if (m.logs.empty()) {
     m.problem = fmt::format("not run: no {}/*.log", plan.dir);
+    return m;
+  }
+  if (plan.framework == "torchtitan") {
+    try {
+      measure_torchtitan(plan, m);
+    } catch (const InputError& e) {
+      m.problem = e.what();
+    }
     return m;
   }
   try {
@@ -75,6 +94,22 @@ std::optional<std::string> argument_mismatch(const std::vector<std::pair<std::st
     if (!same_value(expected, it->second)) return fmt::format("{} is {}, not {}", dest, it->second, expected);
   }
   return std::nullopt;
+}
+
+std::vector<std::pair<std::string, std::string>> torchtitan_settings(const TorchtitanLog& log) {
+  const std::pair<const char*, const char*> degrees[] = {{"dp_replicate", "data_parallel_replicate_degree"}, {"dp_shard", "data_parallel_shard_degree"},
+                                                         {"tp", "tensor_parallel_degree"}, {"cp", "context_parallel_degree"}, {"pp", "pipeline_parallel_degree"}};
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& [dimension, key] : degrees) {
+    int size = 1;
+    for (const auto& [name, n] : log.mesh) {
+      if (name == dimension) size = n;
+    }
+    out.emplace_back(key, std::to_string(size));
+  }
+  if (log.local_batch) out.emplace_back("local_batch_size", std::to_string(*log.local_batch));
+  if (log.seq_len) out.emplace_back("seq_len", std::to_string(*log.seq_len));
+  return out;
 }
 
 ConfirmReading read_confirmed(const std::vector<ConfirmedPlan>& plans, const std::filesystem::path& dir) {

@@ -4,8 +4,10 @@
 #include <fmt/format.h>
 #include <fstream>
 #include <regex>
+#include <simdjson.h>
 
 #include "calibrate/log_failure.hpp"
+#include "calibrate/steady_steps.hpp"
 #include "core/error.hpp"
 
 namespace parasim::calibrate {
@@ -63,6 +65,94 @@ bool read_model_args(const std::string& line, int number, TorchtitanLog& log) {
     };
     log.model_args[trim(field.substr(0, eq))] = {trim(field.substr(eq + 1)), number};
   }
+  return true;
+}
+
+// A JSON value as the dataclass repr would print it: the reader compares against either form.
+std::string python_text(simdjson::dom::element v) {
+  switch (v.type()) {
+    case simdjson::dom::element_type::INT64: return std::to_string(int64_t(v));
+    case simdjson::dom::element_type::UINT64: return std::to_string(uint64_t(v));
+    case simdjson::dom::element_type::DOUBLE: return fmt::format("{}", double(v));
+    case simdjson::dom::element_type::BOOL: return bool(v) ? "True" : "False";
+    case simdjson::dom::element_type::NULL_VALUE: return "None";
+    case simdjson::dom::element_type::STRING: return "'" + std::string(std::string_view(v)) + "'";
+    default: return {};
+  }
+}
+
+// torchtitan since 2025 prints the model's arguments as indented JSON after "Building qwen3 1.7B
+// with {" (the flavor and "with" run together in some releases), one field a line; a nested object
+// (moe_args) gives its fields as "moe_args.top_k".
+class ModelArgsBlock {
+ public:
+  bool start(const std::string& line, int number, TorchtitanLog& log) {
+    static const std::regex building(R"(Building (.+?)\s*with \{\s*$)");
+    std::smatch m;
+    if (!std::regex_search(line, m, building)) return false;
+    log.model_name = m[1].str();
+    text_ = "{";
+    depth_ = 1;
+    first_line_ = number;
+    lines_.clear();
+    return true;
+  }
+  bool open() const { return depth_ > 0; }
+  // One more line of the block; at its closing brace the fields go into the log.
+  void add(std::string line, int number, TorchtitanLog& log) {
+    static const std::regex prefix(R"(^\[rank\d+\]:)");
+    line = std::regex_replace(line, prefix, "");
+    lines_.emplace_back(line, number);
+    for (const char c : line) depth_ += c == '{' ? 1 : c == '}' ? -1 : 0;
+    text_ += line + "\n";
+    if (depth_ <= 0) finish(log);
+  }
+
+ private:
+  void finish(TorchtitanLog& log) {
+    depth_ = 0;
+    simdjson::dom::parser parser;
+    simdjson::dom::element doc;
+    if (parser.parse(simdjson::padded_string(text_)).get(doc) || doc.type() != simdjson::dom::element_type::OBJECT) {
+      throw InputError({log.file.string(), first_line_, 1}, "model arguments", "the JSON after 'Building ... with {' does not parse");
+    }
+    for (auto [key, value] : simdjson::dom::object(doc)) {
+      if (value.type() == simdjson::dom::element_type::OBJECT) {
+        for (auto [inner, v] : simdjson::dom::object(value)) put(std::string(key) + "." + std::string(inner), v, log);
+      } else {
+        put(std::string(key), value, log);
+      }
+    }
+  }
+  void put(const std::string& key, simdjson::dom::element value, TorchtitanLog& log) {
+    const auto text = python_text(value);
+    if (text.empty()) return;
+    const auto leaf = key.substr(key.rfind('.') + 1);
+    int at = first_line_;
+    for (const auto& [l, n] : lines_) {
+      if (l.find("\"" + leaf + "\":") != std::string::npos) {
+        at = n;
+        break;
+      }
+    }
+    log.model_args[key] = {text, at};
+  }
+  std::string text_;
+  int depth_ = 0, first_line_ = 0;
+  std::vector<std::pair<std::string, int>> lines_;
+};
+
+// Since 2025: "Building device mesh with parallelism: pp=1, dp_replicate=1, dp_shard=8, cp=1, tp=1, ep=1, etp=1"
+bool read_mesh_degrees(const std::string& line, int number, TorchtitanLog& log) {
+  const auto at = line.find("device mesh with parallelism:");
+  if (at == std::string::npos) return false;
+  static const std::regex degree(R"((\w+)=(\d+))");
+  const std::string degrees = line.substr(at);
+  log.mesh.clear();
+  for (std::sregex_iterator it(degrees.begin(), degrees.end(), degree), end; it != end; ++it) {
+    log.mesh.emplace_back((*it)[1].str(), count((*it)[2].str(), log.file, number, "mesh"));
+  }
+  log.mesh_line = number;
   return true;
 }
 
@@ -133,6 +223,29 @@ std::optional<std::string> TorchtitanLog::model_arg(const std::string& name) con
   return it->second.value;
 }
 
+double torchtitan_world_size(const TorchtitanLog& log) {
+  double world = 1;
+  for (const auto& [name, size] : log.mesh) {
+    if (name != "dp_cp" && name != "ep" && name != "etp") world *= size;
+  }
+  return world;
+}
+
+double torchtitan_step_seconds(const TorchtitanLog& log, int* used) {
+  const double tokens = static_cast<double>(log.global_batch.value_or(0)) * log.seq_len.value_or(0), world = torchtitan_world_size(log);
+  std::vector<double> seconds;
+  for (const auto& s : log.steps) seconds.push_back(tokens / (s.tokens_per_s_per_gpu * world));
+  return steady_median(seconds, used);
+}
+
+std::optional<double> torchtitan_peak_reserved_gib(const TorchtitanLog& log) {
+  std::optional<double> peak;
+  for (const auto& s : log.steps) {
+    if (s.memory_gib && (!peak || *s.memory_gib > *peak)) peak = s.memory_gib;
+  }
+  return peak;
+}
+
 bool looks_like_torchtitan_log(const std::filesystem::path& file) {
   std::ifstream in(file);
   std::string line;
@@ -154,10 +267,18 @@ TorchtitanLog read_torchtitan_log(const std::filesystem::path& file) {
   std::string line, failure;
   int number = 0, failed_at = 0;
   static const std::regex colour("\x1b\\[[0-9;]*m");  // torchtitan colours its step lines
+  ModelArgsBlock block;
   while (std::getline(in, line)) {
     ++number;
     if (line.find('\x1b') != std::string::npos) line = std::regex_replace(line, colour, "");
-    if (read_model_args(line, number, log) || read_mesh(line, number, log) || read_training_start(line, number, log)) continue;
+    if (block.open()) {
+      block.add(line, number, log);
+      continue;
+    }
+    if (block.start(line, number, log) || read_model_args(line, number, log) || read_mesh_degrees(line, number, log) || read_mesh(line, number, log) ||
+        read_training_start(line, number, log)) {
+      continue;
+    }
     read_choices(line, log);
     read_step(line, number, log);
     if (failed_at == 0 && is_failure_line(line)) {
@@ -165,20 +286,24 @@ TorchtitanLog read_torchtitan_log(const std::filesystem::path& file) {
       failure = line.substr(0, 200);
     }
   }
-  const std::string keep = "keep the log from its first line";
-  if (log.model_args.empty()) {
-    throw InputError({file.string(), 1, 1}, {}, "no model arguments ('Building <model> with ...Args(...)'): torchtitan prints them as it builds the model; " + keep);
-  }
-  if (log.mesh_line == 0) throw InputError({file.string(), 1, 1}, {}, "no device mesh ('Building N-D device mesh with [...], [...]'); " + keep);
-  if (!log.global_batch || !log.seq_len) {
-    throw InputError({file.string(), log.batch_line > 0 ? log.batch_line : 1, 1}, {},
-                     "no global batch and sequence length ('Trainer is initialized with local batch size ..., global batch size ..., " "sequence length ...' or, before 2025, 'Training starts at step 1, with local batch size ..., global batch size ..., "
-                     "sequence length ...'): torchtitan prints them before the first step; " + keep);
-  }
+  // A run that died before its first step may have died before the mesh or the batch line too: its
+  // failure is what to say.
   if (log.steps.empty()) {
     const std::string why = failed_at > 0 ? fmt::format("the run failed before its first --metrics.log_freq, at {}:{}: {}", file.string(), failed_at, failure)
                                           : std::string("did the run reach its first --metrics.log_freq?");
     throw InputError({file.string(), number, 1}, {}, "no step line ('step: N  loss: ...  tps: ...') in the log: " + why);
+  }
+  const std::string keep = "keep the log from its first line";
+  if (log.model_args.empty()) {
+    throw InputError({file.string(), 1, 1}, {}, "no model arguments ('Building <model> with ...Args(...)' or 'Building <model> with {'): torchtitan prints them as it "
+                                                "builds the model; " + keep);
+  }
+  if (log.mesh_line == 0) throw InputError({file.string(), 1, 1}, {}, "no device mesh ('Building device mesh with parallelism: ...' or 'Building N-D device mesh with [...], [...]'); " + keep);
+  if (!log.global_batch || !log.seq_len) {
+    throw InputError({file.string(), log.batch_line > 0 ? log.batch_line : 1, 1}, {},
+                     "no global batch and sequence length ('Trainer is initialized with local batch size ..., global batch size ..., sequence "
+                     "length ...' or, before 2025, 'Training starts at step 1, with local batch size ..., global batch size ..., sequence "
+                     "length ...'): torchtitan prints them before the first step; " + keep);
   }
   return log;
 }

@@ -46,6 +46,17 @@ struct TorchtitanLog {
   std::optional<std::string> model_arg(const std::string& name) const;
 };
 
+/// The GPUs the mesh spans: the product of its dimensions (dp_cp, ep and etp are views of the
+/// others, not counted); 1 for a 0-D mesh.
+double torchtitan_world_size(const TorchtitanLog& log);
+
+/// The steady step time: global batch x sequence tokens over the world's GPUs at each step line's tps
+/// (per GPU), the median after the first third (steady_steps.hpp). `used`: the steps it is over.
+double torchtitan_step_seconds(const TorchtitanLog& log, int* used = nullptr);
+
+/// The highest "memory:" (max reserved) of the step lines, GiB; nullopt when none prints one.
+std::optional<double> torchtitan_peak_reserved_gib(const TorchtitanLog& log);
+
 /// Whether a file reads as a torchtitan log (a device-mesh or training-start line before any
 /// Megatron-LM argument dump).
 bool looks_like_torchtitan_log(const std::filesystem::path& file);

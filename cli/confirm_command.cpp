@@ -1,6 +1,7 @@
-// parasim confirm <scenario> --top K --steps N --out DIR: the top K plans Megatron-LM runs, written as
-// launch scripts of N iterations with runners (Slurm and per node) that run them one after another;
-// parasim confirm --read DIR: their logs read back and ranked by measured time beside the predictions.
+// parasim confirm <scenario> --top K --steps N --out DIR: the top K plans Megatron-LM (or, with
+// --framework torchtitan, torchtitan) runs, written as launch scripts of N iterations with runners
+// (Slurm and per node) that run them one after another; parasim confirm --read DIR: their logs read
+// back and ranked by measured time beside the predictions.
 #include <algorithm>
 #include <cctype>
 #include <filesystem>
@@ -35,37 +36,37 @@ struct Options {
   bool json = false;
 };
 
-// A plan chosen for confirmation: its rank among the simulated and its launch.
+bool on_torchtitan(const PlanSearch& searched) { return searched.options.constraints.framework == planner::Constraints::Framework::torchtitan; }
+
+const planner::ConfirmFramework& framework_of(const PlanSearch& searched) {
+  return on_torchtitan(searched) ? planner::kConfirmTorchtitan : planner::kConfirmMegatron;
+}
+
+// A plan chosen for confirmation: its rank among the simulated and its launch (Megatron-LM's
+// arguments, or torchtitan's job config).
 struct Candidate {
   const planner::RankedPlan* ranked = nullptr;
   int rank = 0;
   workload::Plan plan;
   planner::MegatronLaunch launch;
+  std::string torchtitan_toml;
 };
 
-std::vector<Candidate> top_launchable(const PlanSearch& searched, int top, int steps, const planner::MegatronArgumentGroup& site) {
-  const auto& s = searched.scenario;
-  std::vector<Candidate> out;
-  std::vector<std::string> seen;
-  for (std::size_t i = 0; i < searched.report.ranked.size() && static_cast<int>(out.size()) < top; ++i) {
-    const auto& r = searched.report.ranked[i];
-    if (!r.fits || planner::megatron_plan_problem(r.plan, *s.model)) continue;
-    Candidate c{&r, static_cast<int>(i) + 1, planner::megatron_form(r.plan, *s.model), {}};
-    c.launch = planner::megatron_launch(c.plan, *s.model, *s.training, s.cluster.node.gpu, steps);
-    // Two plans parasim tells apart that Megatron-LM's arguments do not (a layer split it balances
-    // alike) would be the same run twice.
-    const auto line = planner::megatron_argument_line(c.launch);
-    if (std::find(seen.begin(), seen.end(), line) != seen.end()) continue;
-    seen.push_back(line);
-    c.launch = planner::with_site_arguments(std::move(c.launch), site);
-    out.push_back(std::move(c));
+// The settings a torchtitan plan's log must show to be its run: the mesh degrees and the batch, as
+// the TOML states them (calibrate/confirm_logs.hpp reads the same names from the log).
+nlohmann::json torchtitan_checked(const std::string& toml) {
+  nlohmann::json out = nlohmann::json::array();
+  for (const char* key : {"data_parallel_replicate_degree", "data_parallel_shard_degree", "tensor_parallel_degree", "context_parallel_degree",
+                          "pipeline_parallel_degree", "local_batch_size", "seq_len"}) {
+    const auto at = toml.find("\n" + std::string(key) + " = ");
+    if (at == std::string::npos) continue;
+    const auto from = at + std::string(key).size() + 4;
+    out.push_back({key, toml.substr(from, toml.find('\n', from) - from)});
   }
   return out;
 }
 
-std::string plan_dir(std::size_t i) { return fmt::format("plan-{:02}", i + 1); }
-
-// The arguments a plan's log must show to be its run: the model's shape, the parallel plan, the batch.
+// The arguments a Megatron-LM plan's log must show to be its run: the model's shape, the parallel plan, the batch.
 nlohmann::json checked_arguments(const planner::MegatronLaunch& launch) {
   nlohmann::json out = nlohmann::json::array();
   for (const auto& g : launch.groups) {
@@ -74,6 +75,42 @@ nlohmann::json checked_arguments(const planner::MegatronLaunch& launch) {
   }
   return out;
 }
+
+std::optional<std::string> launch_problem(const PlanSearch& searched, const workload::Plan& plan) {
+  return on_torchtitan(searched) ? planner::torchtitan_plan_problem(plan) : planner::megatron_plan_problem(plan, *searched.scenario.model);
+}
+
+// The candidate's launch and the text that tells two launches apart: two plans parasim tells apart
+// that the framework's settings do not (a layer split it balances alike) would be the same run twice.
+std::string make_launch(Candidate& c, const PlanSearch& searched, int steps) {
+  const auto& s = searched.scenario;
+  if (on_torchtitan(searched)) {
+    c.plan = c.ranked->plan;
+    c.torchtitan_toml = planner::torchtitan_toml(c.plan, *s.model, *s.training, {}, steps);
+    return c.torchtitan_toml;
+  }
+  c.plan = planner::megatron_form(c.ranked->plan, *s.model);
+  c.launch = planner::megatron_launch(c.plan, *s.model, *s.training, s.cluster.node.gpu, steps);
+  return planner::megatron_argument_line(c.launch);
+}
+
+std::vector<Candidate> top_launchable(const PlanSearch& searched, int top, int steps, const planner::MegatronArgumentGroup& site) {
+  std::vector<Candidate> out;
+  std::vector<std::string> seen;
+  for (std::size_t i = 0; i < searched.report.ranked.size() && static_cast<int>(out.size()) < top; ++i) {
+    const auto& r = searched.report.ranked[i];
+    if (!r.fits || launch_problem(searched, r.plan)) continue;
+    Candidate c{&r, static_cast<int>(i) + 1, {}, {}, {}};
+    const auto text = make_launch(c, searched, steps);
+    if (std::find(seen.begin(), seen.end(), text) != seen.end()) continue;
+    seen.push_back(text);
+    if (!on_torchtitan(searched)) c.launch = planner::with_site_arguments(std::move(c.launch), site);
+    out.push_back(std::move(c));
+  }
+  return out;
+}
+
+std::string plan_dir(std::size_t i) { return fmt::format("plan-{:02}", i + 1); }
 
 std::string predicted_text(const planner::RankedPlan& r) {
   return fmt::format("{} per iteration, peak {} per GPU", format_duration(r.simulated.iteration), format_bytes(r.simulated.memory.peak()));
@@ -86,6 +123,7 @@ nlohmann::json write_confirm(const Options& o, const PlanSearch& searched, const
   std::filesystem::create_directories(dir, ec);
   nlohmann::json plans = nlohmann::json::array();
   planner::ConfirmRunner runner;
+  runner.framework = framework_of(searched);
   runner.nodes = s.cluster.nodes;
   runner.gpus_per_node = s.cluster.node.gpus;
   std::vector<double> predicted;
@@ -102,20 +140,27 @@ nlohmann::json write_confirm(const Options& o, const PlanSearch& searched, const
                                         fmt::format("Predicted: {} (#{} of {} simulated)", predicted_text(*c.ranked), c.rank, searched.report.ranked.size()),
                                         fmt::format("{} iterations; the runners in .. write its logs here, parasim confirm --read reads them", o.steps)},
                                        s.cluster.nodes, s.cluster.node.gpus};
-    write_output_file(sub / "launch_megatron.sh", planner::megatron_launch_script(c.launch, header), true);
-    write_output_file(sub / "megatron_args.txt", planner::megatron_argument_file(c.launch, header), false);
-    plans.push_back({{"dir", plan_dir(i)},
-                     {"plan", planner::plan_name(c.plan)},
-                     {"simulated_rank", c.rank},
-                     {"predicted_iteration_s", c.ranked->simulated.iteration.value()},
-                     {"predicted_memory_bytes", c.ranked->simulated.memory.peak().value()},
-                     {"megatron_arguments", planner::megatron_argument_line(c.launch)},
-                     {"checked_arguments", checked_arguments(c.launch)}});
+    nlohmann::json entry = {{"dir", plan_dir(i)},
+                            {"plan", planner::plan_name(c.plan)},
+                            {"simulated_rank", c.rank},
+                            {"predicted_iteration_s", c.ranked->simulated.iteration.value()},
+                            {"predicted_memory_bytes", c.ranked->simulated.memory.peak().value()}};
+    if (on_torchtitan(searched)) {
+      write_output_file(sub / "launch_torchtitan.sh", planner::torchtitan_launch_script(header), true);
+      write_output_file(sub / "torchtitan.toml", planner::torchtitan_toml(c.plan, *s.model, *s.training, header.lines, o.steps), false);
+      entry["checked_arguments"] = torchtitan_checked(c.torchtitan_toml);
+    } else {
+      write_output_file(sub / "launch_megatron.sh", planner::megatron_launch_script(c.launch, header), true);
+      write_output_file(sub / "megatron_args.txt", planner::megatron_argument_file(c.launch, header), false);
+      entry["megatron_arguments"] = planner::megatron_argument_line(c.launch);
+      entry["checked_arguments"] = checked_arguments(c.launch);
+    }
+    plans.push_back(std::move(entry));
     runner.plan_dirs.push_back(plan_dir(i));
     predicted.push_back(c.ranked->simulated.iteration.value());
   }
-  runner.header = {fmt::format("parasim confirm {}: the {} fastest plans Megatron-LM runs of {} on {} x {},", s.name, chosen.size(),
-                               s.model->name, s.cluster.gpus(), s.cluster.node.gpu.name),
+  runner.header = {fmt::format("parasim confirm {}: the {} fastest plans {} runs of {} on {} x {},", s.name, chosen.size(),
+                               runner.framework.name, s.model->name, s.cluster.gpus(), s.cluster.node.gpu.name),
                    fmt::format("{} iterations each, predicted fastest first (confirm.json has the predictions).", o.steps)};
   runner.wall_seconds = planner::confirm_wall_seconds(predicted, o.steps);
   write_output_file(dir / "confirm.sbatch", planner::confirm_sbatch(runner), true);
@@ -128,9 +173,15 @@ nlohmann::json write_confirm(const Options& o, const PlanSearch& searched, const
                              {"nodes", s.cluster.nodes},
                              {"gpus_per_node", s.cluster.node.gpus},
                              {"steps", o.steps},
-                             {"megatron_lm_commit", std::string(planner::kMegatronCommit)},
-                             {"site_arguments", o.extra_args},
-                             {"plans", plans}};
+                             {"framework", on_torchtitan(searched) ? "torchtitan" : "megatron-lm"}};
+  if (on_torchtitan(searched)) {
+    manifest["torchtitan_release"] = std::string(planner::kTorchtitanRelease);
+    manifest["torchtitan_commit"] = std::string(planner::kTorchtitanCommit);
+  } else {
+    manifest["megatron_lm_commit"] = std::string(planner::kMegatronCommit);
+    manifest["site_arguments"] = o.extra_args;
+  }
+  manifest["plans"] = plans;
   write_output_file(dir / "confirm.json", manifest.dump(2) + "\n", false);
   return manifest;
 }
@@ -146,12 +197,14 @@ std::string written_text(const Options& o, const PlanSearch& searched, const std
   }
   std::string out = fmt::format("Confirming {}: {} on {} x {}, {} iterations a plan\n\n", s.name, s.model->name, s.cluster.gpus(), s.cluster.node.gpu.name, o.steps);
   out += t.render();
-  if (static_cast<int>(chosen.size()) < o.top) out += fmt::format("(only {} of the plans that fit are ones Megatron-LM runs)\n", chosen.size());
+  const auto& f = framework_of(searched);
+  if (static_cast<int>(chosen.size()) < o.top) out += fmt::format("(only {} of the plans that fit are ones {} runs)\n", chosen.size(), f.name);
   double training = 0;
   for (const auto& c : chosen) training += o.steps * c.ranked->simulated.iteration.value();
+  const auto home = fmt::format("{}=/path/to/{}", f.home_variable, f.name);
   out += fmt::format("\nRun them ({} of training by the predictions, plus each plan's start-up):\n", format_duration(Seconds(training)));
-  out += fmt::format("  cd {} && MEGATRON_LM=/path/to/Megatron-LM sbatch confirm.sbatch\n", o.out);
-  out += "or, without Slurm, on every node at once (NODE_RANK, MASTER_ADDR set):\n  MEGATRON_LM=/path/to/Megatron-LM bash " + o.out + "/run_on_node.sh\n";
+  out += fmt::format("  cd {} && {} sbatch confirm.sbatch\n", o.out, home);
+  out += fmt::format("or, without Slurm, on every node at once (NODE_RANK, MASTER_ADDR set):\n  {} bash {}/run_on_node.sh\n", home, o.out);
   out += "then rank them by measured time:\n  parasim confirm --read " + o.out + "\n";
   return out;
 }
@@ -185,13 +238,17 @@ Manifest read_manifest(const std::filesystem::path& dir) {
   }
   if (!m.doc.is_object()) throw InputError({file, 0, 0}, {}, "not a confirm.json written by parasim confirm");
   if (field<int>(m.doc, "parasim_confirm", file, "") != kManifestVersion) throw InputError({file, 0, 0}, "parasim_confirm", "an unknown version");
+  // Folders written before torchtitan could be confirmed name no framework: Megatron-LM's.
+  const auto framework = m.doc.contains("framework") ? field<std::string>(m.doc, "framework", file, "") : std::string("megatron-lm");
+  if (framework != "megatron-lm" && framework != "torchtitan") throw InputError({file, 0, 0}, "framework", fmt::format("'{}' is not megatron-lm or torchtitan", framework));
   const auto plans = field<nlohmann::json>(m.doc, "plans", file, "");
   if (!plans.is_array()) throw InputError({file, 0, 0}, "plans", "is not a list");
   for (std::size_t i = 0; i < plans.size(); ++i) {
     const auto& p = plans[i];
     const auto at = fmt::format("plans[{}].", i);
     calibrate::ConfirmedPlan c{field<std::string>(p, "dir", file, at), field<std::string>(p, "plan", file, at),
-                               field<double>(p, "predicted_iteration_s", file, at), field<double>(p, "predicted_memory_bytes", file, at) / (1 << 20), {}};
+                               field<double>(p, "predicted_iteration_s", file, at), field<double>(p, "predicted_memory_bytes", file, at) / (1 << 20), {},
+                               framework};
     if (c.dir.empty() || c.dir.find('/') != std::string::npos || c.dir.find("..") != std::string::npos) {
       throw InputError({file, 0, 0}, at + "dir", fmt::format("'{}' is not a folder name", c.dir));
     }
@@ -232,8 +289,11 @@ std::string bundled_gpu(std::string name) {
 
 std::string signed_percent(double x) { return fmt::format("{:+.1f}%", 100 * x); }
 
+bool read_torchtitan(const Manifest& m) { return !m.plans.empty() && m.plans.front().framework == "torchtitan"; }
+
 std::string read_text(const Manifest& m, const calibrate::ConfirmReading& r, const std::string& dir) {
-  Table t({"#", "plan", "predicted", "measured", "error", "measured rank", "peak modelled", "max allocated"},
+  // What the logs print as the peak: Megatron-LM's max allocated, torchtitan's max reserved.
+  Table t({"#", "plan", "predicted", "measured", "error", "measured rank", "peak modelled", read_torchtitan(m) ? "max reserved" : "max allocated"},
           {Table::Align::right, Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right,
            Table::Align::right, Table::Align::right});
   const auto ranks = measured_ranks(r);
@@ -249,14 +309,19 @@ std::string read_text(const Manifest& m, const calibrate::ConfirmReading& r, con
                                 m.doc.value("model", "?"), m.doc.value("gpus", 0), m.doc.value("gpu", "?"), m.doc.value("steps", 0));
   out += t.render();
   if (r.fastest) {
+    const bool predicted_fastest = *r.measured[*r.fastest].measured_s == first_measured(r);
     out += fmt::format("\nMeasured fastest: #{} {}{}\n", *r.fastest + 1, m.plans[*r.fastest].plan,
-                       *r.fastest == 0 ? " (the predicted fastest)" : fmt::format(", {:.1f}% faster than the predicted fastest measured",
-                                                                                   100 * (1 - *r.measured[*r.fastest].measured_s / first_measured(r))));
+                       *r.fastest == 0        ? " (the predicted fastest)"
+                       : predicted_fastest    ? " (the predicted fastest of those that ran)"
+                                              : fmt::format(", {:.1f}% faster than the predicted fastest measured",
+                                                            100 * (1 - *r.measured[*r.fastest].measured_s / first_measured(r))));
     out += fmt::format("Order: prediction and measurement agree on {} of {} pairs of measured plans{}\n", r.agreeing, r.pairs,
                        r.tied ? fmt::format(" ({} more predicted equally fast)", r.tied) : std::string());
   }
+  // torchtitan's every node logs its local rank 0, rank 0's is node 0's.
   out += fmt::format("error = predicted / measured - 1 (measured: the median step after the first third). To correct the model:\n"
-                     "  parasim calibrate fit {}/plan-*/*.log --gpu {} --out profile.yaml\n", dir, bundled_gpu(m.doc.value("gpu", "")));
+                     "  parasim calibrate fit {}/plan-*/{} --gpu {} --out profile.yaml\n", dir, read_torchtitan(m) ? "node0.log" : "*.log",
+                     bundled_gpu(m.doc.value("gpu", "")));
   return out;
 }
 
@@ -277,7 +342,7 @@ nlohmann::json read_json(const Manifest& m, const calibrate::ConfirmReading& r) 
                      {"measured_rank", ranks[i] ? nlohmann::json(ranks[i]) : nlohmann::json(nullptr)},
                      {"steps_used", x.steps_used},
                      {"predicted_memory_mib", p.predicted_memory_mib},
-                     {"max_allocated_mib", x.peak_mib ? nlohmann::json(*x.peak_mib) : nlohmann::json(nullptr)},
+                     {read_torchtitan(m) ? "max_reserved_mib" : "max_allocated_mib", x.peak_mib ? nlohmann::json(*x.peak_mib) : nlohmann::json(nullptr)},
                      {"logs", logs},
                      {"problem", x.problem.empty() ? nlohmann::json(nullptr) : nlohmann::json(x.problem)}});
   }
@@ -299,6 +364,9 @@ int read_confirm(const Options& o) {
 int write_confirm_files(const Options& o) {
   if (o.search.scenario.empty()) throw InputError({"", 0, 0}, "scenario", "missing: parasim confirm <scenario.yaml> --out DIR (or --read DIR)");
   if (o.out.empty()) throw InputError({"", 0, 0}, "--out", "missing: the folder for the launch scripts and runners");
+  if (o.search.constraints.framework == "torchtitan" && !o.extra_args.empty()) {
+    throw InputError({"", 0, 0}, "--extra-args", "Megatron-LM arguments; a torchtitan launch takes its settings from torchtitan.toml");
+  }
   planner::MegatronArgumentGroup site{"SITE_ARGS", {}};
   try {
     site = planner::site_arguments(o.extra_args);
@@ -308,8 +376,9 @@ int write_confirm_files(const Options& o) {
   const auto searched = run_plan_search(o.search, !o.json);
   const auto chosen = top_launchable(searched, o.top, o.steps, site);
   if (chosen.empty()) {
-    const auto problem = planner::megatron_plan_problem(searched.report.ranked.front().plan, *searched.scenario.model);
-    throw InputError({"", 0, 0}, "", "Megatron-LM runs none of the plans that fit" + (problem ? ": the fastest, " + *problem : std::string()));
+    const auto problem = launch_problem(searched, searched.report.ranked.front().plan);
+    throw InputError({"", 0, 0}, "", std::string(framework_of(searched).name) + " runs none of the plans that fit" +
+                                         (problem ? ": the fastest, " + *problem : std::string()));
   }
   const auto manifest = write_confirm(o, searched, chosen);
   std::cout << (o.json ? manifest.dump(2) + "\n" : written_text(o, searched, chosen));
@@ -326,14 +395,16 @@ Action add_confirm_command(CLI::App& app) {
       "Examples:\n"
       "  parasim confirm scenarios/jobs/llama2-7b-lab.yaml --top 4 --steps 20 --out confirm/  # then: sbatch confirm.sbatch\n"
       "  parasim confirm scenarios/jobs/llama2-7b-lab.yaml --out confirm/ --extra-args='--data-path /data/my_text_document'\n"
+      "  parasim confirm scenarios/jobs/llama3-8b-128k-cp8.yaml --framework torchtitan --out confirm/  # torchtitan configs\n"
       "  parasim confirm --read confirm/            # measured against predicted, after the runs\n"
       "  parasim confirm --read confirm/ --json");
   o->search.add_to(cmd);
-  cmd->add_option("--top", o->top, "plans to confirm: the fastest that fit and that Megatron-LM runs")->check(CLI::Range(1, 32))->capture_default_str();
+  cmd->add_option("--top", o->top, "plans to confirm: the fastest that fit and that Megatron-LM (--framework torchtitan: torchtitan) runs")->check(CLI::Range(1, 32))->capture_default_str();
   cmd->add_option("--steps", o->steps, "training iterations a plan runs (the first third is warm-up)")->check(CLI::Range(4, 100000))->capture_default_str();
-  cmd->add_option("--out", o->out, "folder for plan-NN/launch_megatron.sh, confirm.sbatch, run_on_node.sh and confirm.json");
+  cmd->add_option("--out", o->out, "folder for plan-NN/launch_megatron.sh (torchtitan: launch_torchtitan.sh, torchtitan.toml), confirm.sbatch, run_on_node.sh "
+                  "and confirm.json");
   cmd->add_option("--extra-args", o->extra_args,
-                  "Megatron-LM arguments every launch adds, e.g. --extra-args='--data-path PREFIX --tokenizer-type HuggingFaceTokenizer "
+                  "Megatron-LM arguments every launch adds (not under torchtitan), e.g. --extra-args='--data-path PREFIX --tokenizer-type HuggingFaceTokenizer "
                   "--tokenizer-model NAME' (flags parasim knows, one value each)");
   cmd->add_option("--read", o->read, "a folder confirm wrote, after its runs: rank the plans by measured time beside the predictions");
   cmd->add_flag("--json", o->json, "print JSON instead of tables");

@@ -49,17 +49,19 @@ std::string confirm_sbatch(const ConfirmRunner& r) {
                      r.gpus_per_node);
   out += fmt::format("#SBATCH --exclusive\n#SBATCH --time={}\n#SBATCH --output=slurm-%j.out\n", slurm_time(r.wall_seconds));
   out += comments(r);
-  out += "#\n# Submit from this folder (on a file system every node sees), in an environment with Megatron-LM:\n"
-         "#   MEGATRON_LM=/path/to/Megatron-LM sbatch confirm.sbatch\n"
-         "# Each plan runs on all nodes (one torchrun a node, started by srun); a plan that fails (out of\n"
+  const auto& f = r.framework;
+  out += fmt::format("#\n# Submit from this folder (on a file system every node sees), in an environment with {}:\n", f.name);
+  out += fmt::format("#   {}=/path/to/{} sbatch confirm.sbatch\n", f.home_variable, f.name);
+  out += "# Each plan runs on all nodes (one torchrun a node, started by srun); a plan that fails (out of\n"
          "# memory, a timeout of PLAN_TIMEOUT) leaves its log and the next one starts. Then read them back:\n"
          "#   parasim confirm --read .\n";
   out += "set -uo pipefail\ncd \"$SLURM_SUBMIT_DIR\"\n";
-  out += "export MEGATRON_LM=${MEGATRON_LM:-/workspace/megatron-lm}\n";
+  out += fmt::format("export {0}=${{{0}:-{1}}}\n", f.home_variable, f.home_default);
   out += "export MASTER_ADDR=$(scontrol show hostnames \"$SLURM_JOB_NODELIST\" | head -n 1)\n";
   out += "port=${MASTER_PORT:-6000}\n\n";
   out += plan_loop(r, "", "srun --kill-on-bad-exit=1 --output=\"$plan/node%n.log\" \\\n"
-                          "    bash -c 'NODE_RANK=$SLURM_NODEID exec timeout \"${PLAN_TIMEOUT:-30m}\" bash \"$0\"' \"$plan/launch_megatron.sh\"",
+                          "    bash -c 'NODE_RANK=$SLURM_NODEID exec timeout \"${PLAN_TIMEOUT:-30m}\" bash \"$0\"' \"$plan/" +
+                          std::string(f.launch_script) + "\"",
                    "its logs say why");
   return out;
 }
@@ -67,15 +69,18 @@ std::string confirm_sbatch(const ConfirmRunner& r) {
 std::string confirm_node_script(const ConfirmRunner& r) {
   std::string out = "#!/bin/bash\n" + comments(r);
   out += "#\n# Without Slurm: start this on every node at once, from this folder on a file system every node sees:\n";
-  out += r.nodes > 1 ? fmt::format("#   MEGATRON_LM=/path/to/Megatron-LM MASTER_ADDR=<node 0> NODE_RANK=<0..{}> bash run_on_node.sh\n", r.nodes - 1)
-                     : "#   MEGATRON_LM=/path/to/Megatron-LM bash run_on_node.sh\n";
+  const auto& f = r.framework;
+  const auto home = fmt::format("{}=/path/to/{}", f.home_variable, f.name);
+  out += r.nodes > 1 ? fmt::format("#   {} MASTER_ADDR=<node 0> NODE_RANK=<0..{}> bash run_on_node.sh\n", home, r.nodes - 1)
+                     : fmt::format("#   {} bash run_on_node.sh\n", home);
   out += "# A plan that fails (out of memory, a timeout of PLAN_TIMEOUT) leaves its log and the next one starts;\n"
          "# then read them back: parasim confirm --read .\n";
   out += "set -uo pipefail\ncd \"$(dirname \"$0\")\"\n";
   out += r.nodes > 1 ? fmt::format("NODE_RANK=${{NODE_RANK:?set NODE_RANK to the index of this node, 0 to {}}}\n", r.nodes - 1)
                      : "NODE_RANK=${NODE_RANK:-0}\n";
   out += "export NODE_RANK\nport=${MASTER_PORT:-6000}\n\n";
-  out += plan_loop(r, " on node $NODE_RANK", "timeout \"${PLAN_TIMEOUT:-30m}\" bash \"$plan/launch_megatron.sh\" > \"$plan/node$NODE_RANK.log\" 2>&1",
+  out += plan_loop(r, " on node $NODE_RANK",
+                   fmt::format("timeout \"${{PLAN_TIMEOUT:-30m}}\" bash \"$plan/{}\" > \"$plan/node$NODE_RANK.log\" 2>&1", f.launch_script),
                    "$plan/node$NODE_RANK.log says why");
   return out;
 }

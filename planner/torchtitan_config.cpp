@@ -127,4 +127,23 @@ std::string torchtitan_toml(const Plan& plan, const workload::ModelSpec& model, 
   return out;
 }
 
+std::string torchtitan_launch_script(const LaunchHeader& h) {
+  std::string out = "#!/bin/bash\n";
+  for (const auto& line : h.lines) out += "# " + line + "\n";
+  out += fmt::format("#\n# Run on every node, in an environment with torchtitan {} and its tokenizer assets:\n", kTorchtitanRelease);
+  out += h.nodes > 1 ? fmt::format("#   TORCHTITAN=/path/to/torchtitan MASTER_ADDR=<node 0> NODE_RANK=<0..{}> bash launch_torchtitan.sh\n", h.nodes - 1)
+                     : "#   TORCHTITAN=/path/to/torchtitan bash launch_torchtitan.sh\n";
+  out += "# It trains on torchtitan's bundled c4_test: a benchmark of the plan (torchtitan.toml beside this says how).\n";
+  out += "set -euo pipefail\n\n" + torchrun_node_variables(h);
+  out += "TORCHTITAN=${TORCHTITAN:-/workspace/torchtitan}\n";
+  out += "config=\"$(cd \"$(dirname \"$0\")\" && pwd)/torchtitan.toml\"\n";
+  out += "# torchtitan's paths (hf_assets_path, the dataset) are relative to its checkout.\ncd \"$TORCHTITAN\"\n\n";
+  // exec: a runner's timeout signals torchrun itself, which stops its workers.
+  out += "exec torchrun --nnodes \"$NNODES\" --nproc-per-node \"$GPUS_PER_NODE\" --node-rank \"$NODE_RANK\" \\\n"
+         "  --master-addr \"$MASTER_ADDR\" --master-port \"$MASTER_PORT\" \\\n"
+         "  --local-ranks-filter 0 --role rank --tee 3 \\\n"
+         "  -m torchtitan.train --job.config_file \"$config\"\n";
+  return out;
+}
+
 }  // namespace parasim::planner

@@ -5,6 +5,7 @@
 #include <string>
 #include <vector>
 
+#include "planner/megatron_launch.hpp"
 #include "planner/torchtitan_rules.hpp"
 
 namespace parasim::planner {
@@ -19,5 +20,10 @@ std::vector<std::string> torchtitan_notes(const workload::Plan& plan, const work
 /// torchtitan_plan_problem to be nullopt.
 std::string torchtitan_toml(const workload::Plan& plan, const workload::ModelSpec& model, const workload::TrainingSpec& training,
                             const std::vector<std::string>& header, int steps = 100);
+
+/// launch_torchtitan.sh: torchtitan's own entry point (torchrun -m torchtitan.train, as its
+/// run_train.sh starts it) on the torchtitan.toml beside the script, run from the checkout
+/// $TORCHTITAN (its relative asset and dataset paths), local rank 0's output alone ("[rank0]:" lines).
+std::string torchtitan_launch_script(const LaunchHeader& header);
 
 }  // namespace parasim::planner

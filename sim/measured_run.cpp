@@ -41,6 +41,7 @@ constexpr Field kModelFields[] = {
     {.name = "head_dim", .type = FieldType::integer, .description = "attention head width; absent: hidden / heads", .min = 1, .max = workload::kMaxHeadDim},
     {.name = "ffn_hidden", .type = FieldType::integer, .description = "MLP width", .min = 1, .max = workload::kMaxWidth},
     {.name = "vocab", .type = FieldType::integer, .description = "vocabulary", .min = 1, .max = workload::kMaxVocab},
+    {.name = "tied_embeddings", .type = FieldType::boolean, .description = "the output layer shares the embedding's weights; absent: the fill policy's"},
     {.name = "seq_len", .type = FieldType::integer, .description = "sequence length", .required = true, .min = 1, .max = workload::kMaxTokens},
     {.name = "params_b", .type = FieldType::number, .description = "parameters in billions", .min = 0},
     {.name = "experts", .type = FieldType::integer, .description = "MoE experts", .min = 1, .max = workload::kMaxHeads},
@@ -134,6 +135,7 @@ void read_model(const yaml::Record& mo, MeasuredRun& m) {
   m.head_dim = opt_int<int>(mo, "head_dim");
   m.ffn_hidden = opt_int<int>(mo, "ffn_hidden");
   m.vocab = opt_int<int>(mo, "vocab");
+  if (mo.has("tied_embeddings")) m.tied_embeddings = mo.boolean("tied_embeddings");
   m.experts = opt_int<int>(mo, "experts");
   m.top_k = opt_int<int>(mo, "top_k");
   m.shared_experts = opt_int<int>(mo, "shared_experts");

@@ -37,6 +37,7 @@ struct MeasuredRun {
   std::optional<int> sliding_window;  ///< attention window in tokens
   std::optional<double> dropout;      ///< attention and hidden dropout, where the source states it
   std::optional<double> params_b;
+  std::optional<bool> tied_embeddings;  ///< where the source states it (a log's model arguments)
   // cluster
   std::string gpu;
   int gpus = 0, gpus_per_node = 8;

@@ -4,7 +4,6 @@
 #include <cmath>
 #include <fmt/format.h>
 
-#include "calibrate/steady_steps.hpp"
 #include "core/error.hpp"
 #include "workload/model.hpp"
 
@@ -50,6 +49,21 @@ int llama_ffn_hidden(const ModelArgs& a, int dim, int multiple_of) {
   return static_cast<int>(width);
 }
 
+// torchtitan's MoE models (qwen3's, llama4's, deepseek_v3's): moe_enabled with moe_args, or llama4's
+// num_experts; the expert MLP width is moe_inter_dim.
+void read_experts(const ModelArgs& a, const calibrate::TorchtitanLog& log, MeasuredRun& r) {
+  const auto enabled = log.model_arg("moe_enabled");
+  if (enabled && *enabled != "True") return;
+  if (!a.number("moe_args.num_experts")) return;
+  r.arch = "moe";
+  r.experts = a.integer("moe_args.num_experts", workload::kMaxHeads);
+  if (a.number("moe_args.top_k")) r.top_k = a.integer("moe_args.top_k", workload::kMaxHeads);
+  if (const auto shared = a.number("moe_args.num_shared_experts"); shared && *shared >= 1) {
+    r.shared_experts = a.integer("moe_args.num_shared_experts", workload::kMaxHeads);
+  }
+  if (a.number("moe_inter_dim")) r.expert_ffn_hidden = a.integer("moe_inter_dim", workload::kMaxWidth);
+}
+
 void read_model(const calibrate::TorchtitanLog& log, LogRun& out) {
   const ModelArgs a(log);
   auto& r = out.run;
@@ -58,12 +72,21 @@ void read_model(const calibrate::TorchtitanLog& log, LogRun& out) {
   r.layers = a.integer("n_layers", workload::kMaxLayers);
   r.heads = a.integer("n_heads", workload::kMaxHeads);
   if (a.number("n_kv_heads")) r.kv_heads = a.integer("n_kv_heads", workload::kMaxHeads);
+  if (a.number("head_dim")) r.head_dim = a.integer("head_dim", workload::kMaxHeadDim);
   r.vocab = a.integer("vocab_size", workload::kMaxVocab);
-  const int multiple_of = a.number("multiple_of") ? a.integer("multiple_of", workload::kMaxWidth) : 256;
-  r.ffn_hidden = llama_ffn_hidden(a, r.hidden, multiple_of);
+  // qwen3 and the models after llama3 state the MLP width (hidden_dim); llama3 derives it.
+  if (a.number("hidden_dim")) {
+    r.ffn_hidden = a.integer("hidden_dim", workload::kMaxWidth);
+  } else {
+    const int multiple_of = a.number("multiple_of") ? a.integer("multiple_of", workload::kMaxWidth) : 256;
+    r.ffn_hidden = llama_ffn_hidden(a, r.hidden, multiple_of);
+  }
+  if (const auto tied = log.model_arg("enable_weight_tying")) r.tied_embeddings = *tied == "True";
+  read_experts(a, log, r);
   r.dropout = 0.0;
   if (log.model_name.find("llama") == std::string::npos) {
-    out.notes.push_back(fmt::format("{}: priced as a Llama model of these arguments", log.model_name));
+    out.notes.push_back(fmt::format("{}: priced in the llama form (SwiGLU, RMSNorm, RoPE){}", log.model_name,
+                                    log.model_arg("qk_norm") == "True" ? "; its q/k norms are not priced" : ""));
   }
 }
 
@@ -119,14 +142,9 @@ LogRun torchtitan_log_run(const calibrate::TorchtitanLog& log, const LogCluster&
   r.attention = "flash";
   if (log.compiled) out.notes.push_back("torch.compile: its fused elementwise kernels are priced as the model's own");
   // tps is per GPU: a step moves global batch × sequence tokens over every GPU.
-  const double tokens = static_cast<double>(r.global_batch) * r.seq_len;
-  std::vector<double> seconds;
-  for (const auto& s : log.steps) seconds.push_back(tokens / (s.tokens_per_s_per_gpu * r.gpus));
-  r.measured_iteration_s = calibrate::steady_median(seconds, &out.steps_used);
-  double peak = 0;
-  for (const auto& s : log.steps) peak = std::max(peak, s.memory_gib.value_or(0.0));
-  if (peak > 0) {
-    r.published_memory_bytes = peak * 1073741824.0;
+  r.measured_iteration_s = calibrate::torchtitan_step_seconds(log, &out.steps_used);
+  if (const auto peak = calibrate::torchtitan_peak_reserved_gib(log); peak && *peak > 0) {
+    r.published_memory_bytes = *peak * 1073741824.0;
     r.published_memory_kind = PrintedMemory::reserved;
   }
   return out;

@@ -26,9 +26,10 @@ const char* const kFillPolicy =
     "           nic_gbps_per_gpu (absent: 200 Gb/s on A100/A800, 400 Gb/s on H100/H800/H200); a rail-optimized,\n"
     "           non-blocking two-tier network of 64-port switches; the bundled profile of the GPU.\n"
     "  model    gpt: GELU MLP, LayerNorm, learned positions, linear biases; llama: SwiGLU, RMSNorm, RoPE, no\n"
-    "           biases, untied embeddings. ffn_hidden absent: 4 x hidden; kv_heads absent: heads; vocab absent:\n"
-    "           the common tokenizer (50257, 32000, 128256, 250880, 256000) whose parameter count is closest to\n"
-    "           params_b; gpt embeddings tied or untied, whichever is closer to params_b (tied without it);\n"
+    "           biases, untied embeddings (tied_embeddings absent). ffn_hidden absent: 4 x hidden; kv_heads absent:\n"
+    "           heads; vocab absent: the common tokenizer (50257, 32000, 128256, 250880, 256000) whose parameter\n"
+    "           count is closest to params_b; gpt embeddings tied or untied, whichever is closer to params_b (tied\n"
+    "           without it);\n"
     "           dropout (absent) 0.1 with eager attention (Megatron-LM's default before FlashAttention), else 0.\n"
     "           Cross-entropy: Megatron-LM's unfused vocabulary-parallel passes over fp32 logits, except on\n"
     "           sharded data parallel alone (tp = pp = 1, zero 2 or 3) with flash attention, the FSDP/XLA\n"
@@ -137,7 +138,7 @@ ModelSpec base_model(const MeasuredRun& r, int vocab, bool tied) {
     m.norm = workload::Norm::rmsnorm;
     m.position = workload::PositionEmbedding::rope;
     m.bias = false;
-    m.tied_embeddings = false;
+    m.tied_embeddings = r.tied_embeddings.value_or(false);
   } else {
     m.tied_embeddings = tied;
   }
@@ -343,7 +344,9 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
 
   // Model fields: vocabulary and tied embeddings by the parameter count where the source is silent.
   const std::vector<int> vocabs = r.vocab ? std::vector<int>{*r.vocab} : std::vector<int>{50257, 32000, 128256, 250880, 256000};
-  const std::vector<bool> ties = r.arch == "gpt" ? std::vector<bool>{true, false} : std::vector<bool>{false};
+  const std::vector<bool> ties = r.tied_embeddings ? std::vector<bool>{*r.tied_embeddings}
+                                 : r.arch == "gpt" ? std::vector<bool>{true, false}
+                                                   : std::vector<bool>{false};
   double best = std::numeric_limits<double>::infinity();
   for (int v : vocabs) {
     for (bool tied : ties) {
@@ -359,7 +362,7 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   if (!r.ffn_hidden) s.filled.push_back(fmt::format("ffn_hidden={}", s.model.ffn_hidden));
   if (!r.kv_heads && r.arch != "gpt" && !r.mla) s.filled.push_back(fmt::format("kv_heads={}", s.model.kv_heads));
   if (!r.vocab) s.filled.push_back(fmt::format("vocab={}", s.model.vocab));
-  if (r.arch == "gpt") s.filled.push_back(s.model.tied_embeddings ? "embeddings tied" : "embeddings untied");
+  if (r.arch == "gpt" && !r.tied_embeddings) s.filled.push_back(s.model.tied_embeddings ? "embeddings tied" : "embeddings untied");
   if (!r.head_dim && r.hidden % r.heads != 0) return fmt::format("{} heads do not divide hidden {} (give head_dim)", r.heads, r.hidden);
 
   s.training.precision = *precision_from_name(r.precision);

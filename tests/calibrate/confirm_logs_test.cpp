@@ -65,3 +65,28 @@ TEST_CASE("a plan not run, and a plan whose logs are another plan's run, have no
   CHECK_FALSE(r.fastest);
   CHECK(r.pairs == 0);
 }
+
+TEST_CASE("a torchtitan plan's node 0 log: its mesh and batch checked against the job config, its step time from tps") {
+  const auto dir = std::filesystem::temp_directory_path() / "parasim_confirm_torchtitan_test";
+  std::filesystem::remove_all(dir);
+  for (const char* p : {"plan-01", "plan-02"}) {
+    std::filesystem::create_directories(dir / p);
+    std::filesystem::copy_file("tests/data/logs/torchtitan/h200_llama3_1b_b4_s4096.log", dir / p / "node0.log");
+  }
+  const auto settings = torchtitan_settings(read_torchtitan_log(dir / "plan-01" / "node0.log"));
+  REQUIRE(settings.size() == 7);
+  CHECK(settings[1] == std::pair<std::string, std::string>{"data_parallel_shard_degree", "1"});  // a 0-D mesh: every degree 1
+  CHECK(settings[5] == std::pair<std::string, std::string>{"local_batch_size", "4"});
+  CHECK(settings[6] == std::pair<std::string, std::string>{"seq_len", "4096"});
+
+  const ConfirmedPlan same{"plan-01", "mb4", 0.25, 40000, {{"data_parallel_shard_degree", "1"}, {"local_batch_size", "4"}, {"seq_len", "4096"}}, "torchtitan"};
+  const ConfirmedPlan other{"plan-02", "mb8", 0.5, 40000, {{"local_batch_size", "8"}}, "torchtitan"};
+  const auto r = read_confirmed({same, other}, dir);
+  REQUIRE(r.measured[0].measured_s.has_value());
+  CHECK(*r.measured[0].measured_s == doctest::Approx(4.0 * 4096 / 57507.5).epsilon(1e-4));  // steps 11-30's median tps
+  CHECK(r.measured[0].steps_used == 20);
+  CHECK(*r.measured[0].peak_mib == doctest::Approx(43.34 * 1024));
+  CHECK_FALSE(r.measured[1].measured_s.has_value());
+  CHECK(r.measured[1].problem == "the logs are another plan's run: local_batch_size is 4, not 8");
+  CHECK(r.fastest == 0u);
+}

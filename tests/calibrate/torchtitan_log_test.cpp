@@ -119,3 +119,47 @@ TEST_CASE("a torchtitan log of 2025 run on one GPU: the 0-D mesh, the trainer's 
   CHECK(compiled.steps.size() == 30);
   CHECK(looks_like_torchtitan_log("tests/data/logs/torchtitan/h200_llama3_1b_b4_s4096.log"));
 }
+
+TEST_CASE("a torchtitan v0.2.2 log: the model's arguments as JSON lines, the mesh by degree, a failure named before what is missing") {
+  // Run for real on an H200 by `parasim confirm --framework torchtitan` (tests/data/confirm/h200-torchtitan/PROVENANCE.md).
+  const auto log = read_torchtitan_log("tests/data/confirm/h200-torchtitan/plan-02/node0.log");
+  CHECK(log.model_name == "qwen3 1.7B");  // "Building qwen3 1.7Bwith {": the flavor and "with" run together
+  CHECK(log.model_arg("dim") == "2048");
+  CHECK(log.model_arg("hidden_dim") == "6144");
+  CHECK(log.model_args.at("hidden_dim").line == 15);
+  CHECK(log.model_arg("norm_eps") == "1e-06");
+  CHECK(log.model_arg("qk_norm") == "True");
+  CHECK(log.model_arg("attn_type") == "'sdpa'");
+  CHECK_FALSE(log.model_arg("moe_args.num_expert_groups").has_value());  // null
+  CHECK(log.model_arg("moe_args.num_experts") == "8");                   // a nested object's fields by path
+  CHECK(log.model_args.at("moe_args.num_experts").line == 28);
+  REQUIRE(log.mesh.size() == 7);
+  CHECK(log.mesh[2] == std::pair<std::string, int>{"dp_shard", 1});
+  CHECK(log.mesh_line == 56);
+  CHECK(log.global_batch == 8);
+  CHECK(log.gradient_accumulation == 2);
+  REQUIRE(log.steps.size() == 12);
+  CHECK(log.steps[11].tokens_per_s_per_gpu == 31136);  // the step line also prints grad_norm
+  CHECK(*torchtitan_peak_reserved_gib(log) == doctest::Approx(113.71));
+  CHECK(torchtitan_world_size(log) == 1);  // ep and etp are views of the other dimensions
+
+  // The mb 8 plan ran out of memory in its first step, before torchtitan built its mesh: the error says so.
+  try {
+    read_torchtitan_log("tests/data/confirm/h200-torchtitan/plan-01/node0.log");
+    FAIL("no error");
+  } catch (const InputError& e) {
+    const std::string what = e.what();
+    CHECK(what.find("no step line") != std::string::npos);
+    CHECK(what.find("plan-01/node0.log:77: [rank0]:[rank0]: torch.OutOfMemoryError: CUDA out of memory") != std::string::npos);
+  }
+}
+
+TEST_CASE("model arguments printed as JSON that does not parse are an error at the Building line") {
+  const auto path = write_log("tt_bad_json.log", {"Building llama3 8B with {", "  \"dim\": 4096,,", "}"});
+  try {
+    read_torchtitan_log(path);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("tt_bad_json.log:1:1: error: model arguments: the JSON after 'Building ... with {' does not parse") != std::string::npos);
+  }
+}

@@ -43,3 +43,29 @@ parasim_cli_test(NAME confirm_read_json ARGS confirm --read ${confirmed} --json 
 parasim_cli_test(NAME confirm_read_then_fit ARGS calibrate fit ${confirmed}/plan-01/node0.log ${confirmed}/plan-02/node0.log
                  ${confirmed}/plan-03/node0.log ${confirmed}/plan-04/node0.log --gpu h200-sxm-141gb
                  STDOUT_REGEX "plan-01/node0 +1.072 s +-4[0-9].[0-9]%" "plan-04/node0 +1.121 s")
+
+# torchtitan: the plans torchtitan v0.2.2 runs of Qwen3-1.7B on one H200, as job configs with launch
+# scripts (tests/launch/check_torchtitan.py --confirm runs them under a stub torchrun).
+set(confirm_titan_job tests/data/confirm/qwen3-1.7b-h200-1gpu.yaml)
+parasim_cli_test(NAME confirm_write_torchtitan ARGS confirm ${confirm_titan_job} --framework torchtitan --top 4 --steps 12 --out ${confirm_out}-torchtitan
+                 STDOUT_REGEX "Confirming qwen3-1.7b-h200-1gpu: Qwen3-1.7B on 1 x H200-SXM-141GB, 12 iterations a plan"
+                              "1 +tp1 · pp1 · dp1 · mb8 +[0-9.]+ ms +[0-9.]+ GiB +1 +plan-01" "TORCHTITAN=/path/to/torchtitan sbatch confirm.sbatch"
+                 FILE ${confirm_out}-torchtitan/plan-04/launch_torchtitan.sh REPEAT MAX_COLUMNS 120)
+parasim_cli_test(NAME confirm_write_torchtitan_json ARGS confirm ${confirm_titan_job} --framework torchtitan --top 2 --steps 12
+                      --out ${confirm_out}-torchtitan-json --json
+                 JSON framework=torchtitan torchtitan_release=v0.2.2 plans.0.dir=plan-01 "plans.0.plan=tp1 · pp1 · dp1 · mb8"
+                 STDOUT_REGEX "\"local_batch_size\",\n +\"8\"" "\"data_parallel_shard_degree\",\n +\"1\"")
+parasim_cli_test(NAME confirm_torchtitan_extra_args ARGS confirm ${confirm_titan_job} --framework torchtitan --out ${confirm_out}-bad
+                      "--extra-args=--lr 1e-4" RC 2 STDERR ${confirm_expected}/torchtitan_extra_args.expected)
+# Read back: the four plans run for real on one H200 under torchtitan v0.2.2
+# (tests/data/confirm/h200-torchtitan/PROVENANCE.md); the fastest predicted ran out of memory.
+set(confirmed_titan tests/data/confirm/h200-torchtitan)
+parasim_cli_test(NAME confirm_read_torchtitan ARGS confirm --read ${confirmed_titan} MAX_COLUMNS 120
+                 STDOUT_REGEX "1 +tp1 · pp1 · dp1 · mb8 +768.8 ms +- +- +- +125.6 GiB +-"
+                              "plan-01: .*plan-01/node0.log:128:1: error: no step line" "torch.OutOfMemoryError: CUDA out of"
+                              "2 +tp1 · pp1 · dp1 · mb4 +773.4 ms +1.06 s +-27.1% +1 +78.71 GiB +113.7 GiB"
+                              "Measured fastest: #2 tp1 · pp1 · dp1 · mb4 \\(the predicted fastest of those that ran\\)"
+                              "agree on 3 of 3 pairs of measured plans" "calibrate fit ${confirmed_titan}/plan-\\*/node0.log --gpu h200-sxm-141gb")
+parasim_cli_test(NAME confirm_read_torchtitan_json ARGS confirm --read ${confirmed_titan} --json
+                 JSON measured_fastest=plan-02 pairs=3 pairs_agreeing=3 plans.1.measured_rank=1 plans.3.measured_rank=3 plans.1.steps_used=8
+                 STDOUT_REGEX "\"max_reserved_mib\": 116439.04")

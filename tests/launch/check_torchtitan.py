@@ -4,10 +4,15 @@
 key checked against v0.2.2's JobConfig fields (a fixture copied from its job_config.py as data), and
 the values against what its ParallelDims, batch and pipeline set-up assert: the degrees multiply to
 the job's GPUs, the global batch is whole local batches, the model parts cover every layer once in
-order. Jobs after --refused must be refused with exit 2 and no file.
-usage: check_torchtitan.py --parasim BIN --work DIR [JOB.yaml ...] [--refused JOB.yaml ...]"""
+order. Jobs after --refused must be refused with exit 2 and no file. Jobs after --confirm go through
+`parasim confirm JOB --framework torchtitan --out DIR` instead: every plan's torchtitan.toml checked
+as above, its launch_torchtitan.sh run by the folder's own run_on_node.sh with the stub torchrun
+(tests/launch/torchrun) from a torchtitan checkout, torchtitan.train started on that plan's config,
+and `confirm --read DIR` refusing the folder while no plan has a step line.
+usage: check_torchtitan.py --parasim BIN --work DIR [JOB.yaml ...] [--refused JOB.yaml ...] [--confirm JOB.yaml ...]"""
 import argparse
 import json
+import os
 import pathlib
 import subprocess
 import sys
@@ -58,14 +63,52 @@ def problems(config, gpus):
     return found
 
 
+def confirm_problems(parasim, work, job):
+    out = pathlib.Path(work) / (pathlib.Path(job).stem + "-confirm")
+    run = subprocess.run([parasim, "confirm", job, "--framework", "torchtitan", "--top", "3", "--steps", "8", "--out", str(out)],
+                         capture_output=True, text=True)
+    if run.returncode != 0:
+        return [f"confirm exit {run.returncode}: {run.stderr.strip()[-300:]}"]
+    manifest = json.loads((out / "confirm.json").read_text())
+    found = [] if manifest.get("framework") == "torchtitan" else ["confirm.json does not name torchtitan"]
+    checkout = pathlib.Path(work) / "torchtitan-checkout"
+    checkout.mkdir(parents=True, exist_ok=True)
+    env = dict(os.environ, PATH=f"{HERE}{os.pathsep}{os.environ.get('PATH', '')}", TORCHTITAN=str(checkout), MASTER_ADDR="node0", NODE_RANK="0")
+    node = subprocess.run(["bash", str(out / "run_on_node.sh")], capture_output=True, text=True, env=env)
+    if node.returncode != 0 or "failed" in node.stdout:
+        found.append(f"run_on_node.sh: exit {node.returncode}: {(node.stdout + node.stderr).strip()[-300:]}")
+    for plan in manifest["plans"]:
+        toml = out / plan["dir"] / "torchtitan.toml"
+        config = tomllib.loads(toml.read_text())
+        found += [f"{plan['dir']}: {p}" for p in problems(config, manifest["gpus"])]
+        if config["training"]["steps"] != 8:
+            found.append(f"{plan['dir']}: {config['training']['steps']} steps, not 8")
+        log = out / plan["dir"] / "node0.log"
+        text = log.read_text() if log.exists() else ""
+        wanted = f"-m torchtitan.train --job.config_file {toml.resolve()}"
+        if "torchrun" not in text or wanted not in text or "--local-ranks-filter 0" not in text:
+            found.append(f"{plan['dir']}/node0.log is not torchtitan.train on its config: {text.strip()[-300:]}")
+    back = subprocess.run([parasim, "confirm", "--read", str(out)], capture_output=True, text=True)
+    if back.returncode != 2 or "no plan has a measured step time" not in back.stderr:
+        found.append(f"confirm --read on runs without step lines: exit {back.returncode}: {back.stderr.strip()[-300:]}")
+    return found
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--parasim", required=True)
     ap.add_argument("--work", required=True)
     ap.add_argument("jobs", nargs="*")
     ap.add_argument("--refused", nargs="*", default=[])
+    ap.add_argument("--confirm", nargs="*", default=[])
     a = ap.parse_args()
     failed = 0
+    for job in a.confirm:
+        found = confirm_problems(a.parasim, a.work, job)
+        print(("FAIL " if found else "ok   ") + f"{job} confirm --framework torchtitan")
+        for f in found:
+            print("     " + f)
+        failed += bool(found)
     for job in a.jobs:
         out = pathlib.Path(a.work) / pathlib.Path(job).stem
         run = subprocess.run([a.parasim, "plan", job, "--framework", "torchtitan", "--out", str(out)], capture_output=True, text=True)

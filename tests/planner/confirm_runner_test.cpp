@@ -37,3 +37,14 @@ TEST_CASE("the runners run every plan in order, each node writing its own log in
   const auto single = confirm_node_script(ConfirmRunner{{"plan-01"}, {}, 1, 1, 60});
   CHECK(single.find("NODE_RANK=${NODE_RANK:-0}") != std::string::npos);
 }
+
+TEST_CASE("under torchtitan the runners start each plan's launch_torchtitan.sh from a torchtitan checkout") {
+  const ConfirmRunner r{{"plan-01"}, {}, 2, 8, 60, kConfirmTorchtitan};
+  const auto sbatch = confirm_sbatch(r);
+  CHECK(sbatch.find("export TORCHTITAN=${TORCHTITAN:-/workspace/torchtitan}\n") != std::string::npos);
+  CHECK(sbatch.find("\"$plan/launch_torchtitan.sh\"") != std::string::npos);
+  CHECK(sbatch.find("MEGATRON") == std::string::npos);
+  const auto node = confirm_node_script(r);
+  CHECK(node.find("#   TORCHTITAN=/path/to/torchtitan MASTER_ADDR=<node 0> NODE_RANK=<0..1> bash run_on_node.sh\n") != std::string::npos);
+  CHECK(node.find("bash \"$plan/launch_torchtitan.sh\" > \"$plan/node$NODE_RANK.log\" 2>&1") != std::string::npos);
+}

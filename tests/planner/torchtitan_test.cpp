@@ -125,3 +125,14 @@ TEST_CASE("torchtitan.toml: the mesh, the batch as local batches and micro-batch
   CHECK(value_of(f8, "enable") == "true");  // [compile] is the first table with `enable`
   CHECK_THROWS(torchtitan_toml(plan(2, 1, 4, 1), model, bf16(8192), {}));
 }
+
+TEST_CASE("torchtitan's launch script runs torchtitan.train on the job config beside it, from the checkout, rank 0's output") {
+  const auto script = torchtitan_launch_script({{"parasim confirm job: plan 1 of 2"}, 2, 8});
+  CHECK(script.find("# parasim confirm job: plan 1 of 2\n") != std::string::npos);
+  CHECK(script.find("NNODES=2\nGPUS_PER_NODE=8\n") != std::string::npos);
+  CHECK(script.find("NODE_RANK=${NODE_RANK:?") != std::string::npos);
+  CHECK(script.find("config=\"$(cd \"$(dirname \"$0\")\" && pwd)/torchtitan.toml\"\n") != std::string::npos);
+  CHECK(script.find("cd \"$TORCHTITAN\"\n") != std::string::npos);
+  CHECK(script.find("--local-ranks-filter 0 --role rank --tee 3") != std::string::npos);
+  CHECK(script.find("-m torchtitan.train --job.config_file \"$config\"\n") != std::string::npos);
+}

@@ -80,3 +80,17 @@ TEST_CASE("a one-GPU torchtitan run (0-D mesh, AMP) is dp 1 without FSDP; its st
   CHECK(run.measured_iteration_s == doctest::Approx(4.0 * 4096 / 57507.5).epsilon(1e-4));
   CHECK(run.published_memory_bytes == doctest::Approx(43.34 * 1073741824.0));
 }
+
+TEST_CASE("a qwen3 model of torchtitan v0.2.2: its stated MLP width and head width, tied embeddings, no experts while moe_enabled is false") {
+  const auto r = torchtitan_log_run(calibrate::read_torchtitan_log("tests/data/confirm/h200-torchtitan/plan-02/node0.log"), {"h200-sxm-141gb", 8, std::nullopt});
+  const auto& run = r.run;
+  CHECK(run.arch == "llama");
+  CHECK(run.ffn_hidden == 6144);  // hidden_dim, not llama3's rule (which gives 5632)
+  CHECK(run.head_dim == 128);     // 16 heads of 128 on a 2048 hidden
+  CHECK(run.tied_embeddings == true);
+  CHECK_FALSE(run.experts.has_value());
+  CHECK(run.micro_batch == 4);  // 8 over 1 GPU in 2 accumulation steps
+  CHECK(run.vocab == 151936);
+  REQUIRE(r.notes.size() == 1);
+  CHECK(r.notes[0] == "qwen3 1.7B: priced in the llama form (SwiGLU, RMSNorm, RoPE); its q/k norms are not priced");
+}

@@ -202,6 +202,17 @@ TEST_CASE("the row format's newer keys: head_dim, dense_layers, and the schedule
   CHECK(s.candidates.front().schedule == workload::Schedule::interleaved_1f1b);
   CHECK(s.vpp_choices == std::vector<int>{2, 4, 8});
   CHECK(s.candidates.front().vpp == 2);
+  // Tied embeddings where the source states them (a torchtitan log's enable_weight_tying); llama
+  // rows are untied otherwise, gpt rows take whichever is closer to params_b.
+  r = grok_row();
+  CHECK_FALSE(built(r).model.tied_embeddings);
+  r.tied_embeddings = true;
+  CHECK(built(r).model.tied_embeddings);
+  r.arch = "gpt";
+  r.ep = 1;
+  r.params_b = 1000;  // untied is closer to it, but the stated tie stands
+  r.tied_embeddings = true;
+  CHECK(built(r).model.tied_embeddings);
 }
 
 TEST_CASE("a row's latent attention, sliding window and multi-token prediction are the model's") {
