@@ -242,14 +242,16 @@ def test_from_log_reads_nemo_torchtitan_and_megatron_logs_as_the_cli():
 
 def test_from_log_reads_torchtitan_runs_measured_on_one_h200_as_the_cli():
     logs = ["tests/data/logs/torchtitan/h200_llama3_1b_b4_s4096.log",
-            "tests/data/logs/torchtitan/h200_llama3_3b_b2_s8192_sac.log"]
+            "tests/data/logs/torchtitan/h200_llama3_3b_b2_s8192_sac.log",
+            "tests/data/confirm/h200-torchtitan/plan-02/node0.log"]  # torchtitan v0.2.2: JSON model arguments
     report = parasim.from_log(logs, "h200-sxm-141gb")
     text = cli_json("calibrate", "from-log", *logs, "--gpu", "h200-sxm-141gb", "--json")
     assert same_document(report.to_dict(), text)
-    small, large = report.to_dict()["logs"]
+    small, large, qwen3 = report.to_dict()["logs"]
     assert small["plan"] == "tp1 pp1 dp1 mb4 sp off recompute none zero 0" and small["gpus"] == 1
     assert abs(small["measured_iteration_s"] - 4 * 4096 / 57507.5) < 1e-4
     assert large["plan"] == "tp1 pp1 dp1 mb2 sp off recompute selective zero 0"
+    assert qwen3["plan"] == "tp1 pp1 dp1 mb4 sp off recompute none zero 0" and "ffn 6144" in qwen3["model"]
 
 
 def test_from_log_errors_at_the_line_that_says_why():
