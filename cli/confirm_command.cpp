@@ -134,6 +134,9 @@ nlohmann::json write_confirm(const Options& o, const PlanSearch& searched, const
     for (const auto& entry : std::filesystem::directory_iterator(sub, ec)) {
       if (entry.path().extension() == ".log") std::filesystem::remove(entry.path(), ec);  // an earlier run's logs are not this plan's
     }
+    for (const char* stale : {"launch_megatron.sh", "megatron_args.txt", "launch_torchtitan.sh", "torchtitan.toml"}) {
+      std::filesystem::remove(sub / stale, ec);  // an earlier confirm's launch for the other framework
+    }
     const planner::LaunchHeader header{{fmt::format("parasim confirm {}: plan {} of {} on {} x {}", s.name, i + 1, chosen.size(), s.cluster.gpus(),
                                                     s.cluster.node.gpu.name),
                                         fmt::format("Launches {}", planner::plan_name(c.plan)),
