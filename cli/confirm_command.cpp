@@ -86,7 +86,7 @@ std::string make_launch(Candidate& c, const PlanSearch& searched, int steps) {
   const auto& s = searched.scenario;
   if (on_torchtitan(searched)) {
     c.plan = c.ranked->plan;
-    c.torchtitan_toml = planner::torchtitan_toml(c.plan, *s.model, *s.training, {}, steps);
+    c.torchtitan_toml = planner::torchtitan_toml(c.plan, *s.model, *s.training, {}, s.cluster.node.gpus, steps);
     return c.torchtitan_toml;
   }
   c.plan = planner::megatron_form(c.ranked->plan, *s.model);
@@ -150,7 +150,7 @@ nlohmann::json write_confirm(const Options& o, const PlanSearch& searched, const
                             {"predicted_memory_bytes", c.ranked->simulated.memory.peak().value()}};
     if (on_torchtitan(searched)) {
       write_output_file(sub / "launch_torchtitan.sh", planner::torchtitan_launch_script(header), true);
-      write_output_file(sub / "torchtitan.toml", planner::torchtitan_toml(c.plan, *s.model, *s.training, header.lines, o.steps), false);
+      write_output_file(sub / "torchtitan.toml", planner::torchtitan_toml(c.plan, *s.model, *s.training, header.lines, s.cluster.node.gpus, o.steps), false);
       entry["checked_arguments"] = torchtitan_checked(c.torchtitan_toml);
     } else {
       write_output_file(sub / "launch_megatron.sh", planner::megatron_launch_script(c.launch, header), true);

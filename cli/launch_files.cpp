@@ -120,7 +120,7 @@ LaunchChoice choose_launch(const planner::SearchReport& report, const sim::Scena
     c.why_recommended = why_recommended(report, *c.launched, *c.fastest_launchable, errors);
     c.header.push_back(fmt::format("Recommended over the fastest plan {} runs: {}", c.framework, c.why_recommended));
   }
-  if (torchtitan) c.torchtitan = planner::torchtitan_toml(c.plan, model, *s.training, c.header);
+  if (torchtitan) c.torchtitan = planner::torchtitan_toml(c.plan, model, *s.training, c.header, s.cluster.node.gpus);
   return c;
 }
 

@@ -415,7 +415,9 @@ std::string torchrun_arrays_and_command(const MegatronLaunch& launch, const std:
     out += ")\n";
     arrays += fmt::format(" \\\n  \"${{{}[@]}}\"", g.name);
   }
-  return out + "\ntorchrun --nnodes \"$NNODES\" --nproc-per-node \"$GPUS_PER_NODE\" --node-rank \"$NODE_RANK\" \\\n"
+  // exec: a runner's timeout (parasim confirm) then signals torchrun itself, which stops its workers,
+  // instead of the shell, whose death would leave them holding the GPUs.
+  return out + "\nexec torchrun --nnodes \"$NNODES\" --nproc-per-node \"$GPUS_PER_NODE\" --node-rank \"$NODE_RANK\" \\\n"
                "  --master-addr \"$MASTER_ADDR\" --master-port \"$MASTER_PORT\" \\\n  " +
          program + arrays + "\n";
 }

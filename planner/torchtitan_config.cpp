@@ -86,7 +86,7 @@ std::string parallelism(const Plan& p, const workload::ModelSpec& model) {
 }  // namespace
 
 std::string torchtitan_toml(const Plan& plan, const workload::ModelSpec& model, const workload::TrainingSpec& training,
-                            const std::vector<std::string>& header, int steps) {
+                            const std::vector<std::string>& header, int gpus_per_node, int steps) {
   const auto flavor = torchtitan_flavor(model);
   if (!flavor || torchtitan_job_problem(model, training) || torchtitan_plan_problem(plan)) {
     throw std::logic_error("torchtitan_toml: a job or plan torchtitan does not run");
@@ -98,7 +98,8 @@ std::string torchtitan_toml(const Plan& plan, const workload::ModelSpec& model, 
   std::string out;
   for (const auto& line : header) out += "# " + line + "\n";
   out += fmt::format("# torchtitan {} (commit {}, the last release configured by TOML):\n", kTorchtitanRelease, kTorchtitanCommit.substr(0, 7));
-  out += fmt::format("#   torchrun --nproc_per_node=8 -m torchtitan.train --job.config_file torchtitan.toml   (on each of the nodes)\n");
+  out += fmt::format("#   torchrun --nproc_per_node={} -m torchtitan.train --job.config_file torchtitan.toml   (on each of the nodes)\n",
+                     gpus_per_node);
   for (const auto& note : torchtitan_notes(plan, model, training)) out += "# note: " + note + "\n";
   out += "\n[job]\n";
   out += fmt::format("description = {}\n", toml_string(fmt::format("parasim plan: {}", model.name)));

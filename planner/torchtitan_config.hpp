@@ -19,7 +19,7 @@ std::vector<std::string> torchtitan_notes(const workload::Plan& plan, const work
 /// checkpointing, compile and, in fp8, torchao's float8 linears. Needs torchtitan_job_problem and
 /// torchtitan_plan_problem to be nullopt.
 std::string torchtitan_toml(const workload::Plan& plan, const workload::ModelSpec& model, const workload::TrainingSpec& training,
-                            const std::vector<std::string>& header, int steps = 100);
+                            const std::vector<std::string>& header, int gpus_per_node, int steps = 100);
 
 /// launch_torchtitan.sh: torchtitan's own entry point (torchrun -m torchtitan.train, as its
 /// run_train.sh starts it) on the torchtitan.toml beside the script, run from the checkout

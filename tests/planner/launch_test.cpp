@@ -256,6 +256,8 @@ TEST_CASE("the launch script exports what the checks need, quotes what a shell w
   CHECK(script.find("--pipeline-model-parallel-layout 'Et|(t*2|)*14t*3L'") != std::string::npos);
   CHECK(script.find("NNODES=128\nGPUS_PER_NODE=8\n") != std::string::npos);
   CHECK(script.find("\"$MEGATRON_LM/pretrain_gpt.py\"") != std::string::npos);
+  // The shell hands over to torchrun: a runner's timeout then stops torchrun and its workers.
+  CHECK(script.find("\nexec torchrun --nnodes \"$NNODES\"") != std::string::npos);
   CHECK(script.find(std::string(kMegatronCommit.substr(0, 7))) != std::string::npos);
   CHECK(read_megatron_arguments(script, m, 1024, 8192).plan == megatron_form(p, m));
   const auto file = megatron_argument_file(launch, {{"a plan"}, 128, 8});

@@ -91,8 +91,9 @@ TEST_CASE("torchtitan.toml: the mesh, the batch as local batches and micro-batch
   p.schedule = Schedule::interleaved_1f1b;
   p.micro_batch = 2;
   p.recompute = Recompute::full;
-  const auto toml = torchtitan_toml(p, model, bf16(8192), {"parasim plan test"});
+  const auto toml = torchtitan_toml(p, model, bf16(8192), {"parasim plan test"}, 4);
   CHECK(toml.rfind("# parasim plan test\n# torchtitan v0.2.2 (commit 73a0e69", 0) == 0);
+  CHECK(toml.find("#   torchrun --nproc_per_node=4 -m torchtitan.train") != std::string::npos);  // the node's GPUs
   CHECK(value_of(toml, "name") == "\"llama3\"");
   CHECK(value_of(toml, "flavor") == "\"8B\"");
   CHECK(value_of(toml, "data_parallel_replicate_degree") == "2");
@@ -112,18 +113,18 @@ TEST_CASE("torchtitan.toml: the mesh, the batch as local batches and micro-batch
   // Without a pipeline a step accumulates local batches of one micro-batch.
   auto flat = plan(1, 1, 8, 3);
   flat.micro_batch = 2;
-  const auto fsdp = torchtitan_toml(flat, model, bf16(8192), {});
+  const auto fsdp = torchtitan_toml(flat, model, bf16(8192), {}, 8);
   CHECK(value_of(fsdp, "local_batch_size") == "2");
   CHECK(value_of(fsdp, "data_parallel_shard_degree") == "8");
   CHECK(fsdp.find("pipeline_parallel_schedule") == std::string::npos);
   // fp8: torchao's float8 linears, compiled.
   auto fp8 = bf16(8192);
   fp8.precision = Precision::fp8;
-  const auto f8 = torchtitan_toml(flat, model, fp8, {});
+  const auto f8 = torchtitan_toml(flat, model, fp8, {}, 8);
   CHECK(value_of(f8, "converters") == "[\"quantize.linear.float8\"]");
   CHECK(f8.find("[quantize.linear.float8]\nrecipe_name = \"tensorwise\"") != std::string::npos);
   CHECK(value_of(f8, "enable") == "true");  // [compile] is the first table with `enable`
-  CHECK_THROWS(torchtitan_toml(plan(2, 1, 4, 1), model, bf16(8192), {}));
+  CHECK_THROWS(torchtitan_toml(plan(2, 1, 4, 1), model, bf16(8192), {}, 8));
 }
 
 TEST_CASE("torchtitan's launch script runs torchtitan.train on the job config beside it, from the checkout, rank 0's output") {
