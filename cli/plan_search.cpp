@@ -13,6 +13,7 @@
 #include "cli/progress_bar.hpp"
 #include "core/error.hpp"
 #include "core/units.hpp"
+#include "sim/software_stack.hpp"
 
 namespace parasim::cli {
 namespace {
@@ -120,6 +121,8 @@ PlanSearch run_plan_search(const PlanSearchOptions& o, sim::Scenario scenario, b
   out.options = search_options(o, s, out.global_batch);
   if (out.options.constraints.framework == planner::Constraints::Framework::torchtitan) {
     if (auto why = planner::torchtitan_job_problem(*s.model, *s.training)) throw InputError({"", 0, 0}, "--framework torchtitan", *why);
+    // Every plan priced as torchtitan runs it: its attention kernel, its loss, its checkpointing.
+    sim::run_as_torchtitan(*out.scenario.training);
   }
   // One bar per phase (the analytical scan, then the simulations); the search serializes the calls.
   std::unique_ptr<ProgressBar> bar;

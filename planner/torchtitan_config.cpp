@@ -19,7 +19,7 @@ std::vector<std::string> torchtitan_notes(const Plan& plan, const workload::Mode
   if (training.attention == workload::AttentionKernel::flash && training.flash_kernel != workload::FlashKernel::flash2) {
     out.push_back("priced with the GPU's native flash kernel; torchtitan's SDPA runs FlashAttention-2 (training.flash_kernel: flash2 prices that)");
   }
-  if (plan.recompute == Recompute::selective) {
+  if (plan.recompute == Recompute::selective && training.selective_recompute != workload::SelectiveRecompute::ops) {
     out.push_back("priced with Megatron-LM's selective recompute (the attention core); torchtitan's op policy also reruns every second matmul");
   }
   if (plan.zero == 2) out.push_back("ZeRO-2 as FSDP2 that keeps the gathered weights from forward to backward (fsdp_reshard_after_forward = never)");

@@ -12,6 +12,12 @@ bool mentions(const std::string& lower_source, std::string_view name) { return l
 
 }  // namespace
 
+void run_as_torchtitan(workload::TrainingSpec& training) {
+  if (training.attention == workload::AttentionKernel::flash) training.flash_kernel = workload::FlashKernel::flash2;
+  training.cross_entropy = workload::CrossEntropy::torch;
+  training.selective_recompute = workload::SelectiveRecompute::ops;
+}
+
 SoftwareStack software_stack_of(std::string_view source) {
   std::string s(source);
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });

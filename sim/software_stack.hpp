@@ -6,6 +6,8 @@
 #include <optional>
 #include <string_view>
 
+#include "workload/training.hpp"
+
 namespace parasim::sim {
 
 enum class SoftwareStack {
@@ -32,6 +34,12 @@ std::optional<PrintedMemory> memory_printed_by(SoftwareStack stack);
 /// Whether the stack's selective recompute takes Megatron-Core's --recompute-modules (Megatron-LM,
 /// NeMo and Megatron-Bridge); the others rerun what their own policy says.
 bool takes_recompute_modules(SoftwareStack stack);
+
+/// The kernels torchtitan runs whatever a job asks: PyTorch SDPA's flash backend (FlashAttention-2,
+/// where attention is flash), PyTorch's cross_entropy over an fp32 copy of the logits, and op-level
+/// selective checkpointing (its selective_ac_option "op"). validate applies it to torchtitan's rows,
+/// plan and confirm to --framework torchtitan.
+void run_as_torchtitan(workload::TrainingSpec& training);
 
 /// The stack a source string names (case-insensitive repository and product names).
 SoftwareStack software_stack_of(std::string_view source);

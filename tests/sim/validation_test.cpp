@@ -356,3 +356,15 @@ TEST_CASE("the modelled peak of the kind a source printed: tensors, with fragmen
   CHECK(memory_printed_by(SoftwareStack::torchtitan) == PrintedMemory::reserved);
   CHECK_FALSE(memory_printed_by(SoftwareStack::megatron_deepspeed).has_value());
 }
+
+TEST_CASE("torchtitan's kernels as a value: FlashAttention-2 where attention is flash, PyTorch's loss, op-level checkpointing") {
+  workload::TrainingSpec t;
+  run_as_torchtitan(t);
+  CHECK(t.flash_kernel == workload::FlashKernel::flash2);
+  CHECK(t.cross_entropy == workload::CrossEntropy::torch);
+  CHECK(t.selective_recompute == workload::SelectiveRecompute::ops);
+  workload::TrainingSpec eager;
+  eager.attention = workload::AttentionKernel::eager;
+  run_as_torchtitan(eager);
+  CHECK(eager.flash_kernel == workload::FlashKernel::native);  // no flash kernel runs
+}
