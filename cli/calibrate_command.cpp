@@ -457,6 +457,10 @@ Action add_calibrate_command(CLI::App& app) {
                         b.profile.memory_points.size());
     text += fmt::format("Sources     {} numbers have another source in b\n", source_changes.size());
     text += fmt::format("Reference   {} ({})\n", ra.scenario, o->scenario);
+    if (s.cluster.node.gpu.name != b.profile.hardware && !b.profile.hardware.empty()) {
+      // No bundled job runs on b's GPU: b's efficiencies are priced on another GPU's peaks.
+      text += fmt::format("  on {}, not {}: --scenario names a job on {}\n", s.cluster.node.gpu.name, b.profile.hardware, b.profile.hardware);
+    }
     text += fmt::format("  iteration {} -> {} ({})\n", format_duration(Seconds(ra.iteration_s)), format_duration(Seconds(rb.iteration_s)), percent(moved));
     text += fmt::format("  tokens/s  {} -> {}   MFU {}% -> {}%\n", format_number(ra.tokens_per_s, 6), format_number(rb.tokens_per_s, 6),
                         format_number(100 * ra.mfu, 3), format_number(100 * rb.mfu, 3));

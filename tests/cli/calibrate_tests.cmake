@@ -43,6 +43,15 @@ parasim_cli_test(NAME calibrate_show_measured_json ARGS calibrate show ${measure
                  JSON points.gemm.0.clock=burst "points.gemm.0.source=cupti: median of 10 launches"
                  STDOUT_REGEX "\"value\": 0\\.8759760335" "median of the first 20 launches 1366\\.5 us, of the last 1279 1560\\.0 us")
 
+# The same collector on an H200: its sustained clock below the H100's; against the bundled H200 profile
+# on the torchtitan confirm job (an H200 job), and without --scenario, where no bundled job runs on an
+# H200, the A100 reference it falls back to is named as such.
+set(measured_h200 scenarios/profiles/measured/h200-sxm-cupti.yaml)
+parasim_cli_test(NAME calibrate_diff_measured_h200 ARGS calibrate diff h200 ${measured_h200} --scenario tests/data/confirm/qwen3-1.7b-h200-1gpu.yaml
+                 MAX_COLUMNS 120 STDOUT_REGEX "gemm.sustained_clock +0.87 +0.831" "Reference +qwen3-1.7b-h200-1gpu" "iteration 798.4 ms -> 818.8 ms")
+parasim_cli_test(NAME calibrate_diff_measured_h200_no_job ARGS calibrate diff h200 ${measured_h200}
+                 STDOUT_REGEX "on A100-SXM4-80GB, not H200-SXM-141GB: --scenario names a job on H200-SXM-141GB")
+
 # from-trace on an H100 (PyTorch 2.11, CUDA 13.0): the board found by the name CUDA reports, cuBLAS's
 # nvjet GEMMs and cuDNN's fused attention classified, every GEMM's shape joined from its host op.
 parasim_cli_test(NAME calibrate_from_trace_h100 ARGS calibrate from-trace tests/data/kineto/h100_llama2_7b_layer_torch211.json.gz
