@@ -98,6 +98,7 @@ class ModelArgsBlock {
     return true;
   }
   bool open() const { return depth_ > 0; }
+  int first_line() const { return first_line_; }
   // One more line of the block; at its closing brace the fields go into the log.
   void add(std::string line, int number, TorchtitanLog& log) {
     static const std::regex prefix(R"(^\[rank\d+\]:)");
@@ -285,6 +286,9 @@ TorchtitanLog read_torchtitan_log(const std::filesystem::path& file) {
       failed_at = number;
       failure = line.substr(0, 200);
     }
+  }
+  if (block.open()) {
+    throw InputError({file.string(), block.first_line(), 1}, "model arguments", "the JSON after 'Building ... with {' never closes: the log is cut short");
   }
   // A run that died before its first step may have died before the mesh or the batch line too: its
   // failure is what to say.

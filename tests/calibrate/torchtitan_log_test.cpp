@@ -162,4 +162,11 @@ TEST_CASE("model arguments printed as JSON that does not parse are an error at t
   } catch (const InputError& e) {
     CHECK(std::string(e.what()).find("tt_bad_json.log:1:1: error: model arguments: the JSON after 'Building ... with {' does not parse") != std::string::npos);
   }
+  const auto cut = write_log("tt_cut_json.log", {"Building 1-D device mesh with ['dp_shard'], [8]", "Building llama3 8B with {", "  \"dim\": 4096,"});
+  try {
+    read_torchtitan_log(cut);
+    FAIL("no error");
+  } catch (const InputError& e) {
+    CHECK(std::string(e.what()).find("tt_cut_json.log:2:1: error: model arguments: the JSON after 'Building ... with {' never closes") != std::string::npos);
+  }
 }
