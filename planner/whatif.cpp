@@ -13,6 +13,7 @@
 #include "planner/search.hpp"
 #include "sim/error_model.hpp"
 #include "sim/simulator.hpp"
+#include "sim/software_stack.hpp"
 #include "topology/cluster.hpp"
 
 namespace parasim::planner {
@@ -75,7 +76,10 @@ Outcome replan(const sim::Scenario& s, int simulate_top, int threads, const Cons
   if (s.plan) {
     if (auto given = scenario_candidate(*s.plan, *s.model, *s.training, gpus, global_batch, constraints)) options.include.push_back(*given);
   }
-  const auto report = search(s.cluster, *s.model, *s.training, global_batch, s.effective_profile(), options);
+  // Under --framework torchtitan every plan is priced as torchtitan runs it, as plan prices it.
+  auto training = *s.training;
+  if (constraints.framework == Constraints::Framework::torchtitan) sim::run_as_torchtitan(training);
+  const auto report = search(s.cluster, *s.model, training, global_batch, s.effective_profile(), options);
   if (report.ranked.empty() || !report.ranked.front().fits) {
     Outcome o;
     o.gpu = s.cluster.node.gpu.name;

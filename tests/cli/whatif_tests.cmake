@@ -129,3 +129,10 @@ parasim_cli_test(NAME whatif_headroom ARGS whatif ${lab} --vary cluster.nodes=1,
                  STDOUT_REGEX "no plan of the [0-9]+ considered fits in 9.65 GiB per GPU")
 parasim_cli_test(NAME whatif_bad_headroom ARGS whatif ${lab} --vary cluster.nodes=1 --headroom lots RC 2
                  STDERR ${whatif_expected}/whatif_bad_headroom.expected)
+
+# Under --framework torchtitan every re-plan is priced as torchtitan runs it (FlashAttention-2, PyTorch's
+# loss over fp32 logits), as plan prices it: on the Qwen3-1.7B H200 job mb 4 leads, as measured there
+# (tests/data/confirm/h200-torchtitan), where the scenario's own kernels crowned mb 8 that ran out of memory.
+parasim_cli_test(NAME whatif_framework_torchtitan ARGS whatif tests/data/confirm/qwen3-1.7b-h200-1gpu.yaml --vary cluster.nodes=1
+                      --framework torchtitan
+                 STDOUT_REGEX "best plan tp1 · pp1 · dp1 · mb4\n" "879.4 ms")
