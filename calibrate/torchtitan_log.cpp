@@ -152,6 +152,7 @@ bool read_mesh_degrees(const std::string& line, int number, TorchtitanLog& log) 
   log.mesh.clear();
   for (std::sregex_iterator it(degrees.begin(), degrees.end(), degree), end; it != end; ++it) {
     log.mesh.emplace_back((*it)[1].str(), count((*it)[2].str(), log.file, number, "mesh"));
+    if (log.mesh.back().second < 1) throw InputError({log.file.string(), number, 1}, "mesh", fmt::format("the degree {} is 0", log.mesh.back().first));
   }
   log.mesh_line = number;
   return true;
@@ -167,7 +168,10 @@ bool read_mesh(const std::string& line, int number, TorchtitanLog& log) {
   std::vector<std::string> n;
   for (std::sregex_iterator it(names.begin(), names.end(), name), end; it != end; ++it) n.push_back((*it)[1].str());
   std::vector<int> s;
-  for (std::sregex_iterator it(sizes.begin(), sizes.end(), size), end; it != end; ++it) s.push_back(count((*it)[1].str(), log.file, number, "mesh"));
+  for (std::sregex_iterator it(sizes.begin(), sizes.end(), size), end; it != end; ++it) {
+    s.push_back(count((*it)[1].str(), log.file, number, "mesh"));
+    if (s.back() < 1) throw InputError({log.file.string(), number, 1}, "mesh", "a dimension of size 0");
+  }
   if (n.size() != s.size()) return false;
   log.mesh.clear();
   for (std::size_t i = 0; i < n.size(); ++i) log.mesh.emplace_back(n[i], s[i]);
@@ -308,6 +312,9 @@ TorchtitanLog read_torchtitan_log(const std::filesystem::path& file) {
                      "no global batch and sequence length ('Trainer is initialized with local batch size ..., global batch size ..., sequence "
                      "length ...' or, before 2025, 'Training starts at step 1, with local batch size ..., global batch size ..., sequence "
                      "length ...'): torchtitan prints them before the first step; " + keep);
+  }
+  if (*log.global_batch < 1 || *log.seq_len < 1) {
+    throw InputError({file.string(), log.batch_line, 1}, "global batch size", "the global batch and the sequence length must be at least 1");
   }
   return log;
 }

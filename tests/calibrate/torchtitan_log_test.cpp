@@ -85,6 +85,13 @@ TEST_CASE("a torchtitan log that cannot be read says where: no mesh, no start li
   auto huge = lines;
   huge[0] = "Building 1-D device mesh with ['dp_shard'], [99999999999999999999]";
   CHECK(message(write_log("tt_huge.log", huge)).find("tt_huge.log:1:1: error: mesh: '99999999999999999999' is not a count") != std::string::npos);
+  auto zero_degree = lines;
+  zero_degree[0] = "Building device mesh with parallelism: pp=1, dp_replicate=1, dp_shard=0, cp=1, tp=1";
+  CHECK(message(write_log("tt_zero_degree.log", zero_degree)).find("tt_zero_degree.log:1:1: error: mesh: the degree dp_shard is 0") != std::string::npos);
+  auto zero_batch = lines;
+  zero_batch[2] = "Trainer is initialized with local batch size 0, global batch size 0, gradient accumulation steps 1, sequence length 2048";
+  CHECK(message(write_log("tt_zero_batch.log", zero_batch)).find("tt_zero_batch.log:3:1: error: global batch size: the global batch and the sequence "
+                                                                "length must be at least 1") != std::string::npos);
   CHECK(message("tests/data/logs/torchtitan/no_steps.log").find("the run failed before its first --metrics.log_freq, at tests/data/logs/torchtitan/no_steps.log:13: [rank0]: torch.OutOfMemoryError") != std::string::npos);
 }
 
