@@ -72,3 +72,10 @@ parasim_cli_test(NAME confirm_read_torchtitan ARGS confirm --read ${confirmed_ti
 parasim_cli_test(NAME confirm_read_torchtitan_json ARGS confirm --read ${confirmed_titan} --json
                  JSON measured_fastest=plan-02 pairs=3 pairs_agreeing=3 plans.1.measured_rank=1 plans.3.measured_rank=3 plans.1.steps_used=8
                  STDOUT_REGEX "\"max_reserved_mib\": 116439.04")
+# And again once plans were priced as torchtitan runs them (tests/data/confirm/h200-torchtitan-2):
+# every plan ran, the predicted fastest is the measured fastest.
+set(confirmed_priced tests/data/confirm/h200-torchtitan-2)
+parasim_cli_test(NAME confirm_read_torchtitan_priced ARGS confirm --read ${confirmed_priced} MAX_COLUMNS 120
+                 STDOUT_REGEX "1 +tp1 · pp1 · dp1 · mb4 +879.4 ms +1.104 s +-20.4% +1 +93.31 GiB +113.7 GiB"
+                              "4 +tp1 · pp1 · dp1 · mb8 · recompute selective +948.1 ms +1.23 s +-22.9% +3 +118.1 GiB +124.8 GiB"
+                              "Measured fastest: #1 tp1 · pp1 · dp1 · mb4 \\(the predicted fastest\\)" "agree on 5 of 6 pairs of measured plans")
