@@ -321,10 +321,23 @@ std::string read_text(const Manifest& m, const calibrate::ConfirmReading& r, con
     out += fmt::format("Order: prediction and measurement agree on {} of {} pairs of measured plans{}\n", r.agreeing, r.pairs,
                        r.tied ? fmt::format(" ({} more predicted equally fast)", r.tied) : std::string());
   }
-  // torchtitan's every node logs its local rank 0, rank 0's is node 0's.
-  out += fmt::format("error = predicted / measured - 1 (measured: the median step after the first third). To correct the model:\n"
-                     "  parasim calibrate fit {}/plan-*/{} --gpu {} --out profile.yaml\n", dir, read_torchtitan(m) ? "node0.log" : "*.log",
-                     bundled_gpu(m.doc.value("gpu", "")));
+  // torchtitan's every node logs its local rank 0, rank 0's is node 0's. Where a plan did not run, its
+  // logs are left out, one a line: calibrate fit refuses a log without step lines.
+  const auto gpu = bundled_gpu(m.doc.value("gpu", ""));
+  out += "error = predicted / measured - 1 (measured: the median step after the first third). To correct the model:\n";
+  if (std::all_of(r.measured.begin(), r.measured.end(), [](const auto& x) { return x.measured_s.has_value(); })) {
+    out += fmt::format("  parasim calibrate fit {}/plan-*/{} --gpu {} --out profile.yaml\n", dir, read_torchtitan(m) ? "node0.log" : "*.log", gpu);
+    return out;
+  }
+  out += fmt::format("  parasim calibrate fit --gpu {} --out profile.yaml", gpu);
+  for (const auto& x : r.measured) {
+    if (!x.measured_s) continue;
+    for (const auto& log : x.logs) {
+      out += " \\\n      " + log.string();
+      if (read_torchtitan(m)) break;
+    }
+  }
+  out += "\n";
   return out;
 }
 

@@ -68,7 +68,13 @@ parasim_cli_test(NAME confirm_read_torchtitan ARGS confirm --read ${confirmed_ti
                               "plan-01: .*plan-01/node0.log:128:1: error: no step line" "torch.OutOfMemoryError: CUDA out of"
                               "2 +tp1 · pp1 · dp1 · mb4 +773.4 ms +1.06 s +-27.1% +1 +78.71 GiB +113.7 GiB"
                               "Measured fastest: #2 tp1 · pp1 · dp1 · mb4 \\(the predicted fastest of those that ran\\)"
-                              "agree on 3 of 3 pairs of measured plans" "calibrate fit ${confirmed_titan}/plan-\\*/node0.log --gpu h200-sxm-141gb")
+                              "agree on 3 of 3 pairs of measured plans"
+                              "calibrate fit --gpu h200-sxm-141gb --out profile.yaml .\n +${confirmed_titan}/plan-02/node0.log .\n"
+                              "plan-04/node0.log\n")
+# The command it prints, on the plans that ran (calibrate fit refuses the one without step lines).
+parasim_cli_test(NAME confirm_read_torchtitan_then_fit ARGS calibrate fit --gpu h200-sxm-141gb ${confirmed_titan}/plan-02/node0.log
+                      ${confirmed_titan}/plan-03/node0.log ${confirmed_titan}/plan-04/node0.log --json
+                 JSON logs.0.id=plan-02/node0 logs.2.id=plan-04/node0)
 parasim_cli_test(NAME confirm_read_torchtitan_json ARGS confirm --read ${confirmed_titan} --json
                  JSON measured_fastest=plan-02 pairs=3 pairs_agreeing=3 plans.1.measured_rank=1 plans.3.measured_rank=3 plans.1.steps_used=8
                  STDOUT_REGEX "\"max_reserved_mib\": 116439.04")

@@ -84,6 +84,8 @@ if(DEFINED MAX_COLUMNS)
     string(REPLACE "${wide_char}" "." shown_out "${shown_out}")
   endforeach()
   string(REPLACE ";" "," shown_out "${shown_out}")
+  # A backslash before the list separator would escape it (a shell line continuation ends in one).
+  string(REPLACE "\\" "/" shown_out "${shown_out}")
   string(REPLACE "\n" ";" out_lines "${shown_out}")
   foreach(out_line IN LISTS out_lines)
     string(LENGTH "${out_line}" columns)
