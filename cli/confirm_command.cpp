@@ -43,28 +43,13 @@ const planner::ConfirmFramework& framework_of(const PlanSearch& searched) {
 }
 
 // A plan chosen for confirmation: its rank among the simulated and its launch (Megatron-LM's
-// arguments, or torchtitan's job config).
+// arguments; torchtitan's job config is written from the plan).
 struct Candidate {
   const planner::RankedPlan* ranked = nullptr;
   int rank = 0;
   workload::Plan plan;
   planner::MegatronLaunch launch;
-  std::string torchtitan_toml;
 };
-
-// The settings a torchtitan plan's log must show to be its run: the mesh degrees and the batch, as
-// the TOML states them (calibrate/confirm_logs.hpp reads the same names from the log).
-nlohmann::json torchtitan_checked(const std::string& toml) {
-  nlohmann::json out = nlohmann::json::array();
-  for (const char* key : {"data_parallel_replicate_degree", "data_parallel_shard_degree", "tensor_parallel_degree", "context_parallel_degree",
-                          "pipeline_parallel_degree", "local_batch_size", "seq_len"}) {
-    const auto at = toml.find("\n" + std::string(key) + " = ");
-    if (at == std::string::npos) continue;
-    const auto from = at + std::string(key).size() + 4;
-    out.push_back({key, toml.substr(from, toml.find('\n', from) - from)});
-  }
-  return out;
-}
 
 // The arguments a Megatron-LM plan's log must show to be its run: the model's shape, the parallel plan, the batch.
 nlohmann::json checked_arguments(const planner::MegatronLaunch& launch) {
@@ -86,8 +71,7 @@ std::string make_launch(Candidate& c, const PlanSearch& searched, int steps) {
   const auto& s = searched.scenario;
   if (on_torchtitan(searched)) {
     c.plan = c.ranked->plan;
-    c.torchtitan_toml = planner::torchtitan_toml(c.plan, *s.model, *s.training, {}, s.cluster.node.gpus, steps);
-    return c.torchtitan_toml;
+    return planner::torchtitan_toml(c.plan, *s.model, *s.training, {}, s.cluster.node.gpus, steps);
   }
   c.plan = planner::megatron_form(c.ranked->plan, *s.model);
   c.launch = planner::megatron_launch(c.plan, *s.model, *s.training, s.cluster.node.gpu, steps);
@@ -100,7 +84,7 @@ std::vector<Candidate> top_launchable(const PlanSearch& searched, int top, int s
   for (std::size_t i = 0; i < searched.report.ranked.size() && static_cast<int>(out.size()) < top; ++i) {
     const auto& r = searched.report.ranked[i];
     if (!r.fits || launch_problem(searched, r.plan)) continue;
-    Candidate c{&r, static_cast<int>(i) + 1, {}, {}, {}};
+    Candidate c{&r, static_cast<int>(i) + 1, {}, {}};
     const auto text = make_launch(c, searched, steps);
     if (std::find(seen.begin(), seen.end(), text) != seen.end()) continue;
     seen.push_back(text);
@@ -151,7 +135,9 @@ nlohmann::json write_confirm(const Options& o, const PlanSearch& searched, const
     if (on_torchtitan(searched)) {
       write_output_file(sub / "launch_torchtitan.sh", planner::torchtitan_launch_script(header), true);
       write_output_file(sub / "torchtitan.toml", planner::torchtitan_toml(c.plan, *s.model, *s.training, header.lines, s.cluster.node.gpus, o.steps), false);
-      entry["checked_arguments"] = torchtitan_checked(c.torchtitan_toml);
+      nlohmann::json checked = nlohmann::json::array();
+      for (const auto& [key, value] : planner::torchtitan_settings(c.plan, *s.training)) checked.push_back({key, std::to_string(value)});
+      entry["checked_arguments"] = checked;
     } else {
       write_output_file(sub / "launch_megatron.sh", planner::megatron_launch_script(c.launch, header), true);
       write_output_file(sub / "megatron_args.txt", planner::megatron_argument_file(c.launch, header), false);

@@ -58,12 +58,17 @@ std::string activation_checkpoint(const Plan& plan) {
   return "";
 }
 
+// FSDP2 shards over the data ranks and, folded in, the context-parallel ones; DDP replicates.
+int shard_degree(const Plan& p) { return p.zero >= 2 ? p.sharding_group() / p.cp : 1; }
+
+// Without a pipeline a step accumulates local batches of one micro-batch; with one, the local batch
+// is the replica's whole share, split into the schedule's micro-batches.
+int local_batch_of(const Plan& p) { return p.pp > 1 ? p.global_batch / p.dp : p.micro_batch; }
+
 std::string parallelism(const Plan& p, const workload::ModelSpec& model) {
-  // FSDP2 shards over the data ranks and, folded in, the context-parallel ones; DDP replicates.
-  const int shard = p.zero >= 2 ? p.sharding_group() / p.cp : 1;
-  const int replicate = p.dp / shard;
+  const int shard = shard_degree(p);
   std::string out = "[parallelism]\n";
-  out += fmt::format("data_parallel_replicate_degree = {}\n", replicate);
+  out += fmt::format("data_parallel_replicate_degree = {}\n", p.dp / shard);
   out += fmt::format("data_parallel_shard_degree = {}\n", shard);
   if (p.zero == 2) out += "fsdp_reshard_after_forward = \"never\"\n";
   if (p.zero == 3 && p.pp > 1) out += "fsdp_reshard_after_forward = \"always\"  # ZeRO-3 with a pipeline (torchtitan keeps them otherwise)\n";
@@ -92,9 +97,7 @@ std::string torchtitan_toml(const Plan& plan, const workload::ModelSpec& model, 
     throw std::logic_error("torchtitan_toml: a job or plan torchtitan does not run");
   }
   const bool fp8 = training.precision == Precision::fp8;
-  // Without a pipeline a step accumulates local batches of one micro-batch; with one, the local
-  // batch is the replica's whole share, split into the schedule's micro-batches.
-  const int local_batch = plan.pp > 1 ? plan.global_batch / plan.dp : plan.micro_batch;
+  const int local_batch = local_batch_of(plan);
   std::string out;
   for (const auto& line : header) out += "# " + line + "\n";
   out += fmt::format("# torchtitan {} (commit {}, the last release configured by TOML):\n", kTorchtitanRelease, kTorchtitanCommit.substr(0, 7));
@@ -126,6 +129,13 @@ std::string torchtitan_toml(const Plan& plan, const workload::ModelSpec& model, 
   }
   out += "\n[checkpoint]\nenable = false\n";
   return out;
+}
+
+std::vector<std::pair<std::string, int>> torchtitan_settings(const Plan& plan, const workload::TrainingSpec& training) {
+  const int shard = shard_degree(plan);
+  return {{"data_parallel_replicate_degree", plan.dp / shard}, {"data_parallel_shard_degree", shard}, {"tensor_parallel_degree", plan.tp},
+          {"context_parallel_degree", plan.cp}, {"pipeline_parallel_degree", plan.pp}, {"local_batch_size", local_batch_of(plan)},
+          {"seq_len", training.seq_len}};
 }
 
 std::string torchtitan_launch_script(const LaunchHeader& h) {

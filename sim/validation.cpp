@@ -271,14 +271,12 @@ void apply_stack_defaults(const MeasuredRun& r, RowScenario& s, Plan& p) {
     s.training.flash_kernel = workload::FlashKernel::flash1;
     s.filled.push_back("flash_kernel=flash1 (llm-foundry 2023: flash-attn 1.x)");
   }
-  // PyTorch's SDPA ranks its flash backend (FlashAttention-2) ahead of cuDNN's on Hopper, and
-  // torchtitan's context parallelism dispatches to the flash and memory-efficient backends only.
-  if (s.stack == SoftwareStack::torchtitan && !eager) s.filled.push_back("flash_kernel=flash2 (torchtitan 2024: SDPA's flash backend, FlashAttention-2)");
-  // torchtitan computes its loss with PyTorch's cross_entropy over an fp32 copy of the logits,
-  // checkpoints selectively op by op, and without pipeline parallelism runs each rank's local batch as
-  // one forward and backward (gradient accumulation came to it in 2025).
+  // torchtitan's kernels (sim::run_as_torchtitan: SDPA's flash backend, which PyTorch ranks ahead of
+  // cuDNN's on Hopper; PyTorch's loss; op-level checkpointing), and without pipeline parallelism each
+  // rank's local batch as one forward and backward (gradient accumulation came to it in 2025).
   if (s.stack == SoftwareStack::torchtitan) {
     run_as_torchtitan(s.training);
+    if (!eager) s.filled.push_back("flash_kernel=flash2 (torchtitan 2024: SDPA's flash backend, FlashAttention-2)");
     s.filled.push_back("cross_entropy=torch (torchtitan: PyTorch's over fp32 logits)");
     // Its selective activation checkpointing is op-level by default (selective_ac_option "op").
     if (r.recompute == "selective" || !r.recompute) s.filled.push_back("selective_recompute=ops (torchtitan: every second matmul kept)");
