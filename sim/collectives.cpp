@@ -69,23 +69,26 @@ LinkUsage CollectiveLowering::finish(topology::LinkLoads& all, double factor, in
   router_->flush(all, &own);
   // Symmetry: a link only twins cross mirrors one the representative crosses, with the same load
   // from every (equally symmetric) transfer; keeping the representative's links loses no constraint.
-  // Each link's load is divided by its fabric's efficiency.
-  std::vector<std::pair<std::size_t, double>> weights;  // by link id: own.links() is in increasing id
-  for (const std::size_t link : own.links()) {
-    weights.emplace_back(link, all[link] / profile_->fabric(fabric_of(router_->cluster().link(link).kind)).efficiency);
-  }
-  const double max_latency = std::max(all.max_latency, own.max_latency);
+  // Each link's load is divided by its fabric's efficiency; each link is read once (a cache miss
+  // on a large cluster).
+  const auto& links = own.links();  // in increasing id
   LinkUsage u;
   u.bytes_factor = factor;
   u.steps = steps;
   double rate = std::numeric_limits<double>::infinity();
   int slowest = 0;
-  for (const auto& [link, w] : weights) {
-    u.usage.push_back({static_cast<FluidModel::ResourceId>(link), w});
+  u.usage.reserve(links.size());
+  u.capacities.reserve(links.size());
+  for (const std::size_t link : links) {
     const auto& info = router_->cluster().link(link);
+    const Fabric fabric = fabric_of(info.kind);
+    const double w = all[link] / profile_->fabric(fabric).efficiency;
+    u.usage.push_back({static_cast<FluidModel::ResourceId>(link), w});
+    u.capacities.push_back(info.bandwidth.value());
     rate = std::min(rate, info.bandwidth.value() / w);
-    slowest = std::max(slowest, static_cast<int>(fabric_of(info.kind)));  // nvlink < pcie < network
+    slowest = std::max(slowest, static_cast<int>(fabric));  // nvlink < pcie < network
   }
+  const double max_latency = std::max(all.max_latency, own.max_latency);
   u.fabric = static_cast<Fabric>(slowest);
   u.step_latency = Seconds(max_latency);  // the wires; price() adds the protocol's latency
   u.alone_rate = rate;
@@ -243,7 +246,8 @@ const LinkUsage& CollectiveLowering::hierarchical(std::uint64_t group, const wor
   u.alone_rate = std::numeric_limits<double>::infinity();
   for (const auto& [link, w] : weights) {
     u.usage.push_back({link, w});
-    u.alone_rate = std::min(u.alone_rate, cluster.link(link).bandwidth.value() / w);
+    u.capacities.push_back(cluster.link(link).bandwidth.value());
+    u.alone_rate = std::min(u.alone_rate, u.capacities.back() / w);
   }
   u.fabric = std::max(in.fabric, out.fabric);
   u.steps = in.steps + out.steps;

@@ -58,6 +58,9 @@ struct LatencyPart {
 /// Link usage of one phase, per unit of the phase's rate (directed link id, weight).
 struct LinkUsage {
   std::vector<FluidModel::Usage> usage;  ///< resource ids are directed link ids
+  /// Per entry of `usage`: its link's bandwidth (bytes/s), read where the usage is built, so that
+  /// the link classes need not look every link up again (a cache miss each on a large cluster).
+  std::vector<double> capacities;
   double bytes_factor = 1;               ///< per-rank traffic per byte of the buffer
   int steps = 1;
   Seconds step_latency;                  ///< wires (route latency) + protocol per step

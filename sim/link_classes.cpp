@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <stdexcept>
 #include <tuple>
 #include <unordered_map>
 
@@ -13,7 +14,7 @@ LinkClasses link_classes(const topology::Cluster& cluster, std::span<const LinkU
   struct Entry {
     FluidModel::ResourceId link;
     std::uint32_t pattern;
-    double weight;
+    double weight, capacity;
   };
   // A pattern lists a link once, so a counting sort by link over the patterns in order is that order
   // (a comparison sort of the 58k entries of a 16K-GPU job cost more than the rest of this).
@@ -26,7 +27,12 @@ LinkClasses link_classes(const topology::Cluster& cluster, std::span<const LinkU
   for (std::size_t l = 1; l < start.size(); ++l) start[l] += start[l - 1];
   std::vector<Entry> entries(count);
   for (std::uint32_t p = 0; p < patterns.size(); ++p) {
-    for (const auto& u : patterns[p]->usage) entries[start[u.resource]++] = {u.resource, p, u.weight};
+    const auto& pattern = *patterns[p];
+    if (pattern.capacities.size() != pattern.usage.size()) throw std::logic_error("a link usage without its links' capacities");
+    for (std::size_t k = 0; k < pattern.usage.size(); ++k) {
+      const auto& u = pattern.usage[k];
+      entries[start[u.resource]++] = {u.resource, p, u.weight, pattern.capacities[k]};
+    }
   }
 
   // A link's signature is its capacity and its run of (pattern, weight) in `entries`, hashed and
@@ -53,7 +59,7 @@ LinkClasses link_classes(const topology::Cluster& cluster, std::span<const LinkU
   LinkClasses out;
   for (std::size_t i = 0; i < entries.size();) {
     const auto link = entries[i].link;
-    Signature sig{cluster.link(link).bandwidth.value(), i, i};
+    Signature sig{entries[i].capacity, i, i};
     while (i < entries.size() && entries[i].link == link) ++i;
     sig.end = i;
     // Classes are numbered as first met, in link order.

@@ -7,6 +7,7 @@
 #include <boost/graph/filtered_graph.hpp>
 #include <cmath>
 #include <cstdint>
+#include <fmt/format.h>
 #include <limits>
 
 namespace parasim::topology {
@@ -90,7 +91,7 @@ Router::Router(const Cluster& cluster)
   for (std::size_t i = 0; i < node_size_ * node_size_; ++i) node_routes_[i].store(nullptr, std::memory_order_relaxed);
   measure_node();
   index_network();
-  measure_leaving();
+  measure_legs();
 }
 
 // All nodes are laid out alike, so node 0's distances serve every node.
@@ -125,6 +126,11 @@ void Router::index_network() {
     switch_links_[s].to_switches.reserve(degree);
   }
   cables_.resize(static_cast<std::size_t>(cluster.node_count() * cluster.spec().node.nics.count));
+  // A cabled NIC has two links; the rest of the network's links join two switches.
+  const std::size_t network_links = cluster.link_count() - network_links_;
+  const std::size_t between_switches = network_links - std::min(network_links, 2 * cables_.size());
+  switch_edges.reserve(between_switches);
+  switch_costs.reserve(between_switches);
   min_switch_link_cost_ = std::numeric_limits<std::int64_t>::max();
   for (std::size_t id = network_links_; id < cluster.link_count(); ++id) {
     const Edge e = cluster.edge(id);
@@ -151,7 +157,10 @@ void Router::index_network() {
   }
   switch_graph_->graph = SwitchGraph::Graph(boost::edges_are_unsorted_multi_pass, switch_edges.begin(), switch_edges.end(),
                                             switch_costs.begin(), switches);
-  for (auto& links : switch_links_) std::sort(links.by_target.begin(), links.by_target.end());
+  // Usually sorted already: switches are cabled in the order of their vertices.
+  for (auto& links : switch_links_) {
+    if (!std::is_sorted(links.by_target.begin(), links.by_target.end())) std::sort(links.by_target.begin(), links.by_target.end());
+  }
   network_distance_.resize(cluster.leaf_count());
 }
 
@@ -350,9 +359,10 @@ Vertex Router::leave_node(int src_gpu, int dst_gpu, Sink&& sink) const {
 template <class Sink>
 void Router::node_parts(int src_gpu, int dst_gpu, Sink&& sink, Vertex& out_leaf, Vertex& in_leaf) const {
   const Cluster& c = *cluster_;
-  const Vertex src = c.gpu_vertex(src_gpu), dst = c.gpu_vertex(dst_gpu);
   out_leaf = in_leaf = 0;
-  if (c.node_of(src_gpu) == c.node_of(dst_gpu)) {
+  const int src_node = c.node_of(src_gpu), dst_node = c.node_of(dst_gpu);
+  if (src_node == dst_node) {
+    const Vertex src = c.gpu_vertex(src_gpu), dst = c.gpu_vertex(dst_gpu);
     if (c.spec().node.peer_to_peer) {
       route_in_node(src, dst, sink);
     } else {
@@ -362,14 +372,21 @@ void Router::node_parts(int src_gpu, int dst_gpu, Sink&& sink, Vertex& out_leaf,
     }
     return;
   }
-  const Vertex out_nic = leave_node(src_gpu, dst_gpu, sink), in_nic = c.nic_of(dst_gpu);
-  const auto& up = cable(out_nic);
-  const auto& down = cable(in_nic);
+  if (legs_.leaving.empty()) throw std::logic_error(fmt::format("node {} has no NIC", c.spec().node.name));
+  const auto gpus = static_cast<std::size_t>(c.gpus_per_node());
+  const auto src_local = static_cast<std::size_t>(c.local_index(src_gpu)), dst_local = static_cast<std::size_t>(c.local_index(dst_gpu));
+  const auto& out = legs_.leaving[src_local * gpus + dst_local];
+  const auto& in = legs_.arriving[dst_local];
+  const std::size_t nics = static_cast<std::size_t>(c.spec().node.nics.count);
+  const std::size_t src_shift = static_cast<std::size_t>(src_node) * c.links_per_node(), dst_shift = static_cast<std::size_t>(dst_node) * c.links_per_node();
+  for (const auto& h : out.hops) sink(h.link + src_shift, h.share, h.latency);
+  const auto& up = cables_[static_cast<std::size_t>(src_node) * nics + out.nic];
+  const auto& down = cables_[static_cast<std::size_t>(dst_node) * nics + in.nic];
   out_leaf = up.leaf;
   in_leaf = down.leaf;
   sink(up.up, 1.0, up.up_latency);
   sink(down.down, 1.0, down.down_latency);
-  route_in_node(in_nic, dst, sink);
+  for (const auto& h : in.hops) sink(h.link + dst_shift, h.share, h.latency);
 }
 
 Route Router::route(int src_gpu, int dst_gpu) const {
@@ -392,31 +409,51 @@ Route Router::route(int src_gpu, int dst_gpu) const {
   return r;
 }
 
-// Walks the first part of a route between nodes once per pair of local GPUs: the far twins of a
-// collective need only its latency (accumulate_network), and there are thousands of them.
-void Router::measure_leaving() {
+// The far twins of a collective need only a route's latency (accumulate_network), and there are
+// thousands of them: its parts inside its nodes are looked up, not walked.
+void Router::measure_legs() {
   const Cluster& c = *cluster_;
   if (c.spec().node.nics.count == 0 || c.node_count() < 2) return;
   const int gpus = c.gpus_per_node();
-  leaving_latency_.assign(static_cast<std::size_t>(gpus * gpus), 0.0);
+  const Vertex first_nic = node_size_ - static_cast<Vertex>(c.spec().node.nics.count);
+  const auto record = [](NodeLeg& leg) {
+    return [&leg](std::size_t link, double share, double latency) {
+      leg.hops.push_back({link, share, latency});
+      leg.latency += latency;
+    };
+  };
+  legs_.leaving.resize(static_cast<std::size_t>(gpus * gpus));
+  legs_.arriving.resize(static_cast<std::size_t>(gpus));
   for (int src = 0; src < gpus; ++src) {
     for (int dst = 0; dst < gpus; ++dst) {
       // The destination in node 1: only its local index matters to the part in node 0.
-      double& latency = leaving_latency_[static_cast<std::size_t>(src * gpus + dst)];
-      leave_node(src, gpus + dst, [&latency](std::size_t, double, double hop_latency) { latency += hop_latency; });
+      auto& leg = legs_.leaving[static_cast<std::size_t>(src * gpus + dst)];
+      leg.nic = leave_node(src, gpus + dst, record(leg)) - first_nic;
     }
+  }
+  for (int dst = 0; dst < gpus; ++dst) {
+    auto& leg = legs_.arriving[static_cast<std::size_t>(dst)];
+    const Vertex nic = c.nic_of(dst);
+    leg.nic = nic - first_nic;
+    route_in_node(nic, c.gpu_vertex(dst), record(leg));
   }
 }
 
 double Router::node_parts_latency(int src_gpu, int dst_gpu, Vertex& out_leaf, Vertex& in_leaf) const {
   const Cluster& c = *cluster_;
-  const Vertex in_nic = c.nic_of(dst_gpu);
-  const auto& up = cable(c.nic_of(sender_of(src_gpu, dst_gpu)));
-  const auto& down = cable(in_nic);
-  double latency = leaving_latency_[static_cast<std::size_t>(c.local_index(src_gpu) * c.gpus_per_node() + c.local_index(dst_gpu))];
+  const auto gpus = static_cast<std::size_t>(c.gpus_per_node());
+  const auto nics = static_cast<std::size_t>(c.spec().node.nics.count);
+  const auto src_node = static_cast<std::size_t>(c.node_of(src_gpu)), dst_node = static_cast<std::size_t>(c.node_of(dst_gpu));
+  const auto dst_local = static_cast<std::size_t>(c.local_index(dst_gpu));
+  const auto& out = legs_.leaving[static_cast<std::size_t>(c.local_index(src_gpu)) * gpus + dst_local];
+  const auto& in = legs_.arriving[dst_local];
+  const auto& up = cables_[src_node * nics + out.nic];
+  const auto& down = cables_[dst_node * nics + in.nic];
+  // Summed in node_parts()'s order: the same double, to the bit.
+  double latency = out.latency;
   latency += up.up_latency;
   latency += down.down_latency;
-  route_in_node(in_nic, c.gpu_vertex(dst_gpu), [&latency](std::size_t, double, double hop_latency) { latency += hop_latency; });
+  for (const auto& h : in.hops) latency += h.latency;
   out_leaf = up.leaf;
   in_leaf = down.leaf;
   return latency;
@@ -426,7 +463,7 @@ template <bool kNodeLinks>
 void Router::add_route(int src_gpu, int dst_gpu, double share, LinkLoads& loads) const {
   double latency = 0.0;
   Vertex out_leaf = 0, in_leaf = 0;
-  if (!kNodeLinks && !leaving_latency_.empty() && cluster_->node_of(src_gpu) != cluster_->node_of(dst_gpu)) {
+  if (!kNodeLinks && !legs_.leaving.empty() && cluster_->node_of(src_gpu) != cluster_->node_of(dst_gpu)) {
     latency = node_parts_latency(src_gpu, dst_gpu, out_leaf, in_leaf);
   } else {
     node_parts(src_gpu, dst_gpu, [&](std::size_t link, double hop_share, double hop_latency) {

@@ -169,7 +169,8 @@ class Router {
   /// A route between two nodes without its links: the latency of its parts inside the nodes (NIC
   /// cables included, summed in walking order as node_parts() does) and its two leaves.
   double node_parts_latency(int src_gpu, int dst_gpu, Vertex& out_leaf, Vertex& in_leaf) const;
-  void measure_leaving();
+  /// Walks, in node 0, the parts of the routes between nodes inside their two nodes (node_legs_).
+  void measure_legs();
   /// The GPU whose NIC a route between nodes leaves by.
   int sender_of(int src_gpu, int dst_gpu) const;
   /// A route between nodes from its source GPU to the NIC it leaves by (PXN's relay included), hop
@@ -191,10 +192,25 @@ class Router {
   std::unique_ptr<SwitchGraph> switch_graph_;
   LeafSymmetry symmetry_;
   std::vector<NicCable> cables_;  ///< per global NIC index
-  /// For a route between nodes, by (source, destination) local GPU index: the latency of its part in
-  /// the source node, up to its NIC (PXN's relay included), summed hop by hop from 0. Every node is
-  /// laid out alike, so node 0's serve all.
-  std::vector<double> leaving_latency_;
+  /// A route between nodes inside one of its nodes, in node 0 (every node is laid out alike: node n's
+  /// links are these shifted): its hops in walking order, each with its latency, the NIC it passes
+  /// (its index in the node) and the hops' latencies summed from 0 in that order.
+  struct NodeLeg {
+    struct Hop {
+      std::size_t link = 0;
+      double share = 1.0, latency = 0;
+    };
+    std::vector<Hop> hops;
+    std::size_t nic = 0;
+    double latency = 0;
+  };
+  /// Walked once per pair of local GPUs, where a route between nodes leaves its source node (up to
+  /// the NIC, PXN's relay included; by source * gpus per node + destination local index) and per
+  /// local GPU where it enters its destination node (from the NIC), so the thousands of twins of a
+  /// collective look their node parts up. Empty without NICs or a second node.
+  struct NodeLegs {
+    std::vector<NodeLeg> leaving, arriving;
+  } legs_;
   /// Each network switch's links out to other switches, by target vertex, and the cheapest of all its
   /// links out (cables to NICs included).
   struct SwitchLinks {

@@ -9,8 +9,9 @@ using namespace parasim::sim;
 
 namespace {
 
-LinkUsage pattern(std::vector<FluidModel::Usage> usage) {
+LinkUsage pattern(const topology::Cluster& cluster, std::vector<FluidModel::Usage> usage) {
   LinkUsage u;
+  for (const auto& x : usage) u.capacities.push_back(cluster.link(x.resource).bandwidth.value());
   u.usage = std::move(usage);
   return u;
 }
@@ -33,8 +34,8 @@ TEST_CASE("links with the same capacity and the same weight in every pattern fol
   REQUIRE(nv.size() >= 4);
   // An ECMP-like fan: nv[0] and nv[1] carry half of A each and all of B; nv[2] carries A in full;
   // pcie[0] carries half of A and all of B like the fan, but at another capacity.
-  const auto a = pattern({{nv[0], 0.5}, {nv[1], 0.5}, {nv[2], 1.0}, {pcie[0], 0.5}});
-  const auto b = pattern({{nv[0], 1.0}, {nv[1], 1.0}, {pcie[0], 1.0}});
+  const auto a = pattern(cluster, {{nv[0], 0.5}, {nv[1], 0.5}, {nv[2], 1.0}, {pcie[0], 0.5}});
+  const auto b = pattern(cluster, {{nv[0], 1.0}, {nv[1], 1.0}, {pcie[0], 1.0}});
   const std::vector<const LinkUsage*> patterns{&a, &b};
   const auto classes = link_classes(cluster, patterns);
   CHECK(classes.links == 4);
@@ -57,8 +58,8 @@ TEST_CASE("links with the same capacity and the same weight in every pattern fol
 TEST_CASE("one pattern that loads a fan unevenly splits it") {
   const topology::Cluster cluster(test::dgx_cluster(2));
   const auto nv = links_of(cluster, topology::LinkKind::nvlink);
-  const auto a = pattern({{nv[0], 0.5}, {nv[1], 0.5}});
-  const auto c = pattern({{nv[0], 1.0}});
+  const auto a = pattern(cluster, {{nv[0], 0.5}, {nv[1], 0.5}});
+  const auto c = pattern(cluster, {{nv[0], 1.0}});
   const std::vector<const LinkUsage*> patterns{&a, &c};
   const auto classes = link_classes(cluster, patterns);
   CHECK(classes.capacities.size() == 2);
@@ -71,9 +72,9 @@ TEST_CASE("max-min rates over the classes equal the rates over every link, bit f
   // limit on its own link and C's leftover come out the same whichever way the links are counted.
   const topology::Cluster cluster(test::dgx_cluster(2));
   const auto nv = links_of(cluster, topology::LinkKind::nvlink);
-  const auto a = pattern({{nv[0], 0.5}, {nv[1], 0.5}, {nv[2], 3.0}});
-  const auto b = pattern({{nv[0], 1.0}, {nv[1], 1.0}});
-  const auto c = pattern({{nv[0], 0.25}, {nv[1], 0.25}, {nv[3], 0.1}});
+  const auto a = pattern(cluster, {{nv[0], 0.5}, {nv[1], 0.5}, {nv[2], 3.0}});
+  const auto b = pattern(cluster, {{nv[0], 1.0}, {nv[1], 1.0}});
+  const auto c = pattern(cluster, {{nv[0], 0.25}, {nv[1], 0.25}, {nv[3], 0.1}});
   const std::vector<const LinkUsage*> patterns{&a, &b, &c};
   const auto classes = link_classes(cluster, patterns);
   CHECK(classes.capacities.size() == 3);  // the fan, nv2, nv3
