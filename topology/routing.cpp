@@ -8,7 +8,9 @@
 #include <cmath>
 #include <cstdint>
 #include <fmt/format.h>
+#include <iterator>
 #include <limits>
+#include <type_traits>
 
 namespace parasim::topology {
 
@@ -73,10 +75,7 @@ std::vector<std::int64_t> link_costs(const Cluster& cluster) {
 // built at once from the list of links (an adjacency list allocates a property per edge, and a
 // 16K-GPU network has 65k links between switches).
 struct Router::SwitchGraph {
-  struct Cost {
-    std::int64_t value = 0;
-  };
-  using Graph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, Cost>;
+  using Graph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, SwitchCost>;
   Graph graph;
 };
 
@@ -111,27 +110,68 @@ void Router::measure_node() {
   }
 }
 
-// One pass over the network's links: each switch's links, the switch graph, the NICs' cables.
+namespace {
+
+// The switch graph's edges row by row (each row in link id order), read in place for the compressed
+// graph's sorted-edges constructor: (source, target) pairs or their costs.
+template <class Rows, bool kCosts>
+class RowEdges {
+ public:
+  using iterator_category = std::forward_iterator_tag;
+  using value_type = std::conditional_t<kCosts, Router::SwitchCost, std::pair<std::size_t, std::size_t>>;
+  using difference_type = std::ptrdiff_t;
+  using pointer = const value_type*;
+  using reference = const value_type&;
+
+  RowEdges(const Rows& rows, std::size_t row, Vertex first) : rows_(&rows), row_(row), first_(first) { settle(); }
+  reference operator*() const { return current_; }
+  pointer operator->() const { return &current_; }
+  RowEdges& operator++() {
+    ++k_;
+    settle();
+    return *this;
+  }
+  RowEdges operator++(int) {
+    RowEdges before = *this;
+    ++*this;
+    return before;
+  }
+  bool operator==(const RowEdges& o) const { return row_ == o.row_ && k_ == o.k_; }
+
+ private:
+  // Past empty rows, and the edge there read.
+  void settle() {
+    while (row_ < rows_->size() && k_ == (*rows_)[row_].to_switches.size()) ++row_, k_ = 0;
+    if (row_ == rows_->size()) return;
+    const auto& out = (*rows_)[row_].to_switches[k_];
+    if constexpr (kCosts) current_ = {out.cost};
+    else current_ = {row_, out.to - first_};
+  }
+  const Rows* rows_;
+  std::size_t row_, k_ = 0;
+  Vertex first_;
+  value_type current_{};
+};
+
+}  // namespace
+
+std::size_t Router::SwitchLinks::slot_of(Vertex target) const {
+  const auto it = std::lower_bound(to_switches.begin(), to_switches.end(), target, [](const Out& o, Vertex t) { return o.to < t; });
+  return it != to_switches.end() && it->to == target ? static_cast<std::size_t>(it - to_switches.begin()) : to_switches.size();
+}
+
+// One pass over the network's links: each switch's links and the NICs' cables; the switch graph is
+// then read out of the switches' rows.
 void Router::index_network() {
   const Cluster& cluster = *cluster_;
   const Graph& g = cluster.graph();
   const Vertex first = cluster.first_switch();
   const std::size_t switches = cluster.switch_count();
-  std::vector<std::pair<std::size_t, std::size_t>> switch_edges;
-  std::vector<SwitchGraph::Cost> switch_costs;
   switch_links_.resize(switches);
-  for (std::size_t s = 0; s < switches; ++s) {
-    const auto degree = boost::out_degree(first + s, g);
-    switch_links_[s].by_target.reserve(degree);
-    switch_links_[s].to_switches.reserve(degree);
-  }
+  for (std::size_t s = 0; s < switches; ++s) switch_links_[s].to_switches.reserve(boost::out_degree(first + s, g));
   cables_.resize(static_cast<std::size_t>(cluster.node_count() * cluster.spec().node.nics.count));
-  // A cabled NIC has two links; the rest of the network's links join two switches.
-  const std::size_t network_links = cluster.link_count() - network_links_;
-  const std::size_t between_switches = network_links - std::min(network_links, 2 * cables_.size());
-  switch_edges.reserve(between_switches);
-  switch_costs.reserve(between_switches);
   min_switch_link_cost_ = std::numeric_limits<std::int64_t>::max();
+  std::size_t edges = 0;
   for (std::size_t id = network_links_; id < cluster.link_count(); ++id) {
     const Edge e = cluster.edge(id);
     const Vertex u = boost::source(e, g), v = boost::target(e, g);
@@ -147,20 +187,20 @@ void Router::index_network() {
     auto& links = switch_links_[u - first];
     links.min_cost = std::min(links.min_cost, cost(id));
     if (v >= first) {
-      // A switch's cables down to NICs are never looked up by target: routes end at leaves.
-      links.by_target.emplace_back(v, id);
       links.to_switches.push_back({v, id, cost(id)});
-      switch_edges.emplace_back(u - first, v - first);
-      switch_costs.push_back({cost(id)});
       min_switch_link_cost_ = std::min(min_switch_link_cost_, cost(id));
+      ++edges;
     }
   }
-  switch_graph_->graph = SwitchGraph::Graph(boost::edges_are_unsorted_multi_pass, switch_edges.begin(), switch_edges.end(),
-                                            switch_costs.begin(), switches);
-  // Usually sorted already: switches are cabled in the order of their vertices.
+  const auto by_target = [](const SwitchLinks::Out& a, const SwitchLinks::Out& b) { return a.to < b.to; };
   for (auto& links : switch_links_) {
-    if (!std::is_sorted(links.by_target.begin(), links.by_target.end())) std::sort(links.by_target.begin(), links.by_target.end());
+    auto& out = links.to_switches;
+    if (!std::is_sorted(out.begin(), out.end(), by_target)) std::sort(out.begin(), out.end(), by_target);
   }
+  using Pairs = RowEdges<std::vector<SwitchLinks>, false>;
+  using Costs = RowEdges<std::vector<SwitchLinks>, true>;
+  switch_graph_->graph = SwitchGraph::Graph(boost::edges_are_sorted, Pairs(switch_links_, 0, first), Pairs(switch_links_, switches, first),
+                                            Costs(switch_links_, 0, first), switches, edges);
   network_distance_.resize(cluster.leaf_count());
 }
 
@@ -277,7 +317,7 @@ const std::vector<std::int64_t>& Router::distances_to(Vertex leaf) const {
   const auto& sg = switch_graph_->graph;
   const auto distances = boost::make_iterator_property_map(row.data(), boost::identity_property_map());
   boost::dijkstra_shortest_paths_no_color_map(
-      sg, leaf - first, boost::weight_map(boost::get(&SwitchGraph::Cost::value, sg)).distance_map(distances).distance_inf(kUnreachable));
+      sg, leaf - first, boost::weight_map(boost::get(&SwitchCost::value, sg)).distance_map(distances).distance_inf(kUnreachable));
   return row;
 }
 
@@ -295,8 +335,8 @@ const Router::LeafRoute& Router::leaf_route(const LeafPairImage& image) const {
     // of a scan of the switch's links (a spine of a two-tier fabric reaches every leaf).
     const auto& links = switch_links_[v - first];
     if (dist(v) - links.min_cost < min_switch_link_cost_) {
-      const auto it = std::lower_bound(links.by_target.begin(), links.by_target.end(), std::pair{to_leaf, std::size_t{0}});
-      if (it != links.by_target.end() && it->first == to_leaf && cost(it->second) == dist(v)) out.push_back(*it);
+      const std::size_t k = links.slot_of(to_leaf);
+      if (k < links.to_switches.size() && links.slot(k).cost == dist(v)) out.emplace_back(to_leaf, links.slot(k).link);
       return;
     }
     for (const auto& o : links.to_switches) {
@@ -306,9 +346,7 @@ const Router::LeafRoute& Router::leaf_route(const LeafPairImage& image) const {
   LeafRoute r;
   const Graph& g = cluster_->graph();
   const auto slot = [&](Vertex leaf, Vertex other) {
-    const auto& links = switch_links_[leaf - first];
-    const auto it = std::lower_bound(links.by_target.begin(), links.by_target.end(), std::pair{other, std::size_t{0}});
-    return static_cast<std::uint32_t>(it - links.by_target.begin());
+    return static_cast<std::uint32_t>(switch_links_[leaf - first].slot_of(other));
   };
   ecmp_walk(image.from, to_leaf, 1.0, first, cluster_->switch_count(), dist, next_hops, [&](std::size_t link, double share, double latency) {
     const Edge e = cluster_->edge(link);
@@ -328,14 +366,13 @@ std::size_t Router::renamed(const LeafRoute::End& end, const LeafPairImage& imag
   if (end.between_leaves) {
     const Vertex u = image.back(end.from), v = image.back(end.to);
     if (u == end.from && v == end.to) return end.hop.link;
-    const auto& links = switch_links_[u - first].by_target;
-    return std::lower_bound(links.begin(), links.end(), std::pair{v, std::size_t{0}})->second;
+    const auto& links = switch_links_[u - first];
+    return links.slot(links.slot_of(v)).link;
   }
   // A renamed leaf is cabled like its representative: the same switches in the same order.
   const Vertex leaf = image.back(end.leaf_sends ? end.from : end.to);
   if (leaf == (end.leaf_sends ? end.from : end.to)) return end.hop.link;
-  const auto& links = switch_links_[leaf - first];
-  const std::size_t up = links.by_target[end.slot].second;
+  const std::size_t up = switch_links_[leaf - first].slot(end.slot).link;
   return end.leaf_sends ? up : Cluster::reverse_link(up);
 }
 

@@ -132,6 +132,14 @@ class Router {
     bool leaf_to_leaf = false;  ///< an end runs between two leaves (renamed by a search)
   };
   struct SwitchGraph;
+
+ public:
+  /// A link's routing cost as the switch graph's edge property (for its construction from the rows).
+  struct SwitchCost {
+    std::int64_t value = 0;
+  };
+
+ private:
   void measure_node();
   void index_network();
   /// A route inside node 0, its hops in walking order, each with its share of the latency.
@@ -211,12 +219,12 @@ class Router {
   struct NodeLegs {
     std::vector<NodeLeg> leaving, arriving;
   } legs_;
-  /// Each network switch's links out to other switches, by target vertex, and the cheapest of all its
-  /// links out (cables to NICs included).
+  /// Each network switch's links out to other switches, and the cheapest of all its links out (cables
+  /// to NICs included).
   struct SwitchLinks {
-    std::vector<std::pair<Vertex, std::size_t>> by_target;  ///< (target switch, link id), sorted
-    /// The links to network switches in the graph's out-edge order (link id order), with their
-    /// costs: the ECMP walk's candidates, contiguous.
+    /// The links to network switches by increasing target, with their costs: the ECMP walk's
+    /// candidates, contiguous. A slot is a place in this order, which every leaf of a class lists
+    /// alike. (A network is cabled in the order of its vertices: the graph's out-edge order.)
     struct Out {
       Vertex to = 0;
       std::size_t link = 0;
@@ -224,6 +232,10 @@ class Router {
     };
     std::vector<Out> to_switches;
     std::int64_t min_cost = std::numeric_limits<std::int64_t>::max();
+
+    const Out& slot(std::size_t k) const { return to_switches[k]; }
+    /// The slot of the link to `target`, or to_switches.size() where there is none.
+    std::size_t slot_of(Vertex target) const;
   };
   std::vector<SwitchLinks> switch_links_;
   std::int64_t min_switch_link_cost_ = 0;  ///< the cheapest link between two network switches
