@@ -9,9 +9,7 @@ namespace parasim::topology {
 
 namespace {
 
-// A link to or from a leaf as the class test compares it: the switch at its other end, which way it
-// runs, its bandwidth and latency.
-using Cabling = std::tuple<Vertex, bool, double, double>;
+using Cabling = LeafSymmetry::Cabling;
 
 // Each leaf's links to other switches, both ways, in link id order, from one pass over the network's
 // links (contiguous, where a leaf's in- and out-edges would be a pointer per edge); classes compare
@@ -47,7 +45,9 @@ std::uint64_t hash_of(const std::vector<Cabling>& cablings) {
 
 }  // namespace
 
-LeafSymmetry::LeafSymmetry(const Cluster& cluster)
+LeafSymmetry::LeafSymmetry(const Cluster& cluster) : LeafSymmetry(cluster, cablings(cluster)) {}
+
+LeafSymmetry::LeafSymmetry(const Cluster& cluster, std::vector<std::vector<Cabling>> all)
     : first_(cluster.first_switch()), class_of_(cluster.switch_count(), UINT32_MAX) {
   const Graph& g = cluster.graph();
   // Classes by the hash of their cabling, each with its first member's cabling (as listed and
@@ -58,7 +58,6 @@ LeafSymmetry::LeafSymmetry(const Cluster& cluster)
     std::vector<Cabling> listed, sorted;
   };
   std::unordered_map<std::uint64_t, std::vector<Class>> classes;
-  auto all = cablings(cluster);
   for (Vertex v = first_; v < first_ + cluster.switch_count(); ++v) {
     if (g[v].kind != VertexKind::leaf) continue;
     // Two leaves cabled to each other list each other, never themselves: they fall in two classes.

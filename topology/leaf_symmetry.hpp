@@ -8,6 +8,7 @@
 // leaves. Every class is found from the graph; nothing here assumes how the network was built.
 #include <array>
 #include <cstdint>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -30,7 +31,16 @@ struct LeafPairImage {
 
 class LeafSymmetry {
  public:
+  /// A link to or from a leaf as the class test compares it: the switch at its other end, whether it
+  /// runs from the leaf, its bandwidth and latency.
+  using Cabling = std::tuple<Vertex, bool, double, double>;
+
+  LeafSymmetry() = default;
+  /// Reads each leaf's links to other switches off the cluster's network links.
   explicit LeafSymmetry(const Cluster& cluster);
+  /// From each network switch's cablings (by switch index; a leaf's alone are read, in any order)
+  /// where the caller has them at hand: the router, from its index of the network.
+  LeafSymmetry(const Cluster& cluster, std::vector<std::vector<Cabling>> cablings);
 
   /// The pair of representatives (a, b) maps to, a != b: the first and second member of their class
   /// when both leaves are in one class, else each class's first member.

@@ -85,11 +85,11 @@ Router::Router(const Cluster& cluster)
       cost_(link_costs(cluster)),
       network_links_(cluster.first_network_link()),
       switch_graph_(std::make_unique<SwitchGraph>()),
-      symmetry_(cluster),
       node_routes_(new std::atomic<const NodeRoute*>[node_size_ * node_size_]) {
   for (std::size_t i = 0; i < node_size_ * node_size_; ++i) node_routes_[i].store(nullptr, std::memory_order_relaxed);
   measure_node();
   index_network();
+  symmetry_ = LeafSymmetry(cluster, leaf_cablings());
   measure_legs();
 }
 
@@ -202,6 +202,26 @@ void Router::index_network() {
   switch_graph_->graph = SwitchGraph::Graph(boost::edges_are_sorted, Pairs(switch_links_, 0, first), Pairs(switch_links_, switches, first),
                                             Costs(switch_links_, 0, first), switches, edges);
   network_distance_.resize(cluster.leaf_count());
+}
+
+// Every cable is two links, 2k and 2k + 1: a leaf's links in are its row's links out, reversed.
+std::vector<std::vector<LeafSymmetry::Cabling>> Router::leaf_cablings() const {
+  const Cluster& c = *cluster_;
+  const Graph& g = c.graph();
+  const Vertex first = c.first_switch();
+  std::vector<std::vector<LeafSymmetry::Cabling>> out(c.switch_count());
+  for (std::size_t s = 0; s < out.size(); ++s) {
+    if (g[first + s].kind != VertexKind::leaf) continue;
+    auto& list = out[s];
+    list.reserve(2 * switch_links_[s].to_switches.size());
+    for (const auto& o : switch_links_[s].to_switches) {
+      const auto& up = c.link(o.link);
+      const auto& down = c.link(Cluster::reverse_link(o.link));
+      list.emplace_back(o.to, true, up.bandwidth.value(), up.latency.value());
+      list.emplace_back(o.to, false, down.bandwidth.value(), down.latency.value());
+    }
+  }
+  return out;
 }
 
 void LinkLoads::clear() {

@@ -142,6 +142,8 @@ class Router {
  private:
   void measure_node();
   void index_network();
+  /// Each leaf's links to other switches both ways, read off its row (for the leaf classes).
+  std::vector<std::vector<LeafSymmetry::Cabling>> leaf_cablings() const;
   /// A route inside node 0, its hops in walking order, each with its share of the latency.
   struct NodeRoute {
     std::vector<Hop> hops;
