@@ -239,7 +239,7 @@ const Router::NicCable& Router::cable(Vertex nic) const { return cables_[cluster
 
 // Walks the least-cost DAG from `from` to `to`, splitting the share evenly over the next hops w of v
 // whose distance is v's less the link's cost (`next_hops(v, out)` lists them as (w, link id));
-// each hop goes to sink(link, share, share x latency). The walk's vertices lie in [lo, lo + span).
+// each hop goes to sink(v, w, link, share, share x latency). The walk's vertices lie in [lo, lo + span).
 template <class Distance, class NextHops, class Sink>
 void Router::ecmp_walk(Vertex from, Vertex to, double share, Vertex lo, std::size_t span, Distance dist, NextHops next_hops,
                        Sink&& sink) const {
@@ -259,7 +259,7 @@ void Router::ecmp_walk(Vertex from, Vertex to, double share, Vertex lo, std::siz
       next_hops(v, choices);
       const double part = s / static_cast<double>(choices.size());
       for (const auto& [w, link] : choices) {
-        sink(link, part, part * cluster_->link(link).latency.value());
+        sink(v, w, link, part, part * cluster_->link(link).latency.value());
         const std::size_t k = w - lo;
         if (reached[k]) {
           sum[k] += part;
@@ -302,7 +302,7 @@ const Router::NodeRoute& Router::node_route(std::size_t from, std::size_t to) co
   const auto allowed = [&](Vertex w) { return w < node_size_ && (w == to || forwards_traffic(g[w].kind)); };
   const auto next_hops = [&](Vertex v, auto& out) { scan_next_hops(v, dist, allowed, out); };
   auto& r = *node_route_store_.emplace_back(std::make_unique<NodeRoute>());
-  ecmp_walk(static_cast<Vertex>(from), static_cast<Vertex>(to), 1.0, 0, node_size_, dist, next_hops, [&](std::size_t link, double share, double latency) {
+  ecmp_walk(static_cast<Vertex>(from), static_cast<Vertex>(to), 1.0, 0, node_size_, dist, next_hops, [&](Vertex, Vertex, std::size_t link, double share, double latency) {
     r.hops.push_back({link, share});
     r.latencies.push_back(latency);
   });
@@ -368,9 +368,7 @@ const Router::LeafRoute& Router::leaf_route(const LeafPairImage& image) const {
   const auto slot = [&](Vertex leaf, Vertex other) {
     return static_cast<std::uint32_t>(switch_links_[leaf - first].slot_of(other));
   };
-  ecmp_walk(image.from, to_leaf, 1.0, first, cluster_->switch_count(), dist, next_hops, [&](std::size_t link, double share, double latency) {
-    const Edge e = cluster_->edge(link);
-    const Vertex u = boost::source(e, g), v = boost::target(e, g);
+  ecmp_walk(image.from, to_leaf, 1.0, first, cluster_->switch_count(), dist, next_hops, [&](Vertex u, Vertex v, std::size_t link, double share, double latency) {
     const bool leaf_u = g[u].kind == VertexKind::leaf, leaf_v = g[v].kind == VertexKind::leaf;
     if (leaf_u && leaf_v) r.ends.push_back({u, v, {link, share}, true, 0, true}), r.leaf_to_leaf = true;
     else if (leaf_u) r.ends.push_back({u, v, {link, share}, true, slot(u, v)});
