@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <cstdint>
+#include <memory>
 #include <stdexcept>
 #include <tuple>
 #include <unordered_map>
@@ -55,7 +56,8 @@ LinkClasses link_classes(const topology::Cluster& cluster, std::span<const LinkU
   };
   std::unordered_map<Signature, FluidModel::ResourceId, decltype(hash), decltype(equal)> class_of_signature(64, hash, equal);
   // Dense over the cluster's links: a lookup per usage below, where a search per usage cost more.
-  std::vector<FluidModel::ResourceId> class_of_link(cluster.link_count(), UINT32_MAX);
+  // Written for every link a pattern uses before it is read, so left unwritten elsewhere.
+  const auto class_of_link = std::make_unique_for_overwrite<FluidModel::ResourceId[]>(cluster.link_count());
   LinkClasses out;
   for (std::size_t i = 0; i < entries.size();) {
     const auto link = entries[i].link;

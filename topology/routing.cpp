@@ -226,7 +226,6 @@ std::vector<std::vector<LeafSymmetry::Cabling>> Router::leaf_cablings() const {
 
 void LinkLoads::clear() {
   for (const std::size_t link : touched_) {
-    load_[link] = 0.0;
     used_[link] = 0;
   }
   touched_.clear();

@@ -41,20 +41,24 @@ struct Route {
 /// pair's ECMP route is added once, times its total share, when the loads are flushed.
 class LinkLoads {
  public:
-  explicit LinkLoads(std::size_t link_count) : load_(link_count, 0.0), used_(link_count, 0) {}
+  // The loads are left unwritten until a link is first added to (a 16K-GPU cluster has 211k links,
+  // and a lowering touches a few thousand): only the marks are cleared.
+  explicit LinkLoads(std::size_t link_count) : load_(std::make_unique_for_overwrite<double[]>(link_count)), used_(link_count, 0) {}
 
   void add(std::size_t link, double load) {
     if (!used_[link]) {
       used_[link] = 1;
       touched_.push_back(link);
+      load_[link] = load;
+    } else {
+      load_[link] += load;
     }
-    load_[link] += load;
   }
   void set(std::size_t link, double load) {
     add(link, 0.0);
     load_[link] = load;
   }
-  double operator[](std::size_t link) const { return load_[link]; }
+  double operator[](std::size_t link) const { return used_[link] ? load_[link] : 0.0; }
   bool has(std::size_t link) const { return used_[link] != 0; }
   /// The links added to, in increasing id.
   const std::vector<std::size_t>& links() {
@@ -74,7 +78,7 @@ class LinkLoads {
   double max_latency = 0;  ///< of the slowest route added (complete once flushed)
 
  private:
-  std::vector<double> load_;
+  std::unique_ptr<double[]> load_;  ///< meaningful where used_ is set
   std::vector<unsigned char> used_;
   std::vector<std::size_t> touched_;
 };
