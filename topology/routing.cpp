@@ -72,7 +72,7 @@ std::vector<std::int64_t> link_costs(const Cluster& cluster) {
 }  // namespace
 
 // The network's switches alone, as a compact graph for the distances to a leaf: compressed rows
-// built at once from the list of links (an adjacency list allocates a property per edge, and a
+// read at once out of the switches' rows (an adjacency list allocates a property per edge, and a
 // 16K-GPU network has 65k links between switches).
 struct Router::SwitchGraph {
   using Graph = boost::compressed_sparse_row_graph<boost::directedS, boost::no_property, SwitchCost>;
@@ -112,7 +112,7 @@ void Router::measure_node() {
 
 namespace {
 
-// The switch graph's edges row by row (each row in link id order), read in place for the compressed
+// The switch graph's edges row by row (each row by target), read in place for the compressed
 // graph's sorted-edges constructor: (source, target) pairs or their costs.
 template <class Rows, bool kCosts>
 class RowEdges {

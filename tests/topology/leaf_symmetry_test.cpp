@@ -41,6 +41,40 @@ TEST_CASE("leaves cabled alike are one class: a pod's leaves, apart from a small
   CHECK(LeafSymmetry(two_tier).class_count() == 1);
 }
 
+TEST_CASE("the classes do not depend on the order a leaf's cablings are listed in") {
+  // The router lists each leaf's links from its own rows (out, then the same cable in), the
+  // cluster-only constructor in link id order: the same classes either way.
+  const Cluster c(three_tier(144));
+  const LeafSymmetry by_links(c);
+  std::vector<std::vector<LeafSymmetry::Cabling>> reversed(c.switch_count());
+  const Vertex first = c.first_switch();
+  for (std::size_t id = c.link_count(); id-- > c.first_network_link();) {
+    const auto e = c.edge(id);
+    const Vertex u = boost::source(e, c.graph()), v = boost::target(e, c.graph());
+    if (u < first || v < first) continue;
+    const auto& link = c.link(id);
+    if (c.vertex(u).kind == VertexKind::leaf) reversed[u - first].emplace_back(v, true, link.bandwidth.value(), link.latency.value());
+    if (c.vertex(v).kind == VertexKind::leaf) reversed[v - first].emplace_back(u, false, link.bandwidth.value(), link.latency.value());
+  }
+  const LeafSymmetry by_reversed(c, std::move(reversed));
+  REQUIRE(by_reversed.class_count() == by_links.class_count());
+  for (const Vertex leaf : leaves(c)) CHECK(by_reversed.representative(leaf) == by_links.representative(leaf));
+  // A leaf cabled differently is told apart whatever the order: drop one cabling of the first leaf
+  // (one of a pod's 16).
+  std::vector<std::vector<LeafSymmetry::Cabling>> short_one(c.switch_count());
+  for (std::size_t id = c.first_network_link(); id < c.link_count(); ++id) {
+    const auto e = c.edge(id);
+    const Vertex u = boost::source(e, c.graph()), v = boost::target(e, c.graph());
+    if (u < first || v < first) continue;
+    const auto& link = c.link(id);
+    if (c.vertex(u).kind == VertexKind::leaf) short_one[u - first].emplace_back(v, true, link.bandwidth.value(), link.latency.value());
+    if (c.vertex(v).kind == VertexKind::leaf) short_one[v - first].emplace_back(u, false, link.bandwidth.value(), link.latency.value());
+  }
+  const Vertex odd = leaves(c).front();
+  short_one[odd - first].pop_back();
+  CHECK(LeafSymmetry(c, std::move(short_one)).class_count() == by_links.class_count() + 1);
+}
+
 TEST_CASE("a leaf pair's image: representatives, and swaps that carry them back") {
   const Cluster c(test::dgx_cluster(64));
   const LeafSymmetry sym(c);
