@@ -1,6 +1,7 @@
 #include "topology/cluster.hpp"
 
 #include <cmath>
+#include <limits>
 #include <fmt/format.h>
 #include <stdexcept>
 
@@ -70,6 +71,8 @@ Cluster::Cluster(ClusterSpec spec) : spec_(std::move(spec)) {
 Vertex Cluster::add_vertex(VertexInfo info) { return boost::add_vertex(info, graph_); }
 
 void Cluster::add_link(Vertex a, Vertex b, LinkKind kind, BytesPerSecond bandwidth, Seconds latency) {
+  if (std::max(a, b) > std::numeric_limits<std::uint32_t>::max()) throw std::invalid_argument("a cluster of more than 2^32 vertices");
+  cable_ends_.emplace_back(static_cast<std::uint32_t>(a), static_cast<std::uint32_t>(b));
   for (auto [u, v] : {std::pair{a, b}, std::pair{b, a}}) {
     const LinkInfo info{kind, bandwidth, latency, edges_.size()};
     const auto [e, ok] = boost::add_edge(u, v, info, graph_);

@@ -7,7 +7,9 @@
 // nodes are laid out alike; the network's switches follow. A device island is the set of GPUs joined
 // without leaving a node's fabric: the node (8 GPUs in a DGX, 72 in an NVL72 rack).
 #include <boost/graph/adjacency_list.hpp>
+#include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "topology/cluster_spec.hpp"
@@ -93,6 +95,12 @@ class Cluster {
   /// The network's links (NIC cables and those between switches) come after every node's.
   std::size_t first_network_link() const { return static_cast<std::size_t>(spec_.nodes) * links_per_node_; }
   Edge edge(std::size_t link_id) const { return edges_[link_id]; }
+  /// A link's two ends (source, target), from a compact table: 8 bytes a cable where an edge
+  /// descriptor is 24 (the router reads every network link's ends when it is built).
+  std::pair<Vertex, Vertex> ends(std::size_t link_id) const {
+    const auto& [a, b] = cable_ends_[link_id >> 1];
+    return link_id & 1U ? std::pair<Vertex, Vertex>{b, a} : std::pair<Vertex, Vertex>{a, b};
+  }
   /// Every cable is two links, a to b and b to a, with the ids 2k and 2k + 1.
   static std::size_t reverse_link(std::size_t link_id) { return link_id ^ 1U; }
   const LinkInfo& link(std::size_t link_id) const { return links_[link_id]; }
@@ -109,6 +117,7 @@ class Cluster {
   ClusterSpec spec_;
   Graph graph_;
   std::vector<Edge> edges_;
+  std::vector<std::pair<std::uint32_t, std::uint32_t>> cable_ends_;  ///< per cable k: the ends of link 2k
   /// Each link's properties by id, contiguous (the graph keeps them in one allocation per edge,
   /// a cache miss per read where routing and lowering read them link after link).
   std::vector<LinkInfo> links_;

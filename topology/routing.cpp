@@ -173,8 +173,7 @@ void Router::index_network() {
   min_switch_link_cost_ = std::numeric_limits<std::int64_t>::max();
   std::size_t edges = 0;
   for (std::size_t id = network_links_; id < cluster.link_count(); ++id) {
-    const Edge e = cluster.edge(id);
-    const Vertex u = boost::source(e, g), v = boost::target(e, g);
+    const auto [u, v] = cluster.ends(id);
     if (u < first || v < first) {
       // A NIC's cable (the network's only links with an end inside a node).
       const bool up = u < first;
