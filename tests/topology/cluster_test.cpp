@@ -85,3 +85,19 @@ TEST_CASE("a fat-tree puts all NICs of a node on one leaf") {
   CHECK(c.leaf_of(c.nic_of(0)) == c.leaf_of(c.nic_of(3 * 8)));
   CHECK(c.leaf_of(c.nic_of(0)) != c.leaf_of(c.nic_of(4 * 8)));
 }
+
+TEST_CASE("a link's ends from the compact table are its edge's, both directions of every cable") {
+  auto spec = test::dgx_cluster(144);
+  spec.network.tiers = 3;
+  spec.network.pod_nodes = 64;
+  const Cluster c(spec);
+  std::size_t mismatched = 0;
+  for (std::size_t id = 0; id < c.link_count(); ++id) {
+    const auto e = c.edge(id);
+    const auto [u, v] = c.ends(id);
+    mismatched += u != boost::source(e, c.graph()) || v != boost::target(e, c.graph());
+  }
+  CHECK(mismatched == 0);
+  CHECK(c.ends(Cluster::reverse_link(c.first_network_link())) ==
+        std::pair{c.ends(c.first_network_link()).second, c.ends(c.first_network_link()).first});
+}
