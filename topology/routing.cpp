@@ -90,6 +90,7 @@ Router::Router(const Cluster& cluster)
   measure_node();
   index_network();
   symmetry_ = LeafSymmetry(cluster, leaf_cablings());
+  find_pods();
   measure_legs();
 }
 
@@ -201,6 +202,72 @@ void Router::index_network() {
   switch_graph_->graph = SwitchGraph::Graph(boost::edges_are_sorted, Pairs(switch_links_, 0, first), Pairs(switch_links_, switches, first),
                                             Costs(switch_links_, 0, first), switches, edges);
   network_distance_.resize(cluster.leaf_count());
+}
+
+// Pod k's i-th switch must list, target for target, what pod 0's i-th lists with pod 0 read for pod
+// k (the same costs, its targets in its own pod or shared), and every switch of no pod must reach
+// each pod as it reaches pod 0. Rows are by target, and pods' switches contiguous in vertex order
+// where a network is built pod by pod; anything else is not taken for alike.
+void Router::find_pods() {
+  const Cluster& c = *cluster_;
+  const Graph& g = c.graph();
+  const Vertex first = c.first_switch();
+  const std::size_t n = c.switch_count();
+  Pods p;
+  p.pod.assign(n, -1);
+  p.place.assign(n, 0);
+  for (std::size_t s = 0; s < n; ++s) {
+    const int k = g[first + s].pod;
+    if (k < 0) continue;
+    if (static_cast<std::size_t>(k) >= p.members.size()) p.members.resize(static_cast<std::size_t>(k) + 1);
+    p.pod[s] = k;
+    p.place[s] = static_cast<std::uint32_t>(p.members[static_cast<std::size_t>(k)].size());
+    p.members[static_cast<std::size_t>(k)].push_back(first + s);
+  }
+  if (p.members.size() < 2) return;
+  for (const auto& m : p.members) {
+    if (m.size() != p.members.front().size()) return;
+  }
+  // A target t of pod k's switch against the matching target of pod 0's switch.
+  const auto same = [&](const SwitchLinks::Out& t, const SwitchLinks::Out& t0, int k) {
+    if (t.cost != t0.cost) return false;
+    const int kt = p.pod[t.to - first];
+    if (kt == k) return p.pod[t0.to - first] == 0 && p.place[t.to - first] == p.place[t0.to - first];
+    return kt < 0 && t.to == t0.to;
+  };
+  for (std::size_t k = 1; k < p.members.size(); ++k) {
+    for (std::size_t i = 0; i < p.members[k].size(); ++i) {
+      const auto& row = switch_links_[p.members[k][i] - first].to_switches;
+      const auto& row0 = switch_links_[p.members[0][i] - first].to_switches;
+      if (row.size() != row0.size()) return;
+      for (std::size_t j = 0; j < row.size(); ++j) {
+        if (!same(row[j], row0[j], static_cast<int>(k))) return;
+      }
+    }
+  }
+  std::vector<std::size_t> seen(p.members.size());
+  for (std::size_t s = 0; s < n; ++s) {
+    if (p.pod[s] >= 0) continue;
+    // A shared switch's links into pod 0, in target order, and each other pod's against them.
+    const auto& row = switch_links_[s].to_switches;
+    std::vector<const SwitchLinks::Out*> to_pod0;
+    for (const auto& t : row) {
+      if (p.pod[t.to - first] == 0) to_pod0.push_back(&t);
+    }
+    std::fill(seen.begin(), seen.end(), 0);
+    for (const auto& t : row) {
+      const int k = p.pod[t.to - first];
+      if (k <= 0) continue;
+      auto& r = seen[static_cast<std::size_t>(k)];
+      if (r >= to_pod0.size() || to_pod0[r]->cost != t.cost || p.place[to_pod0[r]->to - first] != p.place[t.to - first]) return;
+      ++r;
+    }
+    for (std::size_t k = 1; k < seen.size(); ++k) {
+      if (seen[k] != to_pod0.size()) return;
+    }
+  }
+  p.alike = true;
+  pods_ = std::move(p);
 }
 
 // Every cable is two links, 2k and 2k + 1: a leaf's links in are its row's links out, reversed.
@@ -329,6 +396,14 @@ const std::vector<std::int64_t>& Router::distances_to(Vertex leaf) const {
     // theirs exchanged.
     row = distances_to(rep);
     std::swap(row[leaf - first], row[rep - first]);
+    return row;
+  }
+  if (const int q = pods_.alike ? pods_.pod[leaf - first] : 0; q > 0) {
+    // Exchanging pods 0 and q maps the switch graph onto itself (find_pods): the same leaf of pod
+    // 0's distances, exchanged.
+    const auto& base = distances_to(pods_.members[0][pods_.place[leaf - first]]);
+    row.resize(base.size());
+    for (std::size_t v = 0; v < base.size(); ++v) row[v] = base[pods_.swapped(first + v, first, q) - first];
     return row;
   }
   row.assign(cluster_->switch_count(), kUnreachable);

@@ -146,6 +146,8 @@ class Router {
  private:
   void measure_node();
   void index_network();
+  /// Pods the routing costs cannot tell apart (pods_), verified on the switches' rows.
+  void find_pods();
   /// Each leaf's links to other switches both ways, read off its row (for the leaf classes).
   std::vector<std::vector<LeafSymmetry::Cabling>> leaf_cablings() const;
   /// A route inside node 0, its hops in walking order, each with its share of the latency.
@@ -244,6 +246,22 @@ class Router {
     std::size_t slot_of(Vertex target) const;
   };
   std::vector<SwitchLinks> switch_links_;
+  /// The network's pods where every pod is cabled alike at the same costs and the cores are shared
+  /// alike: exchanging two pods (switch for switch, in vertex order) maps the switch graph onto
+  /// itself, so the distances to a leaf of pod q are those to the same leaf of pod 0, exchanged.
+  struct Pods {
+    bool alike = false;
+    std::vector<int> pod;               ///< per switch index: its pod, -1 for a switch of none
+    std::vector<std::uint32_t> place;   ///< per switch index: its place among its pod's switches
+    std::vector<std::vector<Vertex>> members;  ///< per pod, in vertex order
+    /// The switch v maps to when pods 0 and q are exchanged.
+    Vertex swapped(Vertex v, Vertex first, int q) const {
+      const int k = pod[v - first];
+      if (k == 0) return members[static_cast<std::size_t>(q)][place[v - first]];
+      if (k == q) return members[0][place[v - first]];
+      return v;
+    }
+  } pods_;
   std::int64_t min_switch_link_cost_ = 0;  ///< the cheapest link between two network switches
   /// Routes inside a node already walked, by node-0 local vertex pair (every node is laid out alike):
   /// read without a lock (a router is shared by the threads of a search), written once under one.

@@ -1,5 +1,9 @@
 #include <doctest/doctest.h>
 
+#include <boost/graph/dijkstra_shortest_paths.hpp>
+#include <limits>
+#include <set>
+
 #include "tests/topology/fixtures.hpp"
 #include "topology/routing.hpp"
 
@@ -144,5 +148,62 @@ TEST_CASE("a route far from the links read adds its latency alone: the same as i
       // Only the network part: no link inside a node, nor a NIC's cable.
       for (const std::size_t link : network.links()) CHECK(c.link(link).kind != LinkKind::nic);
     }
+  }
+}
+
+namespace {
+
+// The network links of every least-cost path between two leaves, found apart from the router: Boost's
+// Dijkstra over the switches alone, from the destination (costs are the same both ways), then the
+// links that keep to a least-cost path, followed from the source.
+std::set<std::size_t> least_cost_links(const Cluster& c, Vertex from, Vertex to) {
+  using Weighted = boost::adjacency_list<boost::vecS, boost::vecS, boost::directedS, boost::no_property,
+                                         boost::property<boost::edge_weight_t, std::int64_t>>;
+  const Vertex first = c.first_switch();
+  Weighted w(c.switch_count());
+  for (std::size_t id = c.first_network_link(); id < c.link_count(); ++id) {
+    const auto [u, v] = c.ends(id);
+    if (u >= first && v >= first) boost::add_edge(u - first, v - first, link_cost(c.link(id)), w);
+  }
+  std::vector<std::int64_t> d(c.switch_count());
+  boost::dijkstra_shortest_paths(w, to - first, boost::distance_map(d.data()));
+  std::set<std::size_t> out;
+  std::vector<Vertex> frontier{from};
+  std::set<Vertex> seen{from};
+  while (!frontier.empty()) {
+    const Vertex u = frontier.back();
+    frontier.pop_back();
+    for (std::size_t id = c.first_network_link(); id < c.link_count(); ++id) {
+      const auto [a, b] = c.ends(id);
+      if (a != u || b < first || d[b - first] + link_cost(c.link(id)) != d[u - first]) continue;
+      out.insert(id);
+      if (seen.insert(b).second && b != to) frontier.push_back(b);
+    }
+  }
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("pods cabled alike: a route to any pod keeps to every least-cost path and no other") {
+  // Three whole pods of 64 nodes: the distances to a leaf of pods 1 and 2 are pod 0's with the pods
+  // exchanged, not searched; the routes must still be exactly the least-cost paths.
+  auto spec = test::dgx_cluster(192);
+  spec.network.tiers = 3;
+  spec.network.pod_nodes = 64;
+  spec.network.core_oversubscription = 2;
+  const Cluster c(spec);
+  const Router router(c);
+  for (const auto& [src_node, dst_node] : {std::pair{0, 64}, std::pair{70, 140}, std::pair{130, 3}, std::pair{150, 191}, std::pair{65, 100}}) {
+    const int src = src_node * 8 + 3, dst = dst_node * 8 + 3;
+    const Vertex out_leaf = c.leaf_of(c.nic_of(src)), in_leaf = c.leaf_of(c.nic_of(dst));
+    std::set<std::size_t> network;
+    for (const auto& h : router.route(src, dst).hops) {
+      const auto [u, v] = c.ends(h.link);
+      if (u >= c.first_switch() && v >= c.first_switch()) network.insert(h.link);
+    }
+    CAPTURE(src_node);
+    CAPTURE(dst_node);
+    CHECK(network == least_cost_links(c, out_leaf, in_leaf));
   }
 }
