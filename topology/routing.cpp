@@ -10,6 +10,7 @@
 #include <fmt/format.h>
 #include <iterator>
 #include <limits>
+#include <stdexcept>
 #include <type_traits>
 
 namespace parasim::topology {
@@ -322,6 +323,8 @@ void Router::ecmp_walk(Vertex from, Vertex to, double share, Vertex lo, std::siz
     for (const auto& [v, s] : level) {
       choices.clear();
       next_hops(v, choices);
+      // Distances that do not belong to the graph would leave the walk nowhere to go.
+      if (choices.empty()) throw std::logic_error("no least-cost next hop");
       const double part = s / static_cast<double>(choices.size());
       for (const auto& [w, link] : choices) {
         sink(v, w, link, part, part * cluster_->link(link).latency.value());
