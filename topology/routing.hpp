@@ -88,7 +88,8 @@ std::int64_t link_cost(const LinkInfo& link);
 
 /// Routes are walked on first use and kept; one router may serve many threads and simulations.
 /// Between leaves they are walked once per pair of leaf classes (topology/leaf_symmetry.hpp) and
-/// renamed for the leaves asked.
+/// renamed for the leaves asked, over distances searched once for all pods where every pod is cabled
+/// alike (Pods). Inside nodes, a route's legs are walked once in node 0 and shifted (NodeLegs).
 class Router {
  public:
   /// Precomputes the least-cost distances inside a node; those to a leaf come on first use.
