@@ -205,19 +205,14 @@ void Router::index_network() {
   network_distance_.resize(cluster.leaf_count());
 }
 
-// Pod k's i-th switch must list, target for target, what pod 0's i-th lists with pod 0 read for pod
-// k (the same costs, its targets in its own pod or shared), and every switch of no pod must reach
-// each pod as it reaches pod 0. Rows are by target, and pods' switches contiguous in vertex order
-// where a network is built pod by pod; anything else is not taken for alike.
-void Router::find_pods() {
-  const Cluster& c = *cluster_;
+// The network's pods as the cluster labels its switches, each pod's in vertex order.
+Router::Pods Router::pods_of(const Cluster& c) {
   const Graph& g = c.graph();
   const Vertex first = c.first_switch();
-  const std::size_t n = c.switch_count();
   Pods p;
-  p.pod.assign(n, -1);
-  p.place.assign(n, 0);
-  for (std::size_t s = 0; s < n; ++s) {
+  p.pod.assign(c.switch_count(), -1);
+  p.place.assign(c.switch_count(), 0);
+  for (std::size_t s = 0; s < c.switch_count(); ++s) {
     const int k = g[first + s].pod;
     if (k < 0) continue;
     if (static_cast<std::size_t>(k) >= p.members.size()) p.members.resize(static_cast<std::size_t>(k) + 1);
@@ -225,11 +220,14 @@ void Router::find_pods() {
     p.place[s] = static_cast<std::uint32_t>(p.members[static_cast<std::size_t>(k)].size());
     p.members[static_cast<std::size_t>(k)].push_back(first + s);
   }
-  if (p.members.size() < 2) return;
-  for (const auto& m : p.members) {
-    if (m.size() != p.members.front().size()) return;
-  }
-  // A target t of pod k's switch against the matching target of pod 0's switch.
+  return p;
+}
+
+// Pod k's i-th switch lists, target for target, what pod 0's i-th lists with pod 0 read for pod k:
+// the same costs, its targets in its own pod or shared. Rows are by target; pods' switches are
+// contiguous in vertex order where a network is built pod by pod, and anything else fails here.
+bool Router::pods_cabled_alike(const Pods& p) const {
+  const Vertex first = cluster_->first_switch();
   const auto same = [&](const SwitchLinks::Out& t, const SwitchLinks::Out& t0, int k) {
     if (t.cost != t0.cost) return false;
     const int kt = p.pod[t.to - first];
@@ -237,21 +235,29 @@ void Router::find_pods() {
     return kt < 0 && t.to == t0.to;
   };
   for (std::size_t k = 1; k < p.members.size(); ++k) {
+    if (p.members[k].size() != p.members[0].size()) return false;
     for (std::size_t i = 0; i < p.members[k].size(); ++i) {
       const auto& row = switch_links_[p.members[k][i] - first].to_switches;
       const auto& row0 = switch_links_[p.members[0][i] - first].to_switches;
-      if (row.size() != row0.size()) return;
+      if (row.size() != row0.size()) return false;
       for (std::size_t j = 0; j < row.size(); ++j) {
-        if (!same(row[j], row0[j], static_cast<int>(k))) return;
+        if (!same(row[j], row0[j], static_cast<int>(k))) return false;
       }
     }
   }
+  return true;
+}
+
+// Every switch of no pod (the cores) reaches each pod as it reaches pod 0: place for place, at the
+// same costs, in target order.
+bool Router::pods_shared_alike(const Pods& p) const {
+  const Vertex first = cluster_->first_switch();
   std::vector<std::size_t> seen(p.members.size());
-  for (std::size_t s = 0; s < n; ++s) {
+  std::vector<const SwitchLinks::Out*> to_pod0;
+  for (std::size_t s = 0; s < p.pod.size(); ++s) {
     if (p.pod[s] >= 0) continue;
-    // A shared switch's links into pod 0, in target order, and each other pod's against them.
     const auto& row = switch_links_[s].to_switches;
-    std::vector<const SwitchLinks::Out*> to_pod0;
+    to_pod0.clear();
     for (const auto& t : row) {
       if (p.pod[t.to - first] == 0) to_pod0.push_back(&t);
     }
@@ -260,15 +266,20 @@ void Router::find_pods() {
       const int k = p.pod[t.to - first];
       if (k <= 0) continue;
       auto& r = seen[static_cast<std::size_t>(k)];
-      if (r >= to_pod0.size() || to_pod0[r]->cost != t.cost || p.place[to_pod0[r]->to - first] != p.place[t.to - first]) return;
+      if (r >= to_pod0.size() || to_pod0[r]->cost != t.cost || p.place[to_pod0[r]->to - first] != p.place[t.to - first]) return false;
       ++r;
     }
     for (std::size_t k = 1; k < seen.size(); ++k) {
-      if (seen[k] != to_pod0.size()) return;
+      if (seen[k] != to_pod0.size()) return false;
     }
   }
-  p.alike = true;
-  pods_ = std::move(p);
+  return true;
+}
+
+void Router::find_pods() {
+  Pods p = pods_of(*cluster_);
+  p.alike = p.members.size() >= 2 && pods_cabled_alike(p) && pods_shared_alike(p);
+  if (p.alike) pods_ = std::move(p);
 }
 
 // Every cable is two links, 2k and 2k + 1: a leaf's links in are its row's links out, reversed.

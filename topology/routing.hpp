@@ -149,6 +149,10 @@ class Router {
   void index_network();
   /// Pods the routing costs cannot tell apart (pods_), verified on the switches' rows.
   void find_pods();
+  struct Pods;
+  static Pods pods_of(const Cluster& cluster);
+  bool pods_cabled_alike(const Pods& pods) const;
+  bool pods_shared_alike(const Pods& pods) const;
   /// Each leaf's links to other switches both ways, read off its row (for the leaf classes).
   std::vector<std::vector<LeafSymmetry::Cabling>> leaf_cablings() const;
   /// A route inside node 0, its hops in walking order, each with its share of the latency.

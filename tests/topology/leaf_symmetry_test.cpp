@@ -30,6 +30,22 @@ std::vector<Vertex> leaves(const Cluster& c) {
   return out;
 }
 
+// Each leaf's links to other switches both ways, listed in link id order or in its reverse.
+std::vector<std::vector<LeafSymmetry::Cabling>> cablings(const Cluster& c, bool reversed) {
+  std::vector<std::vector<LeafSymmetry::Cabling>> out(c.switch_count());
+  const Vertex first = c.first_switch();
+  const std::size_t begin = c.first_network_link(), end = c.link_count();
+  for (std::size_t k = 0; k < end - begin; ++k) {
+    const std::size_t id = reversed ? end - 1 - k : begin + k;
+    const auto [u, v] = c.ends(id);
+    if (u < first || v < first) continue;
+    const auto& link = c.link(id);
+    if (c.vertex(u).kind == VertexKind::leaf) out[u - first].emplace_back(v, true, link.bandwidth.value(), link.latency.value());
+    if (c.vertex(v).kind == VertexKind::leaf) out[v - first].emplace_back(u, false, link.bandwidth.value(), link.latency.value());
+  }
+  return out;
+}
+
 }  // namespace
 
 TEST_CASE("leaves cabled alike are one class: a pod's leaves, apart from a smaller pod's") {
@@ -46,32 +62,13 @@ TEST_CASE("the classes do not depend on the order a leaf's cablings are listed i
   // cluster-only constructor in link id order: the same classes either way.
   const Cluster c(three_tier(144));
   const LeafSymmetry by_links(c);
-  std::vector<std::vector<LeafSymmetry::Cabling>> reversed(c.switch_count());
-  const Vertex first = c.first_switch();
-  for (std::size_t id = c.link_count(); id-- > c.first_network_link();) {
-    const auto e = c.edge(id);
-    const Vertex u = boost::source(e, c.graph()), v = boost::target(e, c.graph());
-    if (u < first || v < first) continue;
-    const auto& link = c.link(id);
-    if (c.vertex(u).kind == VertexKind::leaf) reversed[u - first].emplace_back(v, true, link.bandwidth.value(), link.latency.value());
-    if (c.vertex(v).kind == VertexKind::leaf) reversed[v - first].emplace_back(u, false, link.bandwidth.value(), link.latency.value());
-  }
-  const LeafSymmetry by_reversed(c, std::move(reversed));
+  const LeafSymmetry by_reversed(c, cablings(c, true));
   REQUIRE(by_reversed.class_count() == by_links.class_count());
   for (const Vertex leaf : leaves(c)) CHECK(by_reversed.representative(leaf) == by_links.representative(leaf));
   // A leaf cabled differently is told apart whatever the order: drop one cabling of the first leaf
   // (one of a pod's 16).
-  std::vector<std::vector<LeafSymmetry::Cabling>> short_one(c.switch_count());
-  for (std::size_t id = c.first_network_link(); id < c.link_count(); ++id) {
-    const auto e = c.edge(id);
-    const Vertex u = boost::source(e, c.graph()), v = boost::target(e, c.graph());
-    if (u < first || v < first) continue;
-    const auto& link = c.link(id);
-    if (c.vertex(u).kind == VertexKind::leaf) short_one[u - first].emplace_back(v, true, link.bandwidth.value(), link.latency.value());
-    if (c.vertex(v).kind == VertexKind::leaf) short_one[v - first].emplace_back(u, false, link.bandwidth.value(), link.latency.value());
-  }
-  const Vertex odd = leaves(c).front();
-  short_one[odd - first].pop_back();
+  auto short_one = cablings(c, false);
+  short_one[leaves(c).front() - c.first_switch()].pop_back();
   CHECK(LeafSymmetry(c, std::move(short_one)).class_count() == by_links.class_count() + 1);
 }
 
