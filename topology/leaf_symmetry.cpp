@@ -19,8 +19,7 @@ std::vector<std::vector<Cabling>> cablings(const Cluster& cluster) {
   const Vertex first = cluster.first_switch();
   std::vector<std::vector<Cabling>> out(cluster.switch_count());
   for (std::size_t id = cluster.first_network_link(); id < cluster.link_count(); ++id) {
-    const Edge e = cluster.edge(id);
-    const Vertex u = boost::source(e, g), v = boost::target(e, g);
+    const auto [u, v] = cluster.ends(id);
     if (u < first || v < first) continue;
     const auto& link = cluster.link(id);
     if (g[u].kind == VertexKind::leaf) out[u - first].emplace_back(v, true, link.bandwidth.value(), link.latency.value());

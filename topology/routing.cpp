@@ -514,21 +514,13 @@ void Router::node_parts(int src_gpu, int dst_gpu, Sink&& sink, Vertex& out_leaf,
     }
     return;
   }
-  if (legs_.leaving.empty()) throw std::logic_error(fmt::format("node {} has no NIC", c.spec().node.name));
-  const auto gpus = static_cast<std::size_t>(c.gpus_per_node());
-  const auto src_local = static_cast<std::size_t>(c.local_index(src_gpu)), dst_local = static_cast<std::size_t>(c.local_index(dst_gpu));
-  const auto& out = legs_.leaving[src_local * gpus + dst_local];
-  const auto& in = legs_.arriving[dst_local];
-  const std::size_t nics = static_cast<std::size_t>(c.spec().node.nics.count);
-  const std::size_t src_shift = static_cast<std::size_t>(src_node) * c.links_per_node(), dst_shift = static_cast<std::size_t>(dst_node) * c.links_per_node();
-  for (const auto& h : out.hops) sink(h.link + src_shift, h.share, h.latency);
-  const auto& up = cables_[static_cast<std::size_t>(src_node) * nics + out.nic];
-  const auto& down = cables_[static_cast<std::size_t>(dst_node) * nics + in.nic];
-  out_leaf = up.leaf;
-  in_leaf = down.leaf;
-  sink(up.up, 1.0, up.up_latency);
-  sink(down.down, 1.0, down.down_latency);
-  for (const auto& h : in.hops) sink(h.link + dst_shift, h.share, h.latency);
+  const Crossing x = crossing(src_gpu, dst_gpu);
+  for (const auto& h : x.out->hops) sink(h.link + x.src_shift, h.share, h.latency);
+  out_leaf = x.up->leaf;
+  in_leaf = x.down->leaf;
+  sink(x.up->up, 1.0, x.up->up_latency);
+  sink(x.down->down, 1.0, x.down->down_latency);
+  for (const auto& h : x.in->hops) sink(h.link + x.dst_shift, h.share, h.latency);
 }
 
 Route Router::route(int src_gpu, int dst_gpu) const {
@@ -581,23 +573,32 @@ void Router::measure_legs() {
   }
 }
 
-double Router::node_parts_latency(int src_gpu, int dst_gpu, Vertex& out_leaf, Vertex& in_leaf) const {
+Router::Crossing Router::crossing(int src_gpu, int dst_gpu) const {
   const Cluster& c = *cluster_;
+  if (legs_.leaving.empty()) throw std::logic_error(fmt::format("node {} has no NIC", c.spec().node.name));
   const auto gpus = static_cast<std::size_t>(c.gpus_per_node());
   const auto nics = static_cast<std::size_t>(c.spec().node.nics.count);
   const auto src_node = static_cast<std::size_t>(c.node_of(src_gpu)), dst_node = static_cast<std::size_t>(c.node_of(dst_gpu));
   const auto dst_local = static_cast<std::size_t>(c.local_index(dst_gpu));
-  const auto& out = legs_.leaving[static_cast<std::size_t>(c.local_index(src_gpu)) * gpus + dst_local];
-  const auto& in = legs_.arriving[dst_local];
-  const auto& up = cables_[src_node * nics + out.nic];
-  const auto& down = cables_[dst_node * nics + in.nic];
+  Crossing x;
+  x.out = &legs_.leaving[static_cast<std::size_t>(c.local_index(src_gpu)) * gpus + dst_local];
+  x.in = &legs_.arriving[dst_local];
+  x.up = &cables_[src_node * nics + x.out->nic];
+  x.down = &cables_[dst_node * nics + x.in->nic];
+  x.src_shift = src_node * c.links_per_node();
+  x.dst_shift = dst_node * c.links_per_node();
+  return x;
+}
+
+double Router::node_parts_latency(int src_gpu, int dst_gpu, Vertex& out_leaf, Vertex& in_leaf) const {
+  const Crossing x = crossing(src_gpu, dst_gpu);
   // Summed in node_parts()'s order: the same double, to the bit.
-  double latency = out.latency;
-  latency += up.up_latency;
-  latency += down.down_latency;
-  for (const auto& h : in.hops) latency += h.latency;
-  out_leaf = up.leaf;
-  in_leaf = down.leaf;
+  double latency = x.out->latency;
+  latency += x.up->up_latency;
+  latency += x.down->down_latency;
+  for (const auto& h : x.in->hops) latency += h.latency;
+  out_leaf = x.up->leaf;
+  in_leaf = x.down->leaf;
   return latency;
 }
 

@@ -187,6 +187,17 @@ class Router {
   void node_parts(int src_gpu, int dst_gpu, Sink&& sink, Vertex& out_leaf, Vertex& in_leaf) const;
   template <bool kNodeLinks>
   void add_route(int src_gpu, int dst_gpu, double share, LinkLoads& loads) const;
+  /// Where a route between two nodes leaves and enters them: its two legs, the NICs' cables, and
+  /// the link id offsets of the two nodes.
+  struct NodeLeg;
+  struct Crossing {
+    const NodeLeg* out = nullptr;
+    const NodeLeg* in = nullptr;
+    const NicCable* up = nullptr;
+    const NicCable* down = nullptr;
+    std::size_t src_shift = 0, dst_shift = 0;
+  };
+  Crossing crossing(int src_gpu, int dst_gpu) const;
   /// A route between two nodes without its links: the latency of its parts inside the nodes (NIC
   /// cables included, summed in walking order as node_parts() does) and its two leaves.
   double node_parts_latency(int src_gpu, int dst_gpu, Vertex& out_leaf, Vertex& in_leaf) const;
