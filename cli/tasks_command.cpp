@@ -133,6 +133,7 @@ Action add_tasks_command(CLI::App& app) {
                           {"optimizer_bytes", st.optimizer.value()},
                           {"activations_bytes", st.activations.value()},
                           {"recompute_working_bytes", st.recompute_working.value()},
+                          {"backward_transient_bytes", st.backward_transient.value()},
                           {"buffers_bytes", st.buffers.value()},
                           {"allowance_bytes", st.allowance.value()},
                           {"total_bytes", st.total().value()},

@@ -60,10 +60,11 @@ void print_memory_and_search(const sim::MeasuredRun& run, const sim::RowExplanat
                              format_bytes(r.memory.capacity),
                              run.published_memory_bytes ? fmt::format(" (the source printed {})", format_bytes(Bytes(*run.published_memory_bytes))) : "");
     const auto& st = r.memory.stages[static_cast<std::size_t>(r.memory.worst_stage)];
-    std::cout << fmt::format("    weights {}  gradients {}  optimizer {}  activations {} ({} chunks in flight; recompute working set {})  "
-                             "buffers {}  allowance {}\n",
+    std::cout << fmt::format("    weights {}  gradients {}  optimizer {}  activations {} ({} chunks in flight; working set {}, backward "
+                             "gradients {} of it)  buffers {}  allowance {}\n",
                              format_bytes(st.weights), format_bytes(st.gradients), format_bytes(st.optimizer), format_bytes(st.activations),
-                             st.chunks_in_flight, format_bytes(st.recompute_working), format_bytes(st.buffers), format_bytes(st.allowance));
+                             st.chunks_in_flight, format_bytes(st.recompute_working), format_bytes(st.backward_transient),
+                             format_bytes(st.buffers), format_bytes(st.allowance));
   }
   if (e.row.search.size() <= 1) return;
   std::cout << "  fill search (the fields the source did not print, searched together over plans that fit; the fastest is kept):\n";

@@ -156,10 +156,11 @@ StageOptions stage_options(Context& c, const Plan& p, const PlanLayout& layout, 
   // What the stage holds besides its layers' activations: state, buffers, the ends' activations.
   double layer_activations = 0;
   for (const auto& o : out.options) layer_activations += o[0].bytes;
-  // Without recompute the stage's working set is the loss's transients alone (the last stage's); with
-  // it, the larger of those and a recomputed layer: they come one after the other, not together.
+  // Without recompute the stage's working set is the larger of the loss's transients (the last
+  // stage's) and a layer's backward gradients; with it, a recomputed layer joins the gradients: the
+  // loss and a layer's backward come one after the other, not together.
   const double fixed_activations = std::max(0.0, st.activations.value() - st.recompute_working.value() - layer_activations);
-  const double working = std::max(largest_working, st.recompute_working.value());
+  const double working = std::max(largest_working + st.backward_transient.value(), st.recompute_working.value());
   const double tensors = (c.budget.value() - workload::kFixedAllowanceBytes) / (1 + workload::kFragmentation);
   out.budget = tensors - (st.weights + st.gradients + st.optimizer + st.buffers).value() - fixed_activations - working - shrink;
   return out;

@@ -128,12 +128,29 @@ double mtp_parameters(const ModelSpec& m, const Plan& plan) {
   return m.mtp_layers * (3 * norm + 2 * h * h / plan.tp + layer_parameters(m, plan, m.layers - 1).total());
 }
 
+LayerActivations layer_activations(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh, int layer) {
+  std::vector<Block> blocks{attention_block(m, tr, sh)};
+  if (!m.moe_layer(layer)) {
+    blocks.push_back(mlp_block(m, tr, sh));
+  } else {
+    blocks.push_back(router_block(m, tr, sh));
+    blocks.push_back(experts_block(m, tr, sh));
+    if (m.shared_experts > 0) blocks.push_back(shared_experts_block(m, tr, sh));
+  }
+  LayerActivations a;
+  // Backward runs the blocks in reverse, and a block's gradients come once the blocks after it have
+  // released what they held for their backward (all of it by then, kept or recomputed).
+  double released = 0;
+  for (auto b = blocks.rbegin(); b != blocks.rend(); ++b) {
+    a.kept += b->stored_activation_bytes;
+    a.backward_transient = std::max(a.backward_transient, b->transient_bytes - released);
+    released += b->full_activation_bytes;
+  }
+  return a;
+}
+
 double layer_activation_bytes(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh, int layer) {
-  const double attention = attention_block(m, tr, sh).stored_activation_bytes;
-  if (!m.moe_layer(layer)) return attention + mlp_block(m, tr, sh).stored_activation_bytes;
-  double moe = router_block(m, tr, sh).stored_activation_bytes + experts_block(m, tr, sh).stored_activation_bytes;
-  if (m.shared_experts > 0) moe += shared_experts_block(m, tr, sh).stored_activation_bytes;
-  return attention + moe;
+  return layer_activations(m, tr, sh, layer).kept;
 }
 
 double layer_activation_bytes(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
@@ -203,20 +220,21 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
     with.recompute = r;
     int layer = 0;
     while (layer + 1 < m.layers && m.moe_layer(layer) != moe) ++layer;
-    return layer_activation_bytes(m, tr, with, layer);
+    return layer_activations(m, tr, with, layer);
   };
   // Built on first use: a dense model never asks for the MoE kind, a plan without recompute for the
   // recomputed settings (each is a build of the layer's blocks).
-  double kept_by_kind[2][3];
+  LayerActivations by_kind[2][3];
   bool known[2][3] = {};
-  auto kept_bytes = [&](bool moe, Recompute r) {
+  auto layer_of = [&](bool moe, Recompute r) -> const LayerActivations& {
     const int k = moe ? 1 : 0, i = static_cast<int>(r);
     if (!known[k][i]) {
-      kept_by_kind[k][i] = layer_bytes(r, moe);
+      by_kind[k][i] = layer_bytes(r, moe);
       known[k][i] = true;
     }
-    return kept_by_kind[k][i];
+    return by_kind[k][i];
   };
+  auto kept_bytes = [&](bool moe, Recompute r) { return layer_of(moe, r).kept; };
   shape.recompute = Recompute::none;
   const double embedding = embedding_block(m, tr, shape).stored_activation_bytes;
   // The last chunk's head, and after it each multi-token-prediction module: its entry, a layer like
@@ -249,7 +267,9 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
     // Bytes of one micro-batch of each local chunk; the peak over the schedule of the chunks alive.
     const auto chunks = stage_chunks(plan, stage);
     std::vector<double> chunk_bytes(chunks.size(), 0.0);
-    double working = 0;
+    double working = 0;    // the recomputed layers materialized for a backward
+    double transient = 0;  // the gradients of a layer's backward (the same whether it was recomputed)
+    double loss = 0;       // the loss's logits, copies and gradients, before any layer's backward
     for (std::size_t local = 0; local < chunks.size(); ++local) {
       const int c = chunks[local];
       double bytes = 0;
@@ -259,6 +279,7 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
         const int layer = first[static_cast<std::size_t>(c)] + i;
         const Recompute r = recompute[static_cast<std::size_t>(layer)];
         const bool moe = m.moe_layer(layer);
+        transient = std::max(transient, layer_of(moe, Recompute::none).backward_transient);
         if (r == Recompute::full) {
           ++full_in_chunk;
           full_working = std::max(full_working, kept_bytes(moe, Recompute::none));
@@ -278,8 +299,7 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
       if (c == 0) bytes += embedding;
       if (c == plan.chunks() - 1) {
         bytes += head;
-        // The loss's logits, copies and gradients come and go before any layer is recomputed.
-        working = std::max(working, head_of_model.transient_bytes);
+        loss = head_of_model.transient_bytes;
       }
       chunk_bytes[local] = bytes;
     }
@@ -301,8 +321,10 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
         s.chunks_in_flight = alive_sets;
       }
     }
-    s.recompute_working = Bytes(working);
-    s.activations = Bytes(peak + working);
+    // The loss's transients come and go before any layer's backward.
+    s.backward_transient = Bytes(transient);
+    s.recompute_working = Bytes(std::max(loss, working + transient));
+    s.activations = Bytes(peak + s.recompute_working.value());
 
     s.buffers = Bytes(stage_buffers(m, tr, plan, holds_stage ? s.parameters : 2 * largest_layer + fsdp_root(m, tr, plan, stage, s.parameters, chunking, kinds)));
     const double tensors = (s.weights + s.gradients + s.optimizer + s.activations + s.buffers).value();

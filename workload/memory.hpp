@@ -28,8 +28,17 @@ double stage_parameters(const ModelSpec& model, const Plan& plan, int stage);
 /// The routed experts' part of it.
 double stage_expert_parameters(const ModelSpec& model, const Plan& plan, int stage);
 
-/// Activation bytes one Transformer layer keeps for one micro-batch (attention and MLP blocks, or
-/// attention, router, experts and shared experts in a MoE layer).
+/// One Transformer layer's activations for one micro-batch (attention and MLP blocks, or attention,
+/// router, experts and shared experts in a MoE layer): what it keeps from forward to backward, and
+/// what its backward holds for a moment beyond what it keeps (the gradients it makes, net of what its
+/// later blocks have released by then).
+struct LayerActivations {
+  double kept = 0;
+  double backward_transient = 0;
+};
+LayerActivations layer_activations(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape, int layer);
+
+/// Activation bytes one Transformer layer keeps for one micro-batch.
 double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape, int layer);
 /// The same for the model's first layer of its main kind (the first MoE layer of a MoE model).
 double layer_activation_bytes(const ModelSpec& model, const TrainingSpec& training, const BlockShape& shape);
@@ -45,7 +54,10 @@ struct StageMemory {
   double expert_parameters = 0;  ///< the routed experts' part (ZeRO shards it over the expert-data-parallel group)
   Bytes weights, gradients, optimizer;
   Bytes activations;       ///< at the schedule's peak, including the recompute working set
-  Bytes recompute_working; ///< part of activations: one recomputed layer (group) materialized
+  /// Part of activations, beyond the schedule's kept ones: the larger of the loss's transients and a
+  /// layer's backward (its recomputed layers materialized, and its gradients).
+  Bytes recompute_working;
+  Bytes backward_transient;  ///< part of recompute_working: the largest layer's backward gradients
   Bytes buffers;           ///< pipeline send/recv, ZeRO-3 gathered layers
   Bytes allowance;
   int chunks_in_flight = 0;  ///< (micro-batch, chunk) activation sets alive at the peak

@@ -166,6 +166,9 @@ Block experts_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape
   // fc1 input (the received copies), activation input and output; the experts' output before the
   // probability weighting (Tr·k copies) and the dropout mask.
   finish(blk, n * (tr.gemm_input_bytes() * (d.h + d.width) + d.e * d.up) + d.e * d.Tr * d.k * d.h + d.Tr * d.h * d.mask, sh.recompute);
+  // Backward holds beside what it kept the output's gradient and, at the activation's backward, fc1's
+  // output gradient for every routed copy (as a dense MLP does, mlp_block).
+  blk.transient_bytes = d.e * (d.Tr * d.h + n * d.up);
   // `moe`: all of it rerun but the dropout after the MoE part; `moe_act`: the activation's output
   // (fc2's input, which fc2 then does not keep a cast of either) freed and the activation rerun.
   const std::string_view activation = d.swiglu ? "experts_swiglu" : "experts_gelu";
@@ -201,6 +204,7 @@ Block shared_experts_block(const ModelSpec& m, const TrainingSpec& tr, const Blo
   if (m.shared_expert_gate) bw.push_back(gemm("shared_gate_wgrad", d.h, 1, d.Tr, d, d.router));
   // The activation's input and output (its input, the router block's norm output, is kept there).
   finish(blk, d.T * (d.e * d.shared_up + tr.gemm_input_bytes() * d.shared_width), sh.recompute);
+  blk.transient_bytes = d.e * (d.Tr * d.h + d.T * d.shared_up);  // as a dense MLP's (mlp_block)
   if (selective_module(m, tr, sh, RecomputeModule::moe) || selective_module(m, tr, sh, RecomputeModule::shared_experts)) {
     recompute_part(blk, blk.stored_activation_bytes, [](const Op&) { return true; });
   }

@@ -377,6 +377,11 @@ Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
   const double scores = flash ? 4.0 * d.b * d.heads_local * d.sq  // softmax statistics (fp32)
                               : score_elems * (d.e + d.mask * (1 + d.e));
   blk.full_activation_bytes = kept + scores;
+  // Backward holds beside what the block kept: its output's gradient, until the residual sum takes
+  // it, and the core's gradients. Eager: the probabilities' gradient, s² elements a head (Megatron's
+  // fused softmax writes the scores' gradient over it), and with dropout the dropped probabilities'
+  // gradient beside it. Flash: q, k and v's gradients beside the output's.
+  blk.transient_bytes = d.e * d.Tr * d.h + (flash ? d.e * d.T * (qkv_width + v_width) : d.e * score_elems * (d.mask > 0 ? 2 : 1));
   switch (sh.recompute) {
     case Recompute::none: blk.stored_activation_bytes = blk.full_activation_bytes; break;
     case Recompute::selective:
@@ -423,6 +428,10 @@ Block mlp_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh
   const double replicated = d.Tr * d.h * (d.e + d.e_in + d.mask);  // norm input, fc1 input, dropout mask
   const double split = d.T * (d.e * up + d.e_in * inner);           // activation input, fc2 input
   blk.full_activation_bytes = replicated + split;
+  // Backward holds beside what the block kept: its output's gradient, until the residual sum takes
+  // it, and at the activation's backward fc1's output gradient (`up` wide) beside the inner one,
+  // whose own input (fc2's, as wide) fc2's backward has released by then.
+  blk.transient_bytes = d.e * (d.Tr * d.h + d.T * up);
   switch (sh.recompute) {
     case Recompute::none: blk.stored_activation_bytes = blk.full_activation_bytes; break;
     case Recompute::selective:

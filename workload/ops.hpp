@@ -86,7 +86,8 @@ struct Block {
   /// recomputed).
   double full_activation_bytes = 0;
   /// Bytes beyond the stored ones its passes hold for a moment: the loss's logits, fp32 copies and
-  /// gradients. They add to the activations alive when the block runs.
+  /// gradients; a layer block's backward gradients (its output's, held for the residual sum, and the
+  /// widest it makes). They add to the activations alive when the block runs.
   double transient_bytes = 0;
   bool operator==(const Block&) const = default;
 

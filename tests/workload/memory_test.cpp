@@ -43,16 +43,47 @@ TEST_CASE("activations in flight: 1F1B keeps pp - stage micro-batches, GPipe all
   const auto m = test::small_gpt(8);  // 8 layers, h 1024, a 16
   const auto tr = test::training(1024, AttentionKernel::eager);
   auto p = test::plan(1, 4, 1, 1, 16);  // 16 micro-batches, 2 layers per stage
-  const double per_layer = layer_activation_bytes(m, tr, {1, 1024, 1, false, Recompute::none});
+  const auto layer = layer_activations(m, tr, {1, 1024, 1, false, Recompute::none}, 0);
+  const double per_layer = layer.kept;
   const auto report = memory_per_stage(m, tr, p, Bytes(80e9));
-  // Stage 1 and 2 hold no embedding or head: 2 layers x (4 - stage) micro-batches.
+  // Stage 1 and 2 hold no embedding or head: 2 layers x (4 - stage) micro-batches, and the gradients
+  // of the backward that starts at the peak.
   CHECK(report.stages[1].chunks_in_flight == 3);
-  CHECK(report.stages[1].activations.value() == doctest::Approx(2 * per_layer * 3).scale(0));
-  CHECK(report.stages[2].activations.value() == doctest::Approx(2 * per_layer * 2).scale(0));
+  CHECK(report.stages[1].activations.value() == doctest::Approx(2 * per_layer * 3 + layer.backward_transient).scale(0));
+  CHECK(report.stages[2].activations.value() == doctest::Approx(2 * per_layer * 2 + layer.backward_transient).scale(0));
+  CHECK(report.stages[2].backward_transient.value() == doctest::Approx(layer.backward_transient).scale(0));
   p.schedule = Schedule::gpipe;
   const auto gpipe = memory_per_stage(m, tr, p, Bytes(80e9));
   CHECK(gpipe.stages[1].chunks_in_flight == 16);
-  CHECK(gpipe.stages[1].activations.value() == doctest::Approx(2 * per_layer * 16).scale(0));
+  CHECK(gpipe.stages[1].activations.value() == doctest::Approx(2 * per_layer * 16 + layer.backward_transient).scale(0));
+}
+
+TEST_CASE("a layer's backward holds gradients beside what it kept: its blocks' outputs' and the widest each makes") {
+  // small GPT: h 1024, 16 heads, GELU MLP of 4096, dropout on; 1024 tokens of one sample, bf16.
+  const auto m = test::small_gpt(8);
+  const double s = 1024, h = 1024, f = 4096, a = 16;
+  // What the MLP holds for its backward (norm input, fc1 input, dropout mask: 2 + 2 + 1 bytes a hidden
+  // element; GELU input and fc2 input: 2 + 2 a 4h element), released before the attention's backward.
+  const double mlp_held = s * h * 5 + s * f * 4;
+  // MLP: its output's gradient (2·s·h) and, at GELU's backward, fc1's output gradient (2·s·4h).
+  const double mlp = 2 * s * h + 2 * s * f;
+  // Eager attention with dropout: its output's gradient and two s² gradients a head (the dropped
+  // probabilities' and the probabilities'), once the MLP has released its part.
+  const double eager = 2 * s * h + 2 * 2 * a * s * s - mlp_held;
+  const BlockShape shape{1, 1024, 1, false, Recompute::none};
+  CHECK(eager > mlp);
+  CHECK(layer_activations(m, test::training(1024, AttentionKernel::eager), shape, 0).backward_transient == doctest::Approx(eager).scale(0));
+  // Flash: q, k, v and the output's gradients (2·s·4h) are less than the MLP released: the MLP's.
+  CHECK(layer_activations(m, test::training(1024), shape, 0).backward_transient == doctest::Approx(mlp).scale(0));
+  // The same whatever the layer keeps: full recompute materializes the layer, then runs its backward.
+  const BlockShape full{1, 1024, 1, false, Recompute::full};
+  CHECK(layer_activations(m, test::training(1024), full, 0).backward_transient == doctest::Approx(mlp).scale(0));
+  // Llama-3-8B's SwiGLU at tp 8 with SP: the output's gradient is the rank's eighth of the tokens,
+  // fc1's output gradient the rank's gate and up columns (2·14336/8) for every token.
+  const auto llama = test::llama3_8b();
+  const BlockShape sp{1, 4096, 8, true, Recompute::none};
+  CHECK(layer_activations(llama, test::training(4096), sp, 0).backward_transient ==
+        doctest::Approx(2 * (4096.0 / 8 * 4096 + 4096.0 * 2 * 14336 / 8)).scale(0));
 }
 
 TEST_CASE("interleaved 1F1B holds Megatron's pp·(1 + (pp-1)/(pp·v)) stage-equivalents on stage 0") {
@@ -191,7 +222,8 @@ TEST_CASE("expert weights are sharded by ep and etp; their optimizer state over 
 TEST_CASE("the schedules of today in memory: the zero-bubble ones under their limits, the V's ends on stage 0, DualPipe's two copies") {
   const auto m = test::small_gpt(16);  // 16 layers of h 1024
   const auto tr = test::training(1024);
-  const double per_layer = layer_activation_bytes(m, tr, {1, 1024, 1, false, Recompute::none});
+  const auto layer = layer_activations(m, tr, {1, 1024, 1, false, Recompute::none}, 0);
+  const double per_layer = layer.kept;
   auto p = test::plan(1, 4, 1, 1, 32);  // 32 micro-batches over 4 stages of 4 layers
   auto report = [&](Schedule s, int vpp) {
     p.schedule = s;
@@ -209,7 +241,9 @@ TEST_CASE("the schedules of today in memory: the zero-bubble ones under their li
       CHECK(st.chunks_in_flight <= limit);
       peak = std::max(peak, st.chunks_in_flight);
       // Stages 1 and 2 hold 4 layers and nothing else: each set is 4 layers' activations.
-      if (st.stage == 1 || st.stage == 2) CHECK(st.activations.value() == doctest::Approx(4 * per_layer * st.chunks_in_flight).scale(0));
+      if (st.stage == 1 || st.stage == 2) {
+        CHECK(st.activations.value() == doctest::Approx(4 * per_layer * st.chunks_in_flight + layer.backward_transient).scale(0));
+      }
     }
     CHECK(peak == limit);
     CHECK(r.stages[1].parameters == doctest::Approx(one_f_one_b.stages[1].parameters));
@@ -228,7 +262,8 @@ TEST_CASE("the schedules of today in memory: the zero-bubble ones under their li
   int peak = 0;
   for (const auto& st : dualpipe.stages) peak = std::max(peak, st.chunks_in_flight);
   CHECK(peak == 4 + 1);
-  CHECK(dualpipe.stages[1].activations.value() == doctest::Approx(4 * per_layer * dualpipe.stages[1].chunks_in_flight).scale(0));
+  CHECK(dualpipe.stages[1].activations.value() ==
+        doctest::Approx(4 * per_layer * dualpipe.stages[1].chunks_in_flight + layer.backward_transient).scale(0));
   // DualPipe-V over the same 4 devices: 8 chunks of 2 layers, 2·4 + 1 of them at the peak.
   const auto dualpipe_v = report(Schedule::dualpipe_v, 2);
   peak = 0;
