@@ -196,15 +196,148 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
   return memory_per_stage(m, tr, plan, capacity, pipeline_schedule(planned_shape(m, tr, plan)));
 }
 
+namespace {
+
+// One micro-batch's activations of each kind of layer (dense, MoE) by recompute setting, each built
+// on first use: a dense model never asks for the MoE kind, a plan without recompute for the
+// recomputed settings (each is a build of the layer's blocks).
+class LayerTable {
+ public:
+  LayerTable(const ModelSpec& m, const TrainingSpec& tr, BlockShape shape) : m_(m), tr_(tr), shape_(shape) {}
+  const LayerActivations& of(bool moe, Recompute r) {
+    const int k = moe ? 1 : 0, i = static_cast<int>(r);
+    if (!known_[k][i]) {
+      BlockShape with = shape_;
+      with.recompute = r;
+      int layer = 0;
+      while (layer + 1 < m_.layers && m_.moe_layer(layer) != moe) ++layer;
+      by_kind_[k][i] = layer_activations(m_, tr_, with, layer);
+      known_[k][i] = true;
+    }
+    return by_kind_[k][i];
+  }
+  double kept(bool moe, Recompute r) { return of(moe, r).kept; }
+
+ private:
+  const ModelSpec& m_;
+  const TrainingSpec& tr_;
+  BlockShape shape_;
+  LayerActivations by_kind_[2][3];
+  bool known_[2][3] = {};
+};
+
+// What the model's ends keep for one micro-batch: the embedding on the first chunk; on the last the
+// head, and after it each multi-token-prediction module (its entry, a layer like the last without
+// recompute, and the head again), and the loss's transients.
+struct Ends {
+  double embedding = 0, head = 0, loss = 0;
+};
+
+Ends model_ends(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& shape) {
+  Ends e;
+  e.embedding = embedding_block(m, tr, shape).stored_activation_bytes;
+  const Block head_of_model = head_block(m, tr, shape);
+  e.head = head_of_model.stored_activation_bytes;
+  e.loss = head_of_model.transient_bytes;
+  if (m.mtp_layers > 0) {
+    BlockShape last = shape;
+    last.local = m.local_attention_layer(m.layers - 1);
+    e.head += m.mtp_layers * (mtp_projection_block(m, tr, shape).stored_activation_bytes + layer_activation_bytes(m, tr, last, m.layers - 1) + e.head);
+  }
+  return e;
+}
+
+// A stage's activations of one micro-batch per local chunk, and what comes beside those in flight.
+struct StageActivations {
+  std::vector<double> chunk_bytes;
+  double working = 0;    // the recomputed layers materialized for a backward
+  double transient = 0;  // the gradients of a layer's backward (the same whether it was recomputed)
+  double loss = 0;       // the loss's logits, copies and gradients, before any layer's backward
+};
+
+// Where each chunk's layers are and how each layer is recomputed.
+struct LayerLayout {
+  std::vector<int> sizes, first;
+  std::vector<Recompute> recompute;
+  LayerLayout(const ModelSpec& m, const Plan& plan)
+      : sizes(layers_per_chunk(plan, m)), first(first_layer_of_chunk(plan, m)), recompute(layer_recompute(plan, m)) {}
+};
+
+StageActivations stage_activations(const ModelSpec& m, const Plan& plan, const LayerLayout& layout, int stage, LayerTable& layers,
+                                   const Ends& ends) {
+  const auto& sizes = layout.sizes;
+  const auto& first = layout.first;
+  const auto& recompute = layout.recompute;
+  const auto chunks = stage_chunks(plan, stage);
+  StageActivations a;
+  a.chunk_bytes.assign(chunks.size(), 0.0);
+  for (std::size_t local = 0; local < chunks.size(); ++local) {
+    const int c = chunks[local];
+    double bytes = 0;
+    int full_in_chunk = 0;
+    double full_working = 0;  // the largest layer recomputed in this chunk
+    for (int i = 0; i < sizes[static_cast<std::size_t>(c)]; ++i) {
+      const int layer = first[static_cast<std::size_t>(c)] + i;
+      const Recompute r = recompute[static_cast<std::size_t>(layer)];
+      const bool moe = m.moe_layer(layer);
+      a.transient = std::max(a.transient, layers.of(moe, Recompute::none).backward_transient);
+      if (r == Recompute::full) {
+        ++full_in_chunk;
+        full_working = std::max(full_working, layers.kept(moe, Recompute::none));
+        // Uniform method: only the first layer of each group of recompute_layers keeps its input.
+        const bool group_start = plan.recompute_method == RecomputeMethod::block || (full_in_chunk - 1) % plan.recompute_layers == 0;
+        if (group_start) bytes += layers.kept(moe, Recompute::full);
+      } else {
+        bytes += layers.kept(moe, r);
+        // A layer's selective recompute makes again, for its backward, what it did not keep.
+        if (r == Recompute::selective) a.working = std::max(a.working, layers.kept(moe, Recompute::none) - layers.kept(moe, r));
+      }
+    }
+    if (full_in_chunk > 0) {
+      const int max_group = plan.recompute_method == RecomputeMethod::uniform ? std::min(plan.recompute_layers, full_in_chunk) : 1;
+      a.working = std::max(a.working, max_group * full_working);
+    }
+    if (c == 0) bytes += ends.embedding;
+    if (c == plan.chunks() - 1) {
+      bytes += ends.head;
+      a.loss = ends.loss;
+    }
+    a.chunk_bytes[local] = bytes;
+  }
+  return a;
+}
+
+// The most activation bytes the schedule holds at once, and how many (micro-batch, chunk) sets then.
+// A micro-batch's activations go with its backward, or with its weight step when the backward
+// defers the weight gradients (the zero-bubble schedules, DualPipe).
+std::pair<double, int> peak_in_flight(const std::vector<ScheduleStep>& steps, const std::vector<double>& chunk_bytes) {
+  double alive = 0, peak = 0;
+  int alive_sets = 0, peak_sets = 0;
+  for (const auto& step : steps) {
+    const double b = chunk_bytes[static_cast<std::size_t>(step.chunk)];
+    if (step.pass == Pass::forward) {
+      alive += b;
+      ++alive_sets;
+    } else if (step.pass == Pass::weight || !step.defers_weight) {
+      alive -= b;
+      --alive_sets;
+    }
+    if (alive > peak) {
+      peak = alive;
+      peak_sets = alive_sets;
+    }
+  }
+  return {peak, peak_sets};
+}
+
+}  // namespace
+
 MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const Plan& plan, Bytes capacity,
                               const std::vector<std::vector<ScheduleStep>>& schedule) {
   MemoryReport report;
   report.capacity = capacity;
   const int zg = plan.sharding_group();
   const int ezg = plan.expert_data_ranks();  // expert state is sharded over its own data-parallel group
-  const auto sizes = layers_per_chunk(plan, m);
-  const auto first = first_layer_of_chunk(plan, m);
-  const auto recompute = layer_recompute(plan, m);
   const Chunking chunking(m, plan);
   const LayerKinds kinds(m, plan);
   // ZeRO-3 holds the layer in use and the one prefetched, gathered: the largest kind present.
@@ -212,40 +345,10 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
   for (int l = 0; l < m.layers; ++l) (m.moe_layer(l) ? any_moe : any_dense) = true;
   const double largest_layer = std::max(any_dense ? kinds.dense.total() : 0.0, any_moe ? kinds.moe.total() : 0.0);
   const bool holds_stage = zero3_holds_stage(plan, tr);
-
-  // Activation bytes of one micro-batch of each kind of layer (dense, MoE), by recompute setting.
-  BlockShape shape = block_shape(plan, tr.seq_len, plan.micro_batch, Recompute::none);
-  auto layer_bytes = [&](Recompute r, bool moe) {
-    BlockShape with = shape;
-    with.recompute = r;
-    int layer = 0;
-    while (layer + 1 < m.layers && m.moe_layer(layer) != moe) ++layer;
-    return layer_activations(m, tr, with, layer);
-  };
-  // Built on first use: a dense model never asks for the MoE kind, a plan without recompute for the
-  // recomputed settings (each is a build of the layer's blocks).
-  LayerActivations by_kind[2][3];
-  bool known[2][3] = {};
-  auto layer_of = [&](bool moe, Recompute r) -> const LayerActivations& {
-    const int k = moe ? 1 : 0, i = static_cast<int>(r);
-    if (!known[k][i]) {
-      by_kind[k][i] = layer_bytes(r, moe);
-      known[k][i] = true;
-    }
-    return by_kind[k][i];
-  };
-  auto kept_bytes = [&](bool moe, Recompute r) { return layer_of(moe, r).kept; };
-  shape.recompute = Recompute::none;
-  const double embedding = embedding_block(m, tr, shape).stored_activation_bytes;
-  // The last chunk's head, and after it each multi-token-prediction module: its entry, a layer like
-  // the last without recompute, and the head again.
-  const Block head_of_model = head_block(m, tr, shape);
-  double head = head_of_model.stored_activation_bytes;
-  if (m.mtp_layers > 0) {
-    BlockShape last = shape;
-    last.local = m.local_attention_layer(m.layers - 1);
-    head += m.mtp_layers * (mtp_projection_block(m, tr, shape).stored_activation_bytes + layer_activation_bytes(m, tr, last, m.layers - 1) + head);
-  }
+  const BlockShape shape = block_shape(plan, tr.seq_len, plan.micro_batch, Recompute::none);
+  LayerTable layers(m, tr, shape);
+  const Ends ends = model_ends(m, tr, shape);
+  const LayerLayout layout(m, plan);
 
   for (int stage = 0; stage < plan.pp; ++stage) {
     StageMemory s;
@@ -264,66 +367,12 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
     if (holds_stage) s.gradients += Bytes(s.parameters * tr.gradient_bytes());
     s.optimizer = sharded(tr.optimizer_bytes_per_param, 1);
 
-    // Bytes of one micro-batch of each local chunk; the peak over the schedule of the chunks alive.
-    const auto chunks = stage_chunks(plan, stage);
-    std::vector<double> chunk_bytes(chunks.size(), 0.0);
-    double working = 0;    // the recomputed layers materialized for a backward
-    double transient = 0;  // the gradients of a layer's backward (the same whether it was recomputed)
-    double loss = 0;       // the loss's logits, copies and gradients, before any layer's backward
-    for (std::size_t local = 0; local < chunks.size(); ++local) {
-      const int c = chunks[local];
-      double bytes = 0;
-      int full_in_chunk = 0;
-      double full_working = 0;  // the largest layer recomputed in this chunk
-      for (int i = 0; i < sizes[static_cast<std::size_t>(c)]; ++i) {
-        const int layer = first[static_cast<std::size_t>(c)] + i;
-        const Recompute r = recompute[static_cast<std::size_t>(layer)];
-        const bool moe = m.moe_layer(layer);
-        transient = std::max(transient, layer_of(moe, Recompute::none).backward_transient);
-        if (r == Recompute::full) {
-          ++full_in_chunk;
-          full_working = std::max(full_working, kept_bytes(moe, Recompute::none));
-          // Uniform method: only the first layer of each group of recompute_layers keeps its input.
-          const bool group_start = plan.recompute_method == RecomputeMethod::block || (full_in_chunk - 1) % plan.recompute_layers == 0;
-          if (group_start) bytes += kept_bytes(moe, Recompute::full);
-        } else {
-          bytes += kept_bytes(moe, r);
-          // A layer's selective recompute makes again, for its backward, what it did not keep.
-          if (r == Recompute::selective) working = std::max(working, kept_bytes(moe, Recompute::none) - kept_bytes(moe, r));
-        }
-      }
-      if (full_in_chunk > 0) {
-        const int max_group = plan.recompute_method == RecomputeMethod::uniform ? std::min(plan.recompute_layers, full_in_chunk) : 1;
-        working = std::max(working, max_group * full_working);
-      }
-      if (c == 0) bytes += embedding;
-      if (c == plan.chunks() - 1) {
-        bytes += head;
-        loss = head_of_model.transient_bytes;
-      }
-      chunk_bytes[local] = bytes;
-    }
-    double alive = 0, peak = 0;
-    int alive_sets = 0;
-    // A micro-batch's activations go with its backward, or with its weight step when the backward
-    // defers the weight gradients (the zero-bubble schedules, DualPipe).
-    for (const auto& step : schedule[static_cast<std::size_t>(stage)]) {
-      const double b = chunk_bytes[static_cast<std::size_t>(step.chunk)];
-      if (step.pass == Pass::forward) {
-        alive += b;
-        ++alive_sets;
-      } else if (step.pass == Pass::weight || !step.defers_weight) {
-        alive -= b;
-        --alive_sets;
-      }
-      if (alive > peak) {
-        peak = alive;
-        s.chunks_in_flight = alive_sets;
-      }
-    }
+    const auto a = stage_activations(m, plan, layout, stage, layers, ends);
+    const auto [peak, sets] = peak_in_flight(schedule[static_cast<std::size_t>(stage)], a.chunk_bytes);
+    s.chunks_in_flight = sets;
     // The loss's transients come and go before any layer's backward.
-    s.backward_transient = Bytes(transient);
-    s.recompute_working = Bytes(std::max(loss, working + transient));
+    s.backward_transient = Bytes(a.transient);
+    s.recompute_working = Bytes(std::max(a.loss, a.working + a.transient));
     s.activations = Bytes(peak + s.recompute_working.value());
 
     s.buffers = Bytes(stage_buffers(m, tr, plan, holds_stage ? s.parameters : 2 * largest_layer + fsdp_root(m, tr, plan, stage, s.parameters, chunking, kinds)));
