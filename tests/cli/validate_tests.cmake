@@ -30,8 +30,11 @@ parasim_cli_test(NAME validate_published_memory ARGS validate tests/data/validat
                  JSON memory.rows=1 rows.0.published_memory_bytes=29000000000.0)
 parasim_cli_test(NAME validate_published_memory_table ARGS validate tests/data/validation/published_memory.yaml
                  STDOUT_REGEX "peak memory against the sources' \\(1 rows\\): median error 0.4%")
+# Its backward gradients, by hand: the MLP's output gradient and GELU's (2048 tokens, h 14336, 57344/8
+# columns at tp 8), 2 x 2048 x (14336 + 7168) bytes = 84 MiB.
 parasim_cli_test(NAME validate_published_memory_explain ARGS validate tests/data/validation/published_memory.yaml
-                 --explain bloom-prequel-01-h14336-l72-tp8pp12dp4mb1 STDOUT_REGEX "memory: peak 27.12 GiB on stage 0 of 80 GiB per GPU \\(the source printed 27.01 GiB\\)")
+                 --explain bloom-prequel-01-h14336-l72-tp8pp12dp4mb1 STDOUT_REGEX "memory: peak 27.12 GiB on stage 0 of 80 GiB per GPU \\(the source printed 27.01 GiB\\)"
+                 "working set 608 MiB, backward gradients 84 MiB of it\\)")
 # --explain shows the fill search: every plan tried for the fields the row does not print (Megatron-LM's
 # 1.7B weak-scaling row: micro-batch, recompute, zero), whether it fits, its time, and which were kept;
 # the fields are searched together, so after zero moves to 1 recompute and micro-batch are tried again.

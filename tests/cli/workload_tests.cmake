@@ -15,6 +15,11 @@ parasim_cli_test(NAME model_unknown_architecture ARGS model tests/data/hf/bad/fa
 # (JSON booleans read back through CMake as ON/OFF), and the task FLOPs equal Megatron's 96·B·s·l·h²·(1 + s/6h + V/16lh).
 parasim_cli_test(NAME tasks_gpt3_175b ARGS tasks scenarios/jobs/gpt3-175b-1024-a100.yaml --json
                  JSON memory.fits=ON micro_batches=96 tasks.total=131242 gpus=1024)
+# A layer's backward gradients beside its activations (issue 25): Llama-2-7B at tp 2 with SP, one
+# sample of 4096 tokens: the MLP's output gradient on the rank's 2048 tokens and its gate-and-up
+# gradient (2 x 11008 / 2 columns) on all 4096, bf16: 2 x (2048 x 4096 + 4096 x 11008) = 106,954,752 bytes.
+parasim_cli_test(NAME tasks_backward_gradients ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --json
+                 JSON memory.stages.0.backward_transient_bytes=106954752.0 memory.stages.0.recompute_working_bytes=106954752.0)
 parasim_cli_test(NAME tasks_gpt3_175b_table ARGS tasks scenarios/jobs/gpt3-175b-1024-a100.yaml
                  STDOUT_REGEX "tasks / formula = 1\\)" "Verdict +fits")
 # Without recompute the activations of 8 micro-batches in flight no longer fit on stage 0.
