@@ -6,8 +6,10 @@
 #include <fmt/format.h>
 #include <numeric>
 #include <set>
+#include <tuple>
 
 #include "core/schema.hpp"
+#include "sim/software_stack.hpp"
 #include "workload/model.hpp"
 #include "workload/recompute_modules.hpp"
 
@@ -306,6 +308,23 @@ std::vector<MeasuredRun> load_measured_runs(const std::filesystem::path& file) {
   auto read = read_measured_runs(file);
   if (!read.errors.empty()) throw read.errors.front().error;
   return std::move(read.runs);
+}
+
+namespace {
+
+// The fields a row states that the simulator takes, in one tuple to compare.
+auto inputs_of(const MeasuredRun& r) {
+  return std::tie(r.arch, r.layers, r.hidden, r.heads, r.seq_len, r.kv_heads, r.head_dim, r.ffn_hidden, r.vocab, r.experts, r.top_k,
+                  r.shared_experts, r.expert_ffn_hidden, r.dense_layers, r.mla, r.mtp_layers, r.sliding_window, r.dropout, r.params_b,
+                  r.tied_embeddings, r.gpu, r.gpus, r.gpus_per_node, r.nic_gbps_per_gpu, r.precision, r.attention, r.tp, r.pp, r.dp, r.cp,
+                  r.ep, r.global_batch, r.sp, r.vpp, r.zero, r.micro_batch, r.zero_group, r.recompute, r.recompute_modules, r.schedule,
+                  r.stage_layers, r.overlap_grad_reduce, r.overlap_param_gather, r.overlap_tp_comm);
+}
+
+}  // namespace
+
+bool same_inputs(const MeasuredRun& a, const MeasuredRun& b) {
+  return inputs_of(a) == inputs_of(b) && software_stack_of(a.source) == software_stack_of(b.source);
 }
 
 }  // namespace parasim::sim

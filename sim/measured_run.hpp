@@ -20,6 +20,7 @@ namespace parasim::sim {
 struct MlaShape {
   std::optional<int> q_lora_rank;  ///< absent: queries are projected directly
   int kv_lora_rank = 0, qk_nope_head_dim = 0, qk_rope_head_dim = 0, v_head_dim = 0;
+  bool operator==(const MlaShape&) const = default;
 };
 
 struct MeasuredRun {
@@ -63,6 +64,11 @@ struct MeasuredRun {
   /// (sim/software_stack.hpp), else the device's whole use.
   std::optional<PrintedMemory> published_memory_kind;
 };
+
+/// Whether two rows give the simulator the same job: every model, cluster, training and plan field
+/// they state, and the stack their sources name, equal (their ids, sources' wording, measurements and
+/// notes aside). Two such rows are the same run measured twice, not two plans to order.
+bool same_inputs(const MeasuredRun& a, const MeasuredRun& b);
 
 /// A row that could not be read.
 struct RowError {

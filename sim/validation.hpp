@@ -2,7 +2,8 @@
 // `parasim validate`: each published run rebuilt as a scenario and simulated, with one fill-in
 // policy for every row (kFillPolicy), and the statistics that say how far the simulator is from
 // reality: MAPE, median and worst error, Spearman of tokens/s per GPU, and the plan order (of rows
-// that differ only in the plan, the share of pairs whose faster plan is also predicted faster).
+// of one job that differ in the plan they state, the share of pairs whose faster plan is also
+// predicted faster; rows that state the same inputs are the same run measured twice, not a pair).
 #include <filesystem>
 #include <functional>
 #include <map>

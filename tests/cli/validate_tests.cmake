@@ -30,6 +30,10 @@ parasim_cli_test(NAME validate_published_memory ARGS validate tests/data/validat
                  JSON memory.rows=1 rows.0.published_memory_bytes=29000000000.0)
 parasim_cli_test(NAME validate_published_memory_table ARGS validate tests/data/validation/published_memory.yaml
                  STDOUT_REGEX "peak memory against the sources' \\(1 rows\\): median error 0.4%")
+# Plan order counts pairs of rows that state different plans for one job (issue 24's definition): of
+# three rows, two state the same inputs (one run measured twice, 9% apart), so two pairs, both right.
+parasim_cli_test(NAME validate_plan_order_same_run ARGS validate tests/data/validation/same_run_twice.yaml --json
+                 JSON summary.plan_order_pairs=2 summary.plan_order_right=2 summary.rows=3)
 # Its backward gradients, by hand: the MLP's output gradient and GELU's (2048 tokens, h 14336, 57344/8
 # columns at tp 8), 2 x 2048 x (14336 + 7168) bytes = 84 MiB.
 parasim_cli_test(NAME validate_published_memory_explain ARGS validate tests/data/validation/published_memory.yaml

@@ -304,6 +304,19 @@ TEST_CASE("a file is read row by row: a bad row is an error for that row, the ot
   CHECK_THROWS_AS(load_measured_runs("tests/data/validation/rows_readable.yaml"), InputError);
 }
 
+TEST_CASE("two rows are the same run when every input they state and the stack their sources name agree") {
+  const auto rows = load_measured_runs("tests/data/validation/same_run_twice.yaml");
+  REQUIRE(rows.size() == 3);
+  CHECK(same_inputs(rows[0], rows[1]));   // ids, measurements and notes differ: not inputs
+  CHECK_FALSE(same_inputs(rows[0], rows[2]));  // full recompute against selective
+  auto nemo = rows[1];
+  nemo.source = "NVIDIA/NeMo performance summary";
+  CHECK_FALSE(same_inputs(rows[0], nemo));  // another stack fills what the row leaves out differently
+  auto latent = rows[1];
+  latent.mla = MlaShape{std::nullopt, 512, 128, 64, 128};
+  CHECK_FALSE(same_inputs(rows[0], latent));
+}
+
 TEST_CASE("every GPU the row format names is bundled, with an H100-class profile where it is one") {
   for (const char* gpu : {"a100-sxm4-80gb", "a100-sxm4-40gb", "h100-sxm5-80gb", "h200-sxm-141gb", "h800-sxm5-80gb", "a800-sxm4-80gb", "h100-96gb-500w"}) {
     CAPTURE(gpu);
