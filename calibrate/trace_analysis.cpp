@@ -5,6 +5,7 @@
 #include <fmt/format.h>
 #include <map>
 #include <numeric>
+#include <tuple>
 #include <unordered_map>
 
 namespace parasim::calibrate {
@@ -311,255 +312,351 @@ NcclKernelName parse_nccl_kernel_name(std::string_view name) {
   return out;
 }
 
+namespace {
+
+// One GEMM host op's kernels: its shape and format, and their time.
+struct GemmAccumulator {
+  GemmShape shape;
+  Precision precision = Precision::fp32;
+  std::int64_t ns = 0;
+  int kernels = 0;
+  bool tf32 = false;
+};
+
+// One collective: its sample, and when and where its kernels ran.
+struct CommAccumulator {
+  CollectiveSample sample;
+  bool sized = false;
+  std::int64_t ns = 0;
+  std::int64_t start_ns = 0, end_ns = 0;
+  int device = 0;
+  std::uint32_t name = 0;
+};
+
+// What one trace's pass over its GPU events gathers.
+struct TraceJoin {
+  const KinetoTrace& t;
+  Nesting nesting;
+  bool intra = true;  // the job fits in one node: its groups stay on NVLink / PCIe
+  std::map<std::int32_t, GemmAccumulator> gemm_ops;                    // by op, in op order (deterministic)
+  std::map<std::int32_t, std::pair<std::int64_t, int>> elementwise_ops;  // op -> (ns, kernels)
+  std::vector<CommAccumulator> comms;
+  std::map<std::int32_t, std::size_t> comm_by_op;
+  std::map<int, std::vector<Interval>> nccl_by_device, compute_by_device;
+
+  TraceJoin(const KinetoTrace& trace, const TraceAnalysisOptions& options)
+      : t(trace), nesting(nest(trace)), intra(trace.world_size.value_or(1) <= options.gpus_per_node) {}
+
+  // The op that launched a GPU event, or -1.
+  std::int32_t op_of(const GpuEvent& g) const {
+    if (auto it = nesting.launch_op.find(g.correlation); it != nesting.launch_op.end()) return it->second;
+    if (g.external_id >= 0 && g.external_id != g.correlation) {
+      if (auto it = nesting.op_by_external.find(g.external_id); it != nesting.op_by_external.end()) return it->second;
+    }
+    return -1;
+  }
+  const HostOp& host(std::int32_t op) const { return t.ops[static_cast<std::size_t>(op)]; }
+  std::int32_t parent(std::int32_t op) const { return nesting.parent[static_cast<std::size_t>(op)]; }
+};
+
+// A GEMM kernel joins the innermost enclosing GEMM op with dims; the op's kernels are one GEMM.
+void add_gemm_kernel(TraceJoin& j, const GpuEvent& g, std::int32_t op, TraceAnalysis& a) {
+  ++a.gemm_kernels;
+  const auto& t = j.t;
+  for (std::int32_t o = op; o >= 0; o = j.parent(o)) {
+    const auto& host = j.host(o);
+    if (!host.has_dims) continue;
+    const auto shape = gemm_shape(t.string(host.name), dims_of(t, host));
+    if (!shape) continue;
+    const auto p = precision_of_dtype(dtype_of(t, host, t.string(host.name) == "aten::addmm" || t.string(host.name) == "aten::baddbmm" ? 1 : 0));
+    if (!p) break;
+    auto& acc = j.gemm_ops[o];
+    acc.shape = *shape;
+    acc.precision = *p;
+    acc.ns += g.dur_ns;
+    ++acc.kernels;
+    const std::string kname = lower(t.string(g.name));
+    if (kname.find("tf32") != std::string::npos || kname.find("s1688") != std::string::npos || kname.find("xmma") != std::string::npos) {
+      acc.tf32 = true;
+    }
+    ++a.gemm_kernels_with_shape;
+    break;
+  }
+}
+
+// The host ops around a collective's launch: nccl:*, c10d::*, and its metadata (record_param_comms).
+struct CommHostOps {
+  std::int32_t nccl = -1, c10d = -1;
+  const CommMetadata* meta = nullptr;
+};
+
+CommHostOps comm_host_ops(const TraceJoin& j, const GpuEvent& g, std::int32_t op) {
+  const auto& t = j.t;
+  CommHostOps h;
+  h.meta = g.comm >= 0 ? &t.comm[static_cast<std::size_t>(g.comm)] : nullptr;
+  for (std::int32_t o = op; o >= 0; o = j.parent(o)) {
+    const auto& host = j.host(o);
+    const auto& name = t.string(host.name);
+    if (h.nccl < 0 && starts_with(name, "nccl:")) h.nccl = o;
+    if (h.c10d < 0 && starts_with(name, "c10d::")) h.c10d = o;
+    if (!h.meta && host.comm >= 0) h.meta = &t.comm[static_cast<std::size_t>(host.comm)];
+  }
+  return h;
+}
+
+std::int64_t numel(const std::vector<std::int64_t>& d) { return valid(d) ? product(d, 0, d.size()) : std::int64_t{0}; }
+
+bool gather_like(CollectiveKind k) { return k == CollectiveKind::all_gather || k == CollectiveKind::reduce_scatter; }
+
+// Group size: the metadata's, else the all-gather / reduce-scatter in/out ratio, else the trace's
+// only process group, else the world size (noted once), and 2 for a send or receive.
+int group_size(const TraceJoin& j, const CommHostOps& h, CollectiveKind kind, const std::vector<std::vector<std::int64_t>>& c10d_dims,
+               bool& noted_guess, TraceAnalysis& a) {
+  const auto& t = j.t;
+  int ranks = h.meta && h.meta->group_size > 1 ? h.meta->group_size : 0;
+  if (ranks == 0 && gather_like(kind) && c10d_dims.size() >= 2) {
+    const auto x = numel(c10d_dims[0]), y = numel(c10d_dims[1]);
+    if (x > 0 && y > 0 && std::max(x, y) % std::min(x, y) == 0 && std::max(x, y) / std::min(x, y) > 1) {
+      ranks = static_cast<int>(std::max(x, y) / std::min(x, y));
+    }
+  }
+  if (ranks == 0 && t.groups.size() == 1 && t.groups.front().size > 1) ranks = t.groups.front().size;
+  if (ranks == 0 && t.world_size.value_or(0) > 1) {
+    ranks = *t.world_size;
+    if (!noted_guess) {
+      a.notes.push_back("group size of some collectives not recorded: taken as the world size");
+      noted_guess = true;
+    }
+  }
+  if (kind == CollectiveKind::send_recv) ranks = 2;
+  return ranks;
+}
+
+// Size in the nccl-tests convention: the metadata's elements, else the c10d op's larger tensor,
+// else the nccl:* op's input (an all-gather's times the group).
+double collective_bytes(const TraceJoin& j, const CommHostOps& h, CollectiveKind kind, int ranks,
+                        const std::vector<std::vector<std::int64_t>>& c10d_dims) {
+  const auto& t = j.t;
+  double bytes = 0;
+  if (h.meta && h.meta->in_elements >= 0 && metadata_dtype_bytes(h.meta->dtype) > 0) {
+    const double e = metadata_dtype_bytes(h.meta->dtype);
+    const double in = static_cast<double>(h.meta->in_elements) * e, out = static_cast<double>(std::max<std::int64_t>(0, h.meta->out_elements)) * e;
+    bytes = gather_like(kind) ? std::max(in, out) : in;
+  }
+  if (bytes == 0 && gather_like(kind) && c10d_dims.size() >= 2) {
+    const int e = dtype_bytes(dtype_of(t, j.host(h.c10d), 0));
+    bytes = static_cast<double>(std::max(numel(c10d_dims[0]), numel(c10d_dims[1]))) * e;
+  }
+  if (bytes == 0 && h.nccl >= 0 && j.host(h.nccl).has_dims) {
+    const auto& host = j.host(h.nccl);
+    const auto d = dims_of(t, host);
+    const int e = dtype_bytes(dtype_of(t, host, 0));
+    if (!d.empty() && e > 0) {
+      bytes = static_cast<double>(numel(d[0])) * e;
+      if (kind == CollectiveKind::all_gather && ranks > 1) bytes *= ranks;  // nccl:_all_gather_base records its input
+    }
+  }
+  return bytes;
+}
+
+// An NCCL kernel as a collective: its kind from the kernel's name refined by the host op, its
+// algorithm and protocol from the name, its group and size from the host ops.
+CommAccumulator collective_of(const TraceJoin& j, const GpuEvent& g, std::int32_t op, bool& noted_guess, TraceAnalysis& a) {
+  const auto& t = j.t;
+  const auto parsed = parse_nccl_kernel_name(t.string(g.name));
+  CommAccumulator c;
+  c.sample.kind = parsed.kind.value_or(CollectiveKind::all_reduce);
+  c.sample.algorithm = parsed.algorithm;
+  c.sample.protocol = parsed.protocol;
+  c.sample.intra_node = j.intra;
+  c.ns = g.dur_ns;
+  c.start_ns = g.start_ns;
+  c.end_ns = g.start_ns + g.dur_ns;
+  c.device = g.device;
+  c.name = g.name;
+  const CommHostOps h = comm_host_ops(j, g, op);
+  const std::int32_t kind_op = h.nccl >= 0 ? h.nccl : h.c10d;
+  if (kind_op >= 0) {
+    if (auto k = kind_of_host_op(t.string(j.host(kind_op).name))) c.sample.kind = *k;
+  } else if (h.meta && !h.meta->collective.empty()) {
+    if (auto k = kind_of_host_op(h.meta->collective)) c.sample.kind = *k;
+  }
+  std::vector<std::vector<std::int64_t>> c10d_dims;
+  if (h.c10d >= 0 && j.host(h.c10d).has_dims) c10d_dims = dims_of(t, j.host(h.c10d));
+  c.sample.ranks = group_size(j, h, c.sample.kind, c10d_dims, noted_guess, a);
+  c.sample.bytes = collective_bytes(j, h, c.sample.kind, c.sample.ranks, c10d_dims);
+  c.sized = c.sample.bytes > 0 && c.sample.ranks >= 2;
+  return c;
+}
+
+void add_nccl_kernel(TraceJoin& j, const GpuEvent& g, std::int32_t op, bool& noted_guess, TraceAnalysis& a) {
+  ++a.nccl_kernels;
+  j.nccl_by_device[g.device].push_back({g.start_ns, g.start_ns + g.dur_ns});
+  CommAccumulator c = collective_of(j, g, op, noted_guess, a);
+  if (c.sized) ++a.nccl_kernels_with_size;
+  if (op >= 0) {
+    // Several kernels of one op (coalesced groups) are one collective.
+    if (auto it = j.comm_by_op.find(op); it != j.comm_by_op.end()) {
+      auto& prev = j.comms[it->second];
+      prev.ns += c.ns;
+      prev.end_ns = std::max(prev.end_ns, c.end_ns);
+      return;
+    }
+    j.comm_by_op.emplace(op, j.comms.size());
+  }
+  j.comms.push_back(std::move(c));
+}
+
+// Every GPU event of the trace counted, joined to its host op and accumulated by what it is.
+void join_events(TraceJoin& j, TraceFileSummary& summary, bool& noted_guess, TraceAnalysis& a) {
+  const auto& t = j.t;
+  for (const auto& g : t.gpu) {
+    summary.totals.add(g.klass, g.dur_ns);
+    a.totals.add(g.klass, g.dur_ns);
+    if (summary.gpu.empty()) {
+      for (const auto& d : t.devices) {
+        if (d.id == g.device) summary.gpu = d.name;
+      }
+    }
+    const bool kernel = g.klass != KernelClass::memcpy && g.klass != KernelClass::memset;
+    const std::int32_t op = j.op_of(g);
+    if (kernel) {
+      ++a.kernels;
+      if (op >= 0) ++a.kernels_with_op;
+    }
+    if (g.klass == KernelClass::memcpy && g.bytes > 0 && t.string(g.name).find("DtoD") != std::string::npos && g.dur_ns > 0) {
+      a.measurements.memory.push_back({"copy", 2.0 * g.bytes, static_cast<double>(g.dur_ns) * 1e-9});
+    }
+    if (g.klass == KernelClass::gemm) add_gemm_kernel(j, g, op, a);
+    if ((g.klass == KernelClass::elementwise || g.klass == KernelClass::reduction) && op >= 0 && j.host(op).has_dims) {
+      auto& e = j.elementwise_ops[op];
+      e.first += g.dur_ns;
+      ++e.second;
+    }
+    if (g.klass == KernelClass::nccl) add_nccl_kernel(j, g, op, noted_guess, a);
+    if (is_compute(g.klass)) j.compute_by_device[g.device].push_back({g.start_ns, g.start_ns + g.dur_ns});
+  }
+}
+
+void add_gemm_measurements(const TraceJoin& j, TraceAnalysis& a) {
+  for (const auto& [op, acc] : j.gemm_ops) {
+    Precision p = acc.precision;
+    if (p == Precision::fp32 && acc.tf32) p = Precision::tf32;
+    a.measurements.gemms.push_back({p, acc.shape.batch, acc.shape.m, acc.shape.n, acc.shape.k, static_cast<double>(acc.ns) * 1e-9, acc.kernels});
+  }
+}
+
+// An elementwise op of one kernel moved its tensor inputs and an output as large as the largest.
+void add_elementwise_measurements(const TraceJoin& j, TraceAnalysis& a) {
+  const auto& t = j.t;
+  for (const auto& [op, e] : j.elementwise_ops) {
+    if (e.second != 1) continue;  // an op of several kernels: its bytes cannot be split between them
+    const auto& host = j.host(op);
+    double bytes = 0, largest = 0;
+    for (std::uint32_t i = 0; i < host.inputs; ++i) {
+      const auto& in = t.inputs[host.inputs_offset + i];
+      const int size = dtype_bytes(t.string(in.dtype));
+      if (size == 0 || in.rank == 0) continue;
+      const std::vector<std::int64_t> d(t.dims.begin() + in.dims_offset, t.dims.begin() + in.dims_offset + in.rank);
+      if (!valid(d)) continue;
+      const double b = static_cast<double>(product(d, 0, d.size())) * size;
+      bytes += b;
+      largest = std::max(largest, b);
+    }
+    if (bytes > 0 && e.first > 0) a.measurements.memory.push_back({"elementwise", bytes + largest, static_cast<double>(e.first) * 1e-9});
+  }
+}
+
+// The same kernel's (or collective's) durations alone and overlapped.
+struct Pair {
+  std::vector<double> alone, overlapped;
+};
+
+std::map<int, std::vector<Interval>> merged_by_device(const std::map<int, std::vector<Interval>>& by_device) {
+  std::map<int, std::vector<Interval>> out;
+  for (const auto& [d, v] : by_device) out[d] = merged(v);
+  return out;
+}
+
+// Each compute kernel against the union of collectives on its GPU.
+void add_compute_overlap(const TraceJoin& j, TraceAnalysis& a) {
+  const auto nccl_union = merged_by_device(j.nccl_by_device);
+  std::map<std::tuple<int, std::uint32_t, std::uint64_t>, Pair> compute_pairs;  // (kind, name, launch shape)
+  for (const auto& g : j.t.gpu) {
+    if (!is_compute(g.klass) || g.dur_ns <= 0) continue;
+    const auto it = nccl_union.find(g.device);
+    const std::int64_t c = it == nccl_union.end() ? 0 : covered(it->second, g.start_ns, g.start_ns + g.dur_ns);
+    auto& pair = compute_pairs[{static_cast<int>(compute_kind_of(g.klass)), g.name, g.launch_shape}];
+    if (c == 0) pair.alone.push_back(static_cast<double>(g.dur_ns) * 1e-9);
+    else if (2 * c >= g.dur_ns) pair.overlapped.push_back(static_cast<double>(g.dur_ns) * 1e-9);
+  }
+  for (const auto& [key, pair] : compute_pairs) {
+    if (pair.alone.size() < 2 || pair.overlapped.size() < 2) continue;
+    a.measurements.compute_overlap.push_back({static_cast<ComputeKind>(std::get<0>(key)), j.intra, std::nullopt, median(pair.alone),
+                                              median(pair.overlapped), static_cast<int>(pair.alone.size()),
+                                              static_cast<int>(pair.overlapped.size())});
+  }
+}
+
+// Each sized collective against the union of compute kernels on its GPU.
+void add_comm_overlap(const TraceJoin& j, TraceAnalysis& a) {
+  const auto compute_union = merged_by_device(j.compute_by_device);
+  std::map<std::tuple<std::uint32_t, int, double>, Pair> comm_pairs;  // (kernel name, kind, bytes)
+  for (const auto& c : j.comms) {
+    if (!c.sized) continue;
+    const auto it = compute_union.find(c.device);
+    const std::int64_t dur = c.end_ns - c.start_ns;
+    if (dur <= 0) continue;
+    const std::int64_t cov = it == compute_union.end() ? 0 : covered(it->second, c.start_ns, c.end_ns);
+    auto& pair = comm_pairs[{c.name, static_cast<int>(c.sample.kind), c.sample.bytes}];
+    if (cov == 0) pair.alone.push_back(static_cast<double>(c.ns) * 1e-9);
+    else if (2 * cov >= dur) pair.overlapped.push_back(static_cast<double>(c.ns) * 1e-9);
+  }
+  for (const auto& [key, pair] : comm_pairs) {
+    if (pair.alone.size() < 2 || pair.overlapped.size() < 2) continue;
+    a.measurements.comm_overlap.push_back({j.intra, std::nullopt, median(pair.alone), median(pair.overlapped), static_cast<int>(pair.alone.size()),
+                                           static_cast<int>(pair.overlapped.size())});
+  }
+}
+
+// The sized collectives in launch order, each timed by its kernels.
+std::vector<CollectiveSample> in_launch_order(std::vector<CommAccumulator>& comms) {
+  std::sort(comms.begin(), comms.end(), [](const CommAccumulator& x, const CommAccumulator& y) { return x.start_ns < y.start_ns; });
+  std::vector<CollectiveSample> ordered;
+  for (auto& c : comms) {
+    if (!c.sized) continue;
+    c.sample.seconds = static_cast<double>(c.ns) * 1e-9;
+    ordered.push_back(std::move(c.sample));
+  }
+  return ordered;
+}
+
+TraceFileSummary summary_of(const KinetoTrace& t) {
+  TraceFileSummary summary;
+  summary.file = t.file;
+  summary.rank = t.rank;
+  summary.world_size = t.world_size;
+  summary.events = t.events;
+  summary.json_bytes = t.json_bytes;
+  summary.file_bytes = t.file_bytes;
+  return summary;
+}
+
+}  // namespace
+
 TraceAnalysis analyze_traces(const std::vector<KinetoTrace>& traces, const TraceAnalysisOptions& options) {
   TraceAnalysis a;
   std::vector<RankCollectives> per_file_collectives;
   bool noted_group_guess = false;
   for (const auto& t : traces) {
-    TraceFileSummary summary;
-    summary.file = t.file;
-    summary.rank = t.rank;
-    summary.world_size = t.world_size;
-    summary.events = t.events;
-    summary.json_bytes = t.json_bytes;
-    summary.file_bytes = t.file_bytes;
-    const Nesting nesting = nest(t);
-    const bool intra = t.world_size.value_or(1) <= options.gpus_per_node;
-    std::map<int, std::vector<Interval>> nccl_by_device, compute_by_device;
-
-    // The op that launched a GPU event, or -1.
-    auto op_of = [&](const GpuEvent& g) -> std::int32_t {
-      if (auto it = nesting.launch_op.find(g.correlation); it != nesting.launch_op.end()) return it->second;
-      if (g.external_id >= 0 && g.external_id != g.correlation) {
-        if (auto it = nesting.op_by_external.find(g.external_id); it != nesting.op_by_external.end()) return it->second;
-      }
-      return -1;
-    };
-
-    struct GemmAccumulator {
-      GemmShape shape;
-      Precision precision = Precision::fp32;
-      std::int64_t ns = 0;
-      int kernels = 0;
-      bool tf32 = false;
-    };
-    std::map<std::int32_t, GemmAccumulator> gemm_ops;  // by op, in op order (deterministic)
-    struct CommAccumulator {
-      CollectiveSample sample;
-      bool sized = false;
-      std::int64_t ns = 0;
-      std::int64_t start_ns = 0, end_ns = 0;
-      int device = 0;
-      std::uint32_t name = 0;
-    };
-    std::vector<CommAccumulator> comms;
-    std::map<std::int32_t, std::size_t> comm_by_op;
-    std::map<std::int32_t, std::pair<std::int64_t, int>> elementwise_ops;  // op -> (ns, kernels)
-
-    for (const auto& g : t.gpu) {
-      summary.totals.add(g.klass, g.dur_ns);
-      a.totals.add(g.klass, g.dur_ns);
-      if (summary.gpu.empty()) {
-        for (const auto& d : t.devices) {
-          if (d.id == g.device) summary.gpu = d.name;
-        }
-      }
-      const bool kernel = g.klass != KernelClass::memcpy && g.klass != KernelClass::memset;
-      const std::int32_t op = op_of(g);
-      if (kernel) {
-        ++a.kernels;
-        if (op >= 0) ++a.kernels_with_op;
-      }
-      if (g.klass == KernelClass::memcpy && g.bytes > 0 && t.string(g.name).find("DtoD") != std::string::npos && g.dur_ns > 0) {
-        a.measurements.memory.push_back({"copy", 2.0 * g.bytes, static_cast<double>(g.dur_ns) * 1e-9});
-      }
-      if (g.klass == KernelClass::gemm) {
-        ++a.gemm_kernels;
-        // The innermost enclosing GEMM op with dims.
-        for (std::int32_t o = op; o >= 0; o = nesting.parent[static_cast<std::size_t>(o)]) {
-          const auto& host = t.ops[static_cast<std::size_t>(o)];
-          if (!host.has_dims) continue;
-          const auto shape = gemm_shape(t.string(host.name), dims_of(t, host));
-          if (!shape) continue;
-          const auto p = precision_of_dtype(dtype_of(t, host, t.string(host.name) == "aten::addmm" || t.string(host.name) == "aten::baddbmm" ? 1 : 0));
-          if (!p) break;
-          auto& acc = gemm_ops[o];
-          acc.shape = *shape;
-          acc.precision = *p;
-          acc.ns += g.dur_ns;
-          ++acc.kernels;
-          const std::string kname = lower(t.string(g.name));
-          if (kname.find("tf32") != std::string::npos || kname.find("s1688") != std::string::npos || kname.find("xmma") != std::string::npos) {
-            acc.tf32 = true;
-          }
-          ++a.gemm_kernels_with_shape;
-          break;
-        }
-      }
-      if ((g.klass == KernelClass::elementwise || g.klass == KernelClass::reduction) && op >= 0 && t.ops[static_cast<std::size_t>(op)].has_dims) {
-        auto& e = elementwise_ops[op];
-        e.first += g.dur_ns;
-        ++e.second;
-      }
-      if (g.klass == KernelClass::nccl) {
-        ++a.nccl_kernels;
-        nccl_by_device[g.device].push_back({g.start_ns, g.start_ns + g.dur_ns});
-        const auto parsed = parse_nccl_kernel_name(t.string(g.name));
-        CommAccumulator c;
-        c.sample.kind = parsed.kind.value_or(CollectiveKind::all_reduce);
-        c.sample.algorithm = parsed.algorithm;
-        c.sample.protocol = parsed.protocol;
-        c.sample.intra_node = intra;
-        c.ns = g.dur_ns;
-        c.start_ns = g.start_ns;
-        c.end_ns = g.start_ns + g.dur_ns;
-        c.device = g.device;
-        c.name = g.name;
-        // Host ops around the launch: nccl:*, c10d::*, and metadata (record_param_comms).
-        std::int32_t nccl_op = -1, c10d_op = -1;
-        const CommMetadata* meta = g.comm >= 0 ? &t.comm[static_cast<std::size_t>(g.comm)] : nullptr;
-        for (std::int32_t o = op; o >= 0; o = nesting.parent[static_cast<std::size_t>(o)]) {
-          const auto& host = t.ops[static_cast<std::size_t>(o)];
-          const auto& name = t.string(host.name);
-          if (nccl_op < 0 && starts_with(name, "nccl:")) nccl_op = o;
-          if (c10d_op < 0 && starts_with(name, "c10d::")) c10d_op = o;
-          if (!meta && host.comm >= 0) meta = &t.comm[static_cast<std::size_t>(host.comm)];
-        }
-        const std::int32_t kind_op = nccl_op >= 0 ? nccl_op : c10d_op;
-        if (kind_op >= 0) {
-          if (auto k = kind_of_host_op(t.string(t.ops[static_cast<std::size_t>(kind_op)].name))) c.sample.kind = *k;
-        } else if (meta && !meta->collective.empty()) {
-          if (auto k = kind_of_host_op(meta->collective)) c.sample.kind = *k;
-        }
-        // Group size.
-        int ranks = meta && meta->group_size > 1 ? meta->group_size : 0;
-        std::vector<std::vector<std::int64_t>> c10d_dims;
-        if (c10d_op >= 0 && t.ops[static_cast<std::size_t>(c10d_op)].has_dims) c10d_dims = dims_of(t, t.ops[static_cast<std::size_t>(c10d_op)]);
-        auto numel = [](const std::vector<std::int64_t>& d) { return valid(d) ? product(d, 0, d.size()) : std::int64_t{0}; };
-        const bool gather_like = c.sample.kind == CollectiveKind::all_gather || c.sample.kind == CollectiveKind::reduce_scatter;
-        if (ranks == 0 && gather_like && c10d_dims.size() >= 2) {
-          const auto x = numel(c10d_dims[0]), y = numel(c10d_dims[1]);
-          if (x > 0 && y > 0 && std::max(x, y) % std::min(x, y) == 0 && std::max(x, y) / std::min(x, y) > 1) {
-            ranks = static_cast<int>(std::max(x, y) / std::min(x, y));
-          }
-        }
-        if (ranks == 0 && t.groups.size() == 1 && t.groups.front().size > 1) ranks = t.groups.front().size;
-        if (ranks == 0 && t.world_size.value_or(0) > 1) {
-          ranks = *t.world_size;
-          if (!noted_group_guess) {
-            a.notes.push_back("group size of some collectives not recorded: taken as the world size");
-            noted_group_guess = true;
-          }
-        }
-        if (c.sample.kind == CollectiveKind::send_recv) ranks = 2;
-        c.sample.ranks = ranks;
-        // Size, in the nccl-tests convention.
-        double bytes = 0;
-        if (meta && meta->in_elements >= 0 && metadata_dtype_bytes(meta->dtype) > 0) {
-          const double e = metadata_dtype_bytes(meta->dtype);
-          const double in = static_cast<double>(meta->in_elements) * e, out = static_cast<double>(std::max<std::int64_t>(0, meta->out_elements)) * e;
-          bytes = gather_like ? std::max(in, out) : in;
-        }
-        if (bytes == 0 && gather_like && c10d_dims.size() >= 2) {
-          const auto& host = t.ops[static_cast<std::size_t>(c10d_op)];
-          const int e = dtype_bytes(dtype_of(t, host, 0));
-          bytes = static_cast<double>(std::max(numel(c10d_dims[0]), numel(c10d_dims[1]))) * e;
-        }
-        if (bytes == 0 && nccl_op >= 0 && t.ops[static_cast<std::size_t>(nccl_op)].has_dims) {
-          const auto& host = t.ops[static_cast<std::size_t>(nccl_op)];
-          const auto d = dims_of(t, host);
-          const int e = dtype_bytes(dtype_of(t, host, 0));
-          if (!d.empty() && e > 0) {
-            bytes = static_cast<double>(numel(d[0])) * e;
-            if (c.sample.kind == CollectiveKind::all_gather && ranks > 1) bytes *= ranks;  // nccl:_all_gather_base records its input
-          }
-        }
-        c.sample.bytes = bytes;
-        c.sized = bytes > 0 && ranks >= 2;
-        if (c.sized) ++a.nccl_kernels_with_size;
-        if (op >= 0) {
-          // Several kernels of one op (coalesced groups) are one collective.
-          if (auto it = comm_by_op.find(op); it != comm_by_op.end()) {
-            auto& prev = comms[it->second];
-            prev.ns += c.ns;
-            prev.end_ns = std::max(prev.end_ns, c.end_ns);
-            continue;
-          }
-          comm_by_op.emplace(op, comms.size());
-        }
-        comms.push_back(std::move(c));
-      }
-      if (is_compute(g.klass)) compute_by_device[g.device].push_back({g.start_ns, g.start_ns + g.dur_ns});
-    }
-
-    for (const auto& [op, acc] : gemm_ops) {
-      Precision p = acc.precision;
-      if (p == Precision::fp32 && acc.tf32) p = Precision::tf32;
-      a.measurements.gemms.push_back({p, acc.shape.batch, acc.shape.m, acc.shape.n, acc.shape.k, static_cast<double>(acc.ns) * 1e-9, acc.kernels});
-    }
-    for (const auto& [op, e] : elementwise_ops) {
-      if (e.second != 1) continue;  // an op of several kernels: its bytes cannot be split between them
-      const auto& host = t.ops[static_cast<std::size_t>(op)];
-      double bytes = 0, largest = 0;
-      for (std::uint32_t i = 0; i < host.inputs; ++i) {
-        const auto& in = t.inputs[host.inputs_offset + i];
-        const int size = dtype_bytes(t.string(in.dtype));
-        if (size == 0 || in.rank == 0) continue;
-        const std::vector<std::int64_t> d(t.dims.begin() + in.dims_offset, t.dims.begin() + in.dims_offset + in.rank);
-        if (!valid(d)) continue;
-        const double b = static_cast<double>(product(d, 0, d.size())) * size;
-        bytes += b;
-        largest = std::max(largest, b);
-      }
-      if (bytes > 0 && e.first > 0) a.measurements.memory.push_back({"elementwise", bytes + largest, static_cast<double>(e.first) * 1e-9});
-    }
-
-    // Overlap: each compute kernel against the union of collectives on its GPU, and the reverse.
-    std::map<int, std::vector<Interval>> nccl_union, compute_union;
-    for (auto& [d, v] : nccl_by_device) nccl_union[d] = merged(v);
-    for (auto& [d, v] : compute_by_device) compute_union[d] = merged(v);
-    struct Pair {
-      std::vector<double> alone, overlapped;
-    };
-    std::map<std::tuple<int, std::uint32_t, std::uint64_t>, Pair> compute_pairs;  // (kind, name, launch shape)
-    for (const auto& g : t.gpu) {
-      if (!is_compute(g.klass) || g.dur_ns <= 0) continue;
-      const auto it = nccl_union.find(g.device);
-      const std::int64_t c = it == nccl_union.end() ? 0 : covered(it->second, g.start_ns, g.start_ns + g.dur_ns);
-      auto& pair = compute_pairs[{static_cast<int>(compute_kind_of(g.klass)), g.name, g.launch_shape}];
-      if (c == 0) pair.alone.push_back(static_cast<double>(g.dur_ns) * 1e-9);
-      else if (2 * c >= g.dur_ns) pair.overlapped.push_back(static_cast<double>(g.dur_ns) * 1e-9);
-    }
-    for (const auto& [key, pair] : compute_pairs) {
-      if (pair.alone.size() < 2 || pair.overlapped.size() < 2) continue;
-      a.measurements.compute_overlap.push_back({static_cast<ComputeKind>(std::get<0>(key)), intra, std::nullopt, median(pair.alone),
-                                                median(pair.overlapped), static_cast<int>(pair.alone.size()),
-                                                static_cast<int>(pair.overlapped.size())});
-    }
-    std::map<std::tuple<std::uint32_t, int, double>, Pair> comm_pairs;  // (kernel name, kind, bytes)
-    for (const auto& c : comms) {
-      if (!c.sized) continue;
-      const auto it = compute_union.find(c.device);
-      const std::int64_t dur = c.end_ns - c.start_ns;
-      if (dur <= 0) continue;
-      const std::int64_t cov = it == compute_union.end() ? 0 : covered(it->second, c.start_ns, c.end_ns);
-      auto& pair = comm_pairs[{c.name, static_cast<int>(c.sample.kind), c.sample.bytes}];
-      if (cov == 0) pair.alone.push_back(static_cast<double>(c.ns) * 1e-9);
-      else if (2 * cov >= dur) pair.overlapped.push_back(static_cast<double>(c.ns) * 1e-9);
-    }
-    for (const auto& [key, pair] : comm_pairs) {
-      if (pair.alone.size() < 2 || pair.overlapped.size() < 2) continue;
-      a.measurements.comm_overlap.push_back({intra, std::nullopt, median(pair.alone), median(pair.overlapped), static_cast<int>(pair.alone.size()),
-                                             static_cast<int>(pair.overlapped.size())});
-    }
-    std::sort(comms.begin(), comms.end(), [](const CommAccumulator& x, const CommAccumulator& y) { return x.start_ns < y.start_ns; });
-    std::vector<CollectiveSample> ordered;
-    for (auto& c : comms) {
-      if (!c.sized) continue;
-      c.sample.seconds = static_cast<double>(c.ns) * 1e-9;
-      ordered.push_back(std::move(c.sample));
-    }
-    per_file_collectives.push_back({t.world_size.value_or(0), std::move(ordered)});
+    TraceFileSummary summary = summary_of(t);
+    TraceJoin j(t, options);
+    join_events(j, summary, noted_group_guess, a);
+    add_gemm_measurements(j, a);
+    add_elementwise_measurements(j, a);
+    add_compute_overlap(j, a);
+    add_comm_overlap(j, a);
+    per_file_collectives.push_back({t.world_size.value_or(0), in_launch_order(j.comms)});
     a.files.push_back(std::move(summary));
   }
   match_across_ranks(per_file_collectives, a);
