@@ -136,12 +136,12 @@ ErrorStats error_stats(const std::vector<double>& predicted, const std::vector<d
   return s;
 }
 
-FitResult fit_profile(const Profile& base, const Measurements& m, const FitOptions& o) {
-  FitResult r{base, {}};
+namespace {
+
+// The sustained clock: a GEMM's last launches of a seconds-long run against its first.
+void fit_sustained_clock(FitResult& r, const Measurements& m, const FitOptions& o) {
   Profile& p = r.profile;
   const std::string& src = o.source;
-
-  // ---- the sustained clock: a GEMM's last launches of a seconds-long run against its first ----------
   if (m.sustained && m.sustained->burst_seconds > 0 && m.sustained->sustained_seconds > 0) {
     const auto& s = *m.sustained;
     FitQuality q;
@@ -156,8 +156,12 @@ FitResult fit_profile(const Profile& base, const Measurements& m, const FitOptio
     set_source(p, "gemm.sustained_clock", fmt::format("{}; {}{}", src, q.note, ratio > 1 ? " (ran faster at the end: kept at 1)" : ""));
     r.quality.push_back(std::move(q));
   }
+}
 
-  // ---- GEMM efficiency per format ----------------------------------------------------------------
+// GEMM efficiency per format.
+void fit_gemm_efficiency(FitResult& r, const Measurements& m, const FitOptions& o) {
+  Profile& p = r.profile;
+  const std::string& src = o.source;
   // A burst sample (the collector's probes) ran at the boost clock: it is set against the law without
   // the sustained clock, so the efficiency stays the kernel's and the clock the board's.
   for (auto precision : kAllPrecisions) {
@@ -208,8 +212,12 @@ FitResult fit_profile(const Profile& base, const Measurements& m, const FitOptio
     }
     r.quality.push_back(std::move(q));
   }
+}
 
-  // ---- memory-bound bandwidth ---------------------------------------------------------------------
+// Memory-bound bandwidth.
+void fit_memory_efficiency(FitResult& r, const Measurements& m, const FitOptions& o) {
+  Profile& p = r.profile;
+  const std::string& src = o.source;
   if (!m.memory.empty()) {
     FitQuality q;
     q.what = "memory";
@@ -255,90 +263,100 @@ FitResult fit_profile(const Profile& base, const Measurements& m, const FitOptio
     }
     r.quality.push_back(std::move(q));
   }
+}
 
-  // ---- collectives per fabric and protocol --------------------------------------------------------
+// The latency and bandwidth of one fabric's collectives of one protocol.
+FitQuality fit_collective_group(Profile& p, Fabric fabric, const std::string& protocol, const std::vector<const CollectiveSample*>& samples,
+                                const FitOptions& o) {
+  const std::string& src = o.source;
+  FitQuality q;
+  q.what = fmt::format("nccl {} {}", fabric_name(fabric), protocol.empty() ? "(protocol unknown)" : protocol);
+  q.samples = samples.size();
+  const auto bandwidth = fabric_bandwidth(fabric, o);
+  const bool simple = protocol == "SIMPLE", ll = protocol == "LL";
+  std::map<double, int> sizes;
+  for (const auto* c : samples) ++sizes[c->bytes];
+  if (!simple && !ll) {
+    q.note = protocol.empty() ? "the kernel names do not say the protocol: not fitted, points kept" : "LL128 is not modelled: points kept";
+  } else if (!bandwidth) {
+    q.note = fabric == Fabric::network ? "no network bandwidth (--network-bandwidth): not fitted, points kept"
+                                       : "no hardware for this GPU (--hardware): not fitted, points kept";
+  } else if (samples.size() < 3 || sizes.size() < 2) {
+    q.note = fmt::format("{} collectives of {} sizes; 3 of 2 sizes needed: not fitted, points kept", samples.size(), sizes.size());
+  } else {
+    const double launch = p.collective_launch.value();
+    Eigen::MatrixXd a(static_cast<Eigen::Index>(samples.size()), 2);
+    Eigen::VectorXd y(static_cast<Eigen::Index>(samples.size()));
+    std::vector<double> measured;
+    for (std::size_t i = 0; i < samples.size(); ++i) {
+      const auto* c = samples[i];
+      const auto row = static_cast<Eigen::Index>(i);
+      a(row, 0) = collective_steps(c->kind, c->algorithm, c->ranks);
+      a(row, 1) = bus_factor(c->kind, c->ranks) * c->bytes / *bandwidth;
+      y(row) = c->seconds - launch;
+      measured.push_back(c->seconds);
+    }
+    Eigen::Vector2d x = a.colPivHouseholderQr().solve(y);
+    std::string how = "latency and bandwidth";
+    if (x(0) < 0) {
+      // A negative latency means the sizes do not separate the two terms: fit the bandwidth alone.
+      x(0) = 0;
+      x(1) = a.col(1).dot(y) / a.col(1).squaredNorm();
+      how = "bandwidth only (latency 0)";
+    }
+    const double efficiency = x(1) > 0 ? 1.0 / x(1) : 0;
+    if (!(efficiency > 0) || efficiency > 1) {
+      q.note = fmt::format("fitted efficiency {:.3g} is outside (0, 1]: not fitted, points kept", efficiency);
+    } else {
+      std::vector<double> predicted;
+      for (std::size_t i = 0; i < samples.size(); ++i) {
+        predicted.push_back(launch + a(static_cast<Eigen::Index>(i), 0) * x(0) + a(static_cast<Eigen::Index>(i), 1) * x(1));
+      }
+      const auto stats = error_stats(predicted, measured);
+      q.r2 = stats.r2;
+      q.median_error = stats.median;
+      q.worst_error = stats.worst;
+      if (stats.median > o.max_median_error) {
+        q.note = too_poor(stats.median, o.max_median_error, efficiency);
+        return q;
+      }
+      FabricProfile& f = fabric == Fabric::nvlink ? p.nvlink : fabric == Fabric::pcie ? p.pcie : p.network;
+      const std::string base = fmt::format("fabrics.{}.", fabric_name(fabric));
+      if (simple) {
+        f.efficiency = efficiency;
+        f.step_latency = Seconds(x(0));
+        q.keys = {base + "efficiency", base + "step_latency"};
+      } else {
+        f.ll_efficiency = efficiency;
+        f.ll_step_latency = Seconds(x(0));
+        q.keys = {base + "ll_efficiency", base + "ll_step_latency"};
+      }
+      for (const auto& k : q.keys) {
+        set_source(p, k,
+                   fmt::format("{}; {} fitted on {} {} collectives of {} sizes (the latency includes the wires), median error {:.1f}%", src, how,
+                               samples.size(), protocol, sizes.size(), 100 * stats.median));
+      }
+      q.fitted = true;
+    }
+  }
+  return q;
+}
+
+// Collectives per fabric and protocol.
+void fit_collectives(FitResult& r, const Measurements& m, const FitOptions& o) {
   std::map<std::pair<int, std::string>, std::vector<const CollectiveSample*>> groups;
   for (const auto& c : m.collectives) {
     if (c.seconds > 0 && c.bytes > 0) groups[{static_cast<int>(fabric_of(c, o.gpu)), protocol_of(c.protocol)}].push_back(&c);
   }
   for (const auto& [key, samples] : groups) {
-    const Fabric fabric = static_cast<Fabric>(key.first);
-    const std::string& protocol = key.second;
-    FitQuality q;
-    q.what = fmt::format("nccl {} {}", fabric_name(fabric), protocol.empty() ? "(protocol unknown)" : protocol);
-    q.samples = samples.size();
-    const auto bandwidth = fabric_bandwidth(fabric, o);
-    const bool simple = protocol == "SIMPLE", ll = protocol == "LL";
-    std::map<double, int> sizes;
-    for (const auto* c : samples) ++sizes[c->bytes];
-    if (!simple && !ll) {
-      q.note = protocol.empty() ? "the kernel names do not say the protocol: not fitted, points kept" : "LL128 is not modelled: points kept";
-    } else if (!bandwidth) {
-      q.note = fabric == Fabric::network ? "no network bandwidth (--network-bandwidth): not fitted, points kept"
-                                         : "no hardware for this GPU (--hardware): not fitted, points kept";
-    } else if (samples.size() < 3 || sizes.size() < 2) {
-      q.note = fmt::format("{} collectives of {} sizes; 3 of 2 sizes needed: not fitted, points kept", samples.size(), sizes.size());
-    } else {
-      const double launch = p.collective_launch.value();
-      Eigen::MatrixXd a(static_cast<Eigen::Index>(samples.size()), 2);
-      Eigen::VectorXd y(static_cast<Eigen::Index>(samples.size()));
-      std::vector<double> measured;
-      for (std::size_t i = 0; i < samples.size(); ++i) {
-        const auto* c = samples[i];
-        const auto row = static_cast<Eigen::Index>(i);
-        a(row, 0) = collective_steps(c->kind, c->algorithm, c->ranks);
-        a(row, 1) = bus_factor(c->kind, c->ranks) * c->bytes / *bandwidth;
-        y(row) = c->seconds - launch;
-        measured.push_back(c->seconds);
-      }
-      Eigen::Vector2d x = a.colPivHouseholderQr().solve(y);
-      std::string how = "latency and bandwidth";
-      if (x(0) < 0) {
-        // A negative latency means the sizes do not separate the two terms: fit the bandwidth alone.
-        x(0) = 0;
-        x(1) = a.col(1).dot(y) / a.col(1).squaredNorm();
-        how = "bandwidth only (latency 0)";
-      }
-      const double efficiency = x(1) > 0 ? 1.0 / x(1) : 0;
-      if (!(efficiency > 0) || efficiency > 1) {
-        q.note = fmt::format("fitted efficiency {:.3g} is outside (0, 1]: not fitted, points kept", efficiency);
-      } else {
-        std::vector<double> predicted;
-        for (std::size_t i = 0; i < samples.size(); ++i) {
-          predicted.push_back(launch + a(static_cast<Eigen::Index>(i), 0) * x(0) + a(static_cast<Eigen::Index>(i), 1) * x(1));
-        }
-        const auto stats = error_stats(predicted, measured);
-        q.r2 = stats.r2;
-        q.median_error = stats.median;
-        q.worst_error = stats.worst;
-        if (stats.median > o.max_median_error) {
-          q.note = too_poor(stats.median, o.max_median_error, efficiency);
-          r.quality.push_back(std::move(q));
-          continue;
-        }
-        FabricProfile& f = fabric == Fabric::nvlink ? p.nvlink : fabric == Fabric::pcie ? p.pcie : p.network;
-        const std::string base = fmt::format("fabrics.{}.", fabric_name(fabric));
-        if (simple) {
-          f.efficiency = efficiency;
-          f.step_latency = Seconds(x(0));
-          q.keys = {base + "efficiency", base + "step_latency"};
-        } else {
-          f.ll_efficiency = efficiency;
-          f.ll_step_latency = Seconds(x(0));
-          q.keys = {base + "ll_efficiency", base + "ll_step_latency"};
-        }
-        for (const auto& k : q.keys) {
-          set_source(p, k,
-                     fmt::format("{}; {} fitted on {} {} collectives of {} sizes (the latency includes the wires), median error {:.1f}%", src, how,
-                                 samples.size(), protocol, sizes.size(), 100 * stats.median));
-        }
-        q.fitted = true;
-      }
-    }
-    r.quality.push_back(std::move(q));
+    r.quality.push_back(fit_collective_group(r.profile, static_cast<Fabric>(key.first), key.second, samples, o));
   }
+}
 
-  // ---- overlap slowdown ---------------------------------------------------------------------------
+// Overlap slowdown: compute beside collectives, and collectives beside compute.
+void fit_overlap(FitResult& r, const Measurements& m, const FitOptions& o) {
+  Profile& p = r.profile;
+  const std::string& src = o.source;
   auto overlap_fabric = [&](bool intra, const std::optional<Fabric>& f) {
     if (f) return *f;
     if (!intra) return Fabric::network;
@@ -395,8 +413,12 @@ FitResult fit_profile(const Profile& base, const Measurements& m, const FitOptio
     set_source(p, k, fmt::format("{}; {} collectives seen alone and beside compute, {:.1f}% slower overlapped", src, comm_pairs[f], 100 * slowdown));
     r.quality.push_back(std::move(q));
   }
+}
 
-  // ---- measured points: the median per distinct shape or size --------------------------------------
+// Measured points: the median per distinct shape or size.
+void add_measured_points(FitResult& r, const Measurements& m, const FitOptions& o) {
+  Profile& p = r.profile;
+  const std::string& src = o.source;
   const std::string point_kind = source_kind(src).empty() ? std::string("assumed") : std::string(source_kind(src));
   // Keyed by shape and clock: a burst and a sustained time of one shape are different measurements.
   struct Timed {
@@ -434,6 +456,19 @@ FitResult fit_profile(const Profile& base, const Measurements& m, const FitOptio
   for (const auto& [key, t] : mem_points) {
     p.memory_points.push_back({key.first, key.second, Seconds(median(t.times)), fmt::format("{}: median of {}", point_kind, launches_text(t.launches))});
   }
+}
+
+}  // namespace
+
+
+FitResult fit_profile(const Profile& base, const Measurements& m, const FitOptions& o) {
+  FitResult r{base, {}};
+  fit_sustained_clock(r, m, o);
+  fit_gemm_efficiency(r, m, o);
+  fit_memory_efficiency(r, m, o);
+  fit_collectives(r, m, o);
+  fit_overlap(r, m, o);
+  add_measured_points(r, m, o);
   return r;
 }
 
