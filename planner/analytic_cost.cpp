@@ -284,13 +284,159 @@ AnalyticCost::Stage AnalyticCost::stage_time(const Plan& p, int stage, const std
   return s;
 }
 
+namespace {
+
+// Filling and draining the pipeline waits for every hop of the chain, stage to stage (v times with
+// interleaving) and, between chunks, from the last stage back to the first (v − 1 times).
+double pipeline_fill(const Plan& p, const std::vector<double>& hop_times) {
+  if (p.pp <= 1) return 0;
+  const double chain = std::accumulate(hop_times.begin(), hop_times.end() - 1, 0.0);
+  // A V turns on the last stage; DualPipe's micro-batches pass the chain once.
+  const double back = workload::is_v_shaped(p.schedule) || p.schedule == workload::Schedule::dualpipe ? 0.0 : hop_times.back();
+  const int passes = p.schedule == workload::Schedule::dualpipe ? 1 : p.vpp;
+  return 2.0 * (passes * chain + (p.vpp - 1) * back);
+}
+
+// With overlapped reduction each chunk's gradients are reduced once its last backward is done, in
+// the order the chunks finish (v − 1 first, pp micro-batch backward passes of a chunk apart in the
+// cool-down), one collective after another; the last chunk's wait is what shows. With overlapped
+// parameter gathers chunk c's parameters are needed by its first forward, c·pp chunk forwards after
+// the step. One chunk (v = 1) reduces to max(bucket, reduce − backward) and max(bucket, gather −
+// forward).
+struct OverlapWindow {
+  const Plan& p;
+  double chunk_forward, chunk_backward;
+
+  double exposed_reduce(double reduce, double buckets) const {
+    double done = 0;
+    const double end = p.vpp * p.pp * chunk_backward;  // any origin: only done − end matters
+    for (int k = 0; k < p.vpp; ++k) {
+      const double finish = end - (p.vpp - 1 - k) * p.pp * chunk_backward;
+      done = std::max(done, finish - chunk_backward) + reduce / p.vpp;
+      done = std::max(done, finish + reduce / buckets);
+    }
+    return std::max(0.0, done - end);
+  }
+  double exposed_gather(double gather, double buckets) const {
+    double done = 0, stall = gather / buckets;
+    for (int c = 0; c < p.vpp; ++c) {
+      done += gather / p.vpp;
+      stall = std::max(stall, done - (c * p.pp + 1) * chunk_forward);
+    }
+    return stall;
+  }
+};
+
+}  // namespace
+
+AnalyticCost::StagePace AnalyticCost::stage_pace(const Plan& p, const Stage& slow, double pace) {
+  const int m = p.micro_batches();
+  StagePace out{0, pace};
+  if (replayed_schedule(p) || (p.overlap.ep_comm && p.pp == 1)) {
+    // The schedule replayed with the slowest stage's passes, its communication spread over them.
+    const double compute = slow.forward + slow.backward + slow.weight, k = compute > 0 ? pace / compute : 0.0;
+    const auto idle = p.pp > 1 ? bubbles_.idle(p, slow.forward * k, slow.backward * k, slow.weight * k) : PipelineIdle{0, 1.0 - 1.0 / m};
+    out.bubble = idle.bubble;
+    // Paired steps hide each one's expert all-to-alls under the other's compute.
+    if (p.overlap.ep_comm) out.pace = pace - idle.paired * std::min(slow.ep, compute);
+  } else if (p.pp > 1) {
+    const double chunk = pace / p.vpp;
+    if (workload::defers_weights(p.schedule)) {
+      const double f = slow.forward, b = slow.backward, w = slow.weight, all = slow.total();
+      out.bubble = (p.pp - 1) * chunk * std::max(0.0, (f + b - w) / std::max(all, 1e-30));
+    } else {
+      out.bubble = (p.pp - 1) * chunk;
+    }
+  }
+  return out;
+}
+
+std::pair<double, double> AnalyticCost::bucketed(const Plan& p, Collective kind, Group g, double parameters, double bytes_per_param) {
+  const double buckets = std::max(1.0, std::ceil(parameters / p.gradient_bucket_params()));
+  return std::pair{buckets * collective(p, kind, g, parameters * bytes_per_param / buckets), buckets};
+}
+
+double AnalyticCost::dense_data_parallel(const Plan& p, double dense, const Stage& st) {
+  const int m = p.micro_batches();
+  const double grad_bytes = training_->gradient_bytes(), weight_bytes = training_->weight_bytes();
+  const double chunk_backward = (st.backward + st.weight) / p.vpp, chunk_forward = st.forward / p.vpp;
+  const OverlapWindow window{p, chunk_forward, chunk_backward};
+  double dp = 0;
+  const auto kind = workload::gradient_reduction(p.zero, *training_);
+  const auto [reduce, buckets] = bucketed(p, kind, p.zero >= 1 ? Group::sharding : Group::data, dense, grad_bytes);
+  if (p.zero == 2) {
+    // Every micro-batch's gradients are reduced chunk by chunk as its backward finishes; each
+    // chunk's share hides behind the stage's next chunk of work (a forward and a backward).
+    dp += (m - 1) * p.vpp * std::max(0.0, reduce / p.vpp - chunk_forward - chunk_backward) + window.exposed_reduce(reduce, buckets);
+  } else if (p.overlap.grad_reduce) {
+    dp += window.exposed_reduce(reduce, buckets);
+  } else {
+    dp += reduce;
+  }
+  if (p.zero >= 1) {
+    const auto [gather, gbuckets] = bucketed(p, Collective::all_gather, Group::sharding, dense, weight_bytes);
+    dp += p.overlap.param_gather ? window.exposed_gather(gather, gbuckets) : gather;
+  }
+  return dp;
+}
+
+double AnalyticCost::zero3_data_parallel(const Plan& p, int s, double dense, const Stage& st, const std::vector<Recompute>& recompute,
+                                         const std::vector<int>& sizes, const std::vector<int>& first) {
+  // Per micro-batch every layer is gathered for forward and again for backward, its gradients
+  // reduce-scattered, all on one stream (as the task graph issues them): forward gathers run
+  // ahead of the compute, hidden where they are shorter; in backward, without prefetch, a
+  // layer's gather queues behind the previous layer's reduce-scatter, which waits for that
+  // layer's backward, so both sit between consecutive layers' backward passes. FSDP's
+  // BACKWARD_POST queues the gather first (the reduce-scatter runs under the next layer);
+  // BACKWARD_PRE issues it as the previous layer starts, so both run under that layer.
+  // DeepSpeed gathers a fully recomputed layer twice in backward (its recompute releases it).
+  const int m = p.micro_batches();
+  const double grad_bytes = training_->gradient_bytes(), weight_bytes = training_->weight_bytes();
+  const bool deepspeed = training_->zero3_engine == workload::Zero3Engine::deepspeed;
+  int n = 0, regathered = 0;
+  for (const int c : workload::stage_chunks(p, s)) {
+    const auto chunk = static_cast<std::size_t>(c);
+    n += sizes[chunk];
+    for (int l = first[chunk]; deepspeed && l < first[chunk] + sizes[chunk]; ++l) regathered += recompute[static_cast<std::size_t>(l)] == Recompute::full;
+  }
+  n = std::max(1, n);
+  const double per_layer = dense / n;
+  // The engine's split of a layer's collectives, as the task graph issues them (workload/zero3.hpp).
+  double gather = 0;
+  for (double share : zero3_shares_) gather += collective(p, Collective::all_gather, Group::sharding, per_layer * share * weight_bytes);
+  const int pieces = workload::zero3_reduce_scatters(*training_, per_layer);
+  const double scatter = pieces * collective(p, Collective::reduce_scatter, Group::sharding, per_layer / pieces * grad_bytes);
+  const double layer_backward = (st.backward + st.weight) / n;
+  double between_layers = gather + scatter;
+  if (!deepspeed && training_->zero3_backward_prefetch == workload::Zero3Prefetch::post) {
+    between_layers = gather + std::max(0.0, scatter - layer_backward);
+  } else if (!deepspeed && training_->zero3_backward_prefetch == workload::Zero3Prefetch::pre) {
+    between_layers = std::max(0.0, gather + scatter - layer_backward);
+  }
+  if (workload::zero3_holds_stage(p, *training_)) {
+    // Held for the step (workload/zero3.hpp): gathered by the first micro-batch's forward, every
+    // layer's gradient reduce-scattered after the last backward, exposed until the step ends.
+    return gather + std::max(0.0, n * gather - st.forward) + n * scatter;
+  }
+  return m * (gather + std::max(0.0, n * gather - st.forward) + n * between_layers + regathered * gather);
+}
+
+double AnalyticCost::expert_data_parallel(const Plan& p, double expert, const Stage& st) {
+  const double grad_bytes = training_->gradient_bytes(), weight_bytes = training_->weight_bytes();
+  const OverlapWindow window{p, st.forward / p.vpp, (st.backward + st.weight) / p.vpp};
+  const auto kind = workload::gradient_reduction(p.zero, *training_);
+  const auto [reduce, buckets] = bucketed(p, kind, Group::expert_data, expert, grad_bytes);
+  double dp = p.overlap.grad_reduce ? window.exposed_reduce(reduce, buckets) : reduce;
+  if (p.zero >= 1) dp += collective(p, Collective::all_gather, Group::expert_data, expert * weight_bytes);
+  return dp;
+}
+
 Estimate AnalyticCost::estimate(const Plan& p) {
   const auto sizes = workload::layers_per_chunk(p, *model_);
   const auto first = workload::first_layer_of_chunk(p, *model_);
   const auto recompute = workload::layer_recompute(p, *model_);
   const int m = p.micro_batches();
-  const double grad_bytes = training_->gradient_bytes(), weight_bytes = training_->weight_bytes();
-  const double bucket = p.gradient_bucket_params();
+  const double grad_bytes = training_->gradient_bytes();
 
   Estimate best;
   // The slowest stage sets the pipeline's pace; data-parallel work after it differs by stage.
@@ -301,137 +447,24 @@ Estimate AnalyticCost::estimate(const Plan& p) {
     stages.push_back(stage_time(p, s, recompute, sizes, first, hop_times));
     pace = std::max(pace, stages.back().total());
   }
-  // Filling and draining the pipeline waits for every hop of the chain, stage to stage (v times
-  // with interleaving) and, between chunks, from the last stage back to the first (v − 1 times).
-  double fill = 0;
-  if (p.pp > 1) {
-    const double chain = std::accumulate(hop_times.begin(), hop_times.end() - 1, 0.0);
-    // A V turns on the last stage; DualPipe's micro-batches pass the chain once.
-    const double back = workload::is_v_shaped(p.schedule) || p.schedule == workload::Schedule::dualpipe ? 0.0 : hop_times.back();
-    const int passes = p.schedule == workload::Schedule::dualpipe ? 1 : p.vpp;
-    fill = 2.0 * (passes * chain + (p.vpp - 1) * back);
-  }
+  const double fill = pipeline_fill(p, hop_times);
   for (int s = 0; s < p.pp; ++s) {
     const Stage& st = stages[static_cast<std::size_t>(s)];
     const Stage& slow = *std::max_element(stages.begin(), stages.end(), [](const Stage& a, const Stage& b) { return a.total() < b.total(); });
-    double bubble = 0, pace_here = pace;
-    if (replayed_schedule(p) || (p.overlap.ep_comm && p.pp == 1)) {
-      // The schedule replayed with the slowest stage's passes, its communication spread over them.
-      const double compute = slow.forward + slow.backward + slow.weight, k = compute > 0 ? pace / compute : 0.0;
-      const auto idle = p.pp > 1 ? bubbles_.idle(p, slow.forward * k, slow.backward * k, slow.weight * k) : PipelineIdle{0, 1.0 - 1.0 / m};
-      bubble = idle.bubble;
-      // Paired steps hide each one's expert all-to-alls under the other's compute.
-      if (p.overlap.ep_comm) pace_here = pace - idle.paired * std::min(slow.ep, compute);
-    } else if (p.pp > 1) {
-      const double chunk = pace / p.vpp;
-      if (workload::defers_weights(p.schedule)) {
-        const double f = slow.forward, b = slow.backward, w = slow.weight, all = slow.total();
-        bubble = (p.pp - 1) * chunk * std::max(0.0, (f + b - w) / std::max(all, 1e-30));
-      } else {
-        bubble = (p.pp - 1) * chunk;
-      }
-    }
+    const auto [bubble, pace_here] = stage_pace(p, slow, pace);
     const double pipeline = m * pace_here + bubble + fill;
 
-    // Data parallel.
     const double params = workload::stage_parameters(*model_, p, s);
     const double expert = workload::stage_expert_parameters(*model_, p, s);
     const double dense = params - expert;
     const int zg = p.sharding_group();
     double dp = 0;
-    const double last_backward = st.backward + st.weight;
-    // With overlapped reduction each chunk's gradients are reduced once its last backward is done,
-    // in the order the chunks finish (v − 1 first, pp micro-batch backward passes of a chunk apart
-    // in the cool-down), one collective after another; the last chunk's wait is what shows. With
-    // overlapped parameter gathers chunk c's parameters are needed by its first forward, c·pp chunk
-    // forwards after the step. One chunk (v = 1) reduces to max(bucket, reduce − backward) and
-    // max(bucket, gather − forward).
-    const double chunk_backward = last_backward / p.vpp, chunk_forward = st.forward / p.vpp;
-    auto exposed_reduce = [&](double reduce, double buckets) {
-      double done = 0;
-      const double end = p.vpp * p.pp * chunk_backward;  // any origin: only done − end matters
-      for (int k = 0; k < p.vpp; ++k) {
-        const double finish = end - (p.vpp - 1 - k) * p.pp * chunk_backward;
-        done = std::max(done, finish - chunk_backward) + reduce / p.vpp;
-        done = std::max(done, finish + reduce / buckets);
-      }
-      return std::max(0.0, done - end);
-    };
-    auto exposed_gather = [&](double gather, double buckets) {
-      double done = 0, stall = gather / buckets;
-      for (int c = 0; c < p.vpp; ++c) {
-        done += gather / p.vpp;
-        stall = std::max(stall, done - (c * p.pp + 1) * chunk_forward);
-      }
-      return stall;
-    };
-    auto bucketed = [&](Collective kind, Group g, double parameters, double bytes_per_param) {
-      const double buckets = std::max(1.0, std::ceil(parameters / bucket));
-      return std::pair{buckets * collective(p, kind, g, parameters * bytes_per_param / buckets), buckets};
-    };
-    if (p.data_ranks() > 1 && p.zero < 3) {
-      const auto kind = workload::gradient_reduction(p.zero, *training_);
-      const auto [reduce, buckets] = bucketed(kind, p.zero >= 1 ? Group::sharding : Group::data, dense, grad_bytes);
-      if (p.zero == 2) {
-        // Every micro-batch's gradients are reduced chunk by chunk as its backward finishes; each
-        // chunk's share hides behind the stage's next chunk of work (a forward and a backward).
-        dp += (m - 1) * p.vpp * std::max(0.0, reduce / p.vpp - chunk_forward - chunk_backward) + exposed_reduce(reduce, buckets);
-      } else if (p.overlap.grad_reduce) {
-        dp += exposed_reduce(reduce, buckets);
-      } else {
-        dp += reduce;
-      }
-      if (p.zero >= 1) {
-        const auto [gather, gbuckets] = bucketed(Collective::all_gather, Group::sharding, dense, weight_bytes);
-        dp += p.overlap.param_gather ? exposed_gather(gather, gbuckets) : gather;
-      }
-      if (p.zero_group > 0 && p.zero_group < p.data_ranks()) dp += collective(p, Collective::all_reduce, Group::replica, dense / zg * grad_bytes);
+    if (p.data_ranks() > 1 && p.zero < 3) dp += dense_data_parallel(p, dense, st);
+    if (p.data_ranks() > 1 && p.zero == 3) dp += zero3_data_parallel(p, s, dense, st, recompute, sizes, first);
+    if (p.data_ranks() > 1 && p.zero_group > 0 && p.zero_group < p.data_ranks()) {
+      dp += collective(p, Collective::all_reduce, Group::replica, dense / zg * grad_bytes);
     }
-    if (p.data_ranks() > 1 && p.zero == 3) {
-      // Per micro-batch every layer is gathered for forward and again for backward, its gradients
-      // reduce-scattered, all on one stream (as the task graph issues them): forward gathers run
-      // ahead of the compute, hidden where they are shorter; in backward, without prefetch, a
-      // layer's gather queues behind the previous layer's reduce-scatter, which waits for that
-      // layer's backward, so both sit between consecutive layers' backward passes. FSDP's
-      // BACKWARD_POST queues the gather first (the reduce-scatter runs under the next layer);
-      // BACKWARD_PRE issues it as the previous layer starts, so both run under that layer.
-      // DeepSpeed gathers a fully recomputed layer twice in backward (its recompute releases it).
-      const bool deepspeed = training_->zero3_engine == workload::Zero3Engine::deepspeed;
-      int n = 0, regathered = 0;
-      for (const int c : workload::stage_chunks(p, s)) {
-        const auto chunk = static_cast<std::size_t>(c);
-        n += sizes[chunk];
-        for (int l = first[chunk]; deepspeed && l < first[chunk] + sizes[chunk]; ++l) regathered += recompute[static_cast<std::size_t>(l)] == Recompute::full;
-      }
-      n = std::max(1, n);
-      const double per_layer = dense / n;
-      // The engine's split of a layer's collectives, as the task graph issues them (workload/zero3.hpp).
-      double gather = 0;
-      for (double share : zero3_shares_) gather += collective(p, Collective::all_gather, Group::sharding, per_layer * share * weight_bytes);
-      const int pieces = workload::zero3_reduce_scatters(*training_, per_layer);
-      const double scatter = pieces * collective(p, Collective::reduce_scatter, Group::sharding, per_layer / pieces * grad_bytes);
-      const double layer_backward = last_backward / n;
-      double between_layers = gather + scatter;
-      if (!deepspeed && training_->zero3_backward_prefetch == workload::Zero3Prefetch::post) {
-        between_layers = gather + std::max(0.0, scatter - layer_backward);
-      } else if (!deepspeed && training_->zero3_backward_prefetch == workload::Zero3Prefetch::pre) {
-        between_layers = std::max(0.0, gather + scatter - layer_backward);
-      }
-      if (workload::zero3_holds_stage(p, *training_)) {
-        // Held for the step (workload/zero3.hpp): gathered by the first micro-batch's forward, every
-        // layer's gradient reduce-scattered after the last backward, exposed until the step ends.
-        dp += gather + std::max(0.0, n * gather - st.forward) + n * scatter;
-      } else {
-        dp += m * (gather + std::max(0.0, n * gather - st.forward) + n * between_layers + regathered * gather);
-      }
-      if (p.zero_group > 0 && p.zero_group < p.data_ranks()) dp += collective(p, Collective::all_reduce, Group::replica, dense / zg * grad_bytes);
-    }
-    if (expert > 0 && p.expert_data_ranks() > 1) {
-      const auto kind = workload::gradient_reduction(p.zero, *training_);
-      const auto [reduce, buckets] = bucketed(kind, Group::expert_data, expert, grad_bytes);
-      dp += p.overlap.grad_reduce ? exposed_reduce(reduce, buckets) : reduce;
-      if (p.zero >= 1) dp += collective(p, Collective::all_gather, Group::expert_data, expert * weight_bytes);
-    }
+    if (expert > 0 && p.expert_data_ranks() > 1) dp += expert_data_parallel(p, expert, st);
     const double held = p.zero >= 1 ? dense / zg + expert / p.expert_data_ranks() : params;
     const double optimizer = cost_->ops_time(workload::optimizer_block(held, *training_).forward).value();
 

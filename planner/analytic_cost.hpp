@@ -77,6 +77,21 @@ class AnalyticCost final : public CostOracle {
   Stage stage_time(const workload::Plan& plan, int stage, const std::vector<workload::Recompute>& recompute,
                    const std::vector<int>& sizes, const std::vector<int>& first, const std::vector<double>& hops);
   std::vector<double> hops(const workload::Plan& plan);
+  /// The pipeline's bubble under the plan's schedule paced by the slowest stage, and the pace a
+  /// micro-batch then takes (overlapped expert all-to-alls hide under paired steps).
+  struct StagePace {
+    double bubble = 0, pace = 0;
+  };
+  StagePace stage_pace(const workload::Plan& plan, const Stage& slowest, double pace);
+  /// Seconds of `parameters` reduced or gathered through the plan's gradient buckets, and the buckets.
+  std::pair<double, double> bucketed(const workload::Plan& plan, workload::Collective kind, Group group, double parameters,
+                                     double bytes_per_param);
+  /// Exposed data-parallel seconds of a stage's dense parameters (ZeRO 0-2), of its ZeRO-3 layers,
+  /// and of its routed experts over their own data-parallel group.
+  double dense_data_parallel(const workload::Plan& plan, double dense, const Stage& stage);
+  double zero3_data_parallel(const workload::Plan& plan, int stage, double dense, const Stage& st, const std::vector<workload::Recompute>& recompute,
+                             const std::vector<int>& sizes, const std::vector<int>& first);
+  double expert_data_parallel(const workload::Plan& plan, double expert, const Stage& stage);
   /// A collective over the groups `groups()` builds, cached by `signature` (plus the plan's order).
   double lower(const workload::Plan& plan, workload::Collective kind, std::initializer_list<int> signature, double bytes,
                const std::function<std::vector<std::vector<int>>()>& groups);

@@ -437,7 +437,7 @@ void SearchRun::report_progress(const char* phase, std::size_t& done, std::size_
 
 void SearchRun::scan_on(AnalyticCost& oracle, const std::vector<Plan>& global, std::size_t stride, std::vector<Outcome>& outcomes) {
   ChunkCache chunks;
-  Context c{model_, training_, spec_, oracle, report_.budget, schedules_, chunks, {}, 0, 0};
+  Context c{model_, training_, spec_, oracle, report_.budget, schedules_, chunks, {}, 0, 0, {}, 0, 0};
   const bool megatron_forms = options_.megatron_variants && !other_launch_;
   for (std::size_t k = next_visit_++; k < global.size(); k = next_visit_++) {
     if (past(scan_deadline_)) {
