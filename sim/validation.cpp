@@ -400,12 +400,6 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
     p.vpp = r.vpp.value_or(2);
   }
   if (named == workload::Schedule::dualpipe) p.vpp = 1;
-  // DualPipe exists to run one micro-batch's expert all-to-alls under another's compute (its F&B).
-  const bool dualpipe = named == workload::Schedule::dualpipe || named == workload::Schedule::dualpipe_v;
-  if (dualpipe && r.ep > 1) {
-    p.overlap.ep_comm = true;
-    s.filled.push_back(fmt::format("overlap ep_comm=on ({}: forward and backward overlapped)", *r.schedule));
-  }
   p.schedule = named.value_or(p.vpp > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b);
   p.zero = r.zero.value_or(0);
   // Unknown fields the stack's own default settles (it is printed among the filled fields), else
@@ -441,6 +435,12 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   }
   p.zero_group = r.zero_group && *r.zero_group < r.dp ? *r.zero_group : 0;
   p.overlap = {r.overlap_grad_reduce.value_or(false), r.overlap_param_gather.value_or(false), r.overlap_tp_comm.value_or(false)};
+  // DualPipe exists to run one micro-batch's expert all-to-alls under another's compute (its F&B).
+  const bool dualpipe = named == workload::Schedule::dualpipe || named == workload::Schedule::dualpipe_v;
+  if (dualpipe && r.ep > 1) {
+    p.overlap.ep_comm = true;
+    s.filled.push_back(fmt::format("overlap ep_comm=on ({}: forward and backward overlapped)", *r.schedule));
+  }
   apply_stack_defaults(r, s, p);
   s.candidates.push_back(p);
   return s;

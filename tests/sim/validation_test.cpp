@@ -256,6 +256,9 @@ TEST_CASE("rows naming the schedules of today are simulated: the V-shaped ones w
     CHECK(s.candidates.front().schedule == *parasim::workload::schedule_from_name(name));
     CHECK(s.candidates.front().vpp == (v ? 2 : 1));
     CHECK((std::find(s.filled.begin(), s.filled.end(), fmt::format("vpp=2 ({}: two chunks a stage)", name)) != s.filled.end()) == v);
+    // DualPipe's F&B steps run one micro-batch's expert all-to-alls under another's compute, as filled.
+    const bool dualpipe = std::string(name).rfind("dualpipe", 0) == 0;
+    CHECK(s.candidates.front().overlap.ep_comm == dualpipe);
   }
   // DualPipe's two chunks a stage are copies: a row that counts them (vpp 2) splits the model in pp.
   r.schedule = "dualpipe";
