@@ -308,37 +308,42 @@ void apply_stack_defaults(const MeasuredRun& r, RowScenario& s, Plan& p) {
 
 }  // namespace
 
-std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const std::filesystem::path& hardware_dir) {
-  RowScenario s;
+namespace {
+
+// What makes a row's plan impossible before anything is built.
+std::optional<std::string> plan_shape_problem(const MeasuredRun& r) {
   if (r.arch == "moe" && (!r.experts || !r.top_k)) return std::string("a mixture of experts needs experts and top_k");
   if (r.arch != "moe" && r.ep > 1) return fmt::format("ep {} needs a mixture-of-experts model (arch moe)", r.ep);
   const long degrees = static_cast<long>(r.tp) * r.pp * r.dp * r.cp;
   if (degrees != r.gpus) {
     return fmt::format("tp {} x pp {} x dp {} x cp {} = {} does not match the {} GPUs", r.tp, r.pp, r.dp, r.cp, degrees, r.gpus);
   }
-  const auto hw = hardware_dir / (r.gpu + ".yaml");
-  std::error_code ec;
-  if (!std::filesystem::is_regular_file(hw, ec)) return fmt::format("no bundled hardware '{}' ({})", r.gpu, hw.string());
-  const auto gpu = topology::parse_gpu(yaml::Record(yaml::load_file(hw), topology::kGpuSchema));
-  if (r.gpus % r.gpus_per_node != 0 && r.gpus > r.gpus_per_node) {
-    return fmt::format("{} GPUs do not fill nodes of {}", r.gpus, r.gpus_per_node);
-  }
+  return std::nullopt;
+}
+
+// Nodes of the row's GPUs on one NVSwitch, one NIC per GPU, a rail-optimized two-tier network.
+topology::ClusterSpec row_cluster(const MeasuredRun& r, const topology::GpuSpec& gpu, std::vector<std::string>& filled) {
+  topology::ClusterSpec c;
   const int per_node = std::min(r.gpus, r.gpus_per_node);
   const double nic = r.nic_gbps_per_gpu.value_or(default_nic_gbps(r.gpu));
-  if (!r.nic_gbps_per_gpu) s.filled.push_back(fmt::format("nic_gbps_per_gpu={}", nic));
-  s.cluster.name = r.id;
-  s.cluster.node = node_for(gpu, per_node, nic);
-  s.cluster.nodes = r.gpus / per_node;
-  s.cluster.network.kind = topology::NetworkKind::rail_optimized;
-  s.cluster.network.switch_radix = 64;
-  s.cluster.network.pod_nodes = s.cluster.nodes;
-  s.cluster.network.switch_latency = Seconds(0.3e-6);
+  if (!r.nic_gbps_per_gpu) filled.push_back(fmt::format("nic_gbps_per_gpu={}", nic));
+  c.name = r.id;
+  c.node = node_for(gpu, per_node, nic);
+  c.nodes = r.gpus / per_node;
+  c.network.kind = topology::NetworkKind::rail_optimized;
+  c.network.switch_radix = 64;
+  c.network.pod_nodes = c.nodes;
+  c.network.switch_latency = Seconds(0.3e-6);
+  return c;
+}
 
-  // Model fields: vocabulary and tied embeddings by the parameter count where the source is silent.
+// Model fields: vocabulary and tied embeddings by the parameter count where the source is silent.
+ModelSpec row_model(const MeasuredRun& r, std::vector<std::string>& filled) {
   const std::vector<int> vocabs = r.vocab ? std::vector<int>{*r.vocab} : std::vector<int>{50257, 32000, 128256, 250880, 256000};
   const std::vector<bool> ties = r.tied_embeddings ? std::vector<bool>{*r.tied_embeddings}
                                  : r.arch == "gpt" ? std::vector<bool>{true, false}
                                                    : std::vector<bool>{false};
+  ModelSpec model;
   double best = std::numeric_limits<double>::infinity();
   for (int v : vocabs) {
     for (bool tied : ties) {
@@ -347,29 +352,34 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
       const double miss = r.params_b ? std::fabs(params - *r.params_b) : (tied ? 0.0 : 1.0) + (v == vocabs.front() ? 0.0 : 1.0);
       if (miss < best) {
         best = miss;
-        s.model = m;
+        model = m;
       }
     }
   }
-  if (!r.ffn_hidden) s.filled.push_back(fmt::format("ffn_hidden={}", s.model.ffn_hidden));
-  if (!r.kv_heads && r.arch != "gpt" && !r.mla) s.filled.push_back(fmt::format("kv_heads={}", s.model.kv_heads));
-  if (!r.vocab) s.filled.push_back(fmt::format("vocab={}", s.model.vocab));
-  if (r.arch == "gpt" && !r.tied_embeddings) s.filled.push_back(s.model.tied_embeddings ? "embeddings tied" : "embeddings untied");
-  if (!r.head_dim && r.hidden % r.heads != 0) return fmt::format("{} heads do not divide hidden {} (give head_dim)", r.heads, r.hidden);
+  if (!r.ffn_hidden) filled.push_back(fmt::format("ffn_hidden={}", model.ffn_hidden));
+  if (!r.kv_heads && r.arch != "gpt" && !r.mla) filled.push_back(fmt::format("kv_heads={}", model.kv_heads));
+  if (!r.vocab) filled.push_back(fmt::format("vocab={}", model.vocab));
+  if (r.arch == "gpt" && !r.tied_embeddings) filled.push_back(model.tied_embeddings ? "embeddings tied" : "embeddings untied");
+  return model;
+}
 
-  s.training.precision = *precision_from_name(r.precision);
-  s.training.seq_len = r.seq_len;
-  s.training.attention = r.attention == "eager" ? workload::AttentionKernel::eager : workload::AttentionKernel::flash;
-  s.training.gradient_accumulation_fusion = s.training.attention == workload::AttentionKernel::flash;
+workload::TrainingSpec row_training(const MeasuredRun& r) {
+  workload::TrainingSpec t;
+  t.precision = *precision_from_name(r.precision);
+  t.seq_len = r.seq_len;
+  t.attention = r.attention == "eager" ? workload::AttentionKernel::eager : workload::AttentionKernel::flash;
+  t.gradient_accumulation_fusion = t.attention == workload::AttentionKernel::flash;
   // The eager-attention stacks that shard anything are DeepSpeed's (Megatron-LM had no ZeRO before 2022).
-  const bool eager = s.training.attention == workload::AttentionKernel::eager;
-  s.stack = software_stack_of(r.source);
-  s.training.zero3_engine = eager ? workload::Zero3Engine::deepspeed : workload::Zero3Engine::fsdp;
-  s.training.zero1_engine = eager ? workload::Zero1Engine::deepspeed : workload::Zero1Engine::megatron;
+  const bool eager = t.attention == workload::AttentionKernel::eager;
+  t.zero3_engine = eager ? workload::Zero3Engine::deepspeed : workload::Zero3Engine::fsdp;
+  t.zero1_engine = eager ? workload::Zero1Engine::deepspeed : workload::Zero1Engine::megatron;
   // Without SP the eager-era stacks (2021) reduce a block's input gradient after its whole backward.
-  s.training.async_tp_allreduce = !(eager && !r.sp.value_or(false));
-  if (!gpu.peak_for(s.training.precision)) return fmt::format("{} has no {} peak", gpu.name, r.precision);
+  t.async_tp_allreduce = !(eager && !r.sp.value_or(false));
+  return t;
+}
 
+// The plan's degrees, batch, SP and recompute as the row states them (SP off in the eager era).
+Plan row_plan(const MeasuredRun& r, const workload::TrainingSpec& training) {
   Plan p;
   p.tp = r.tp;
   p.pp = r.pp;
@@ -382,7 +392,7 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   p.micro_batch = r.micro_batch.value_or(1);
   // Sequence parallelism came with Megatron-LM's 2022 release (Korthikanti et al.): eager-attention
   // stacks ran without it unless the row says so (BLOOM's published memory matches no SP).
-  p.sp = r.sp.value_or(s.training.attention == workload::AttentionKernel::flash) && r.tp > 1;
+  p.sp = r.sp.value_or(training.attention == workload::AttentionKernel::flash) && r.tp > 1;
   p.recompute = r.recompute ? (*r.recompute == "full" ? workload::Recompute::full
                                                       : *r.recompute == "selective" ? workload::Recompute::selective : workload::Recompute::none)
                             : workload::Recompute::none;
@@ -390,10 +400,16 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
     p.recompute_modules = workload::RecomputeModules::of({});
     for (const auto& name : *r.recompute_modules) p.recompute_modules = p.recompute_modules.with(*workload::recompute_module_from_name(name));
   }
-  // The schedule the row names, else 1F1B or, with vpp > 1, interleaved 1F1B. The V-shaped
-  // schedules hold two chunks a stage; DualPipe's two are copies of one split into pp chunks.
-  const auto named = r.pp > 1 && r.schedule ? workload::schedule_from_name(*r.schedule) : std::nullopt;
-  const bool interleaved = named == workload::Schedule::interleaved_1f1b;
+  p.zero = r.zero.value_or(0);
+  p.zero_group = r.zero_group && *r.zero_group < r.dp ? *r.zero_group : 0;
+  p.overlap = {r.overlap_grad_reduce.value_or(false), r.overlap_param_gather.value_or(false), r.overlap_tp_comm.value_or(false)};
+  return p;
+}
+
+// The schedule the row names, else 1F1B or, with vpp > 1, interleaved 1F1B. The V-shaped schedules
+// hold two chunks a stage; DualPipe's two are copies of one split into pp chunks, and it runs one
+// micro-batch's expert all-to-alls under another's compute (its F&B).
+void set_schedule(const MeasuredRun& r, std::optional<workload::Schedule> named, RowScenario& s, Plan& p) {
   p.vpp = r.vpp.value_or(1);
   if (named && workload::is_v_shaped(*named)) {
     if (!r.vpp) s.filled.push_back(fmt::format("vpp=2 ({}: two chunks a stage)", *r.schedule));
@@ -401,46 +417,75 @@ std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const 
   }
   if (named == workload::Schedule::dualpipe) p.vpp = 1;
   p.schedule = named.value_or(p.vpp > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b);
-  p.zero = r.zero.value_or(0);
-  // Unknown fields the stack's own default settles (it is printed among the filled fields), else
-  // the fill search tries them. An interleaved row without its vpp tries the chunk counts above 1.
-  if (!r.vpp && r.pp > 1 && (!named || interleaved)) {
-    if (s.stack == SoftwareStack::megatron_deepspeed && !interleaved) {
-      s.filled.push_back("vpp=1 (Megatron-DeepSpeed: no interleaved schedule)");
-    } else if (s.stack == SoftwareStack::megatron_lm && !interleaved) {
-      s.filled.push_back("vpp=1 (Megatron-LM: 1F1B unless --num-layers-per-virtual-pipeline-stage is given)");
-    } else if (s.stack == SoftwareStack::torchtitan && !interleaved) {
-      s.filled.push_back("vpp=1 (torchtitan 2024: pipeline_parallel_schedule 1F1B unless another is given)");
-    } else if (eager) {
-      s.vpp_choices = interleaved ? std::vector<int>{2, 4} : std::vector<int>{1, 2, 4};
-    } else {
-      const int per_stage = std::max(1, r.layers / r.pp);
-      for (int v = interleaved ? 2 : 1; v <= per_stage; ++v) {
-        if (per_stage % v == 0) s.vpp_choices.push_back(v);
-      }
-    }
-    if (interleaved && !s.vpp_choices.empty()) {
-      p.vpp = s.vpp_choices.front();
-    } else if (interleaved) {
-      return fmt::format("interleaved-1f1b without vpp: {} layers over pp {} leave no stage more than one chunk", r.layers, r.pp);
-    }
-  }
-  if (!r.zero) {
-    if (s.stack == SoftwareStack::nemo) {
-      p.zero = 1;
-      s.filled.push_back("zero=1 (NeMo: distributed optimizer)");
-    } else {
-      s.zero_choices = {0, 1};
-    }
-  }
-  p.zero_group = r.zero_group && *r.zero_group < r.dp ? *r.zero_group : 0;
-  p.overlap = {r.overlap_grad_reduce.value_or(false), r.overlap_param_gather.value_or(false), r.overlap_tp_comm.value_or(false)};
-  // DualPipe exists to run one micro-batch's expert all-to-alls under another's compute (its F&B).
   const bool dualpipe = named == workload::Schedule::dualpipe || named == workload::Schedule::dualpipe_v;
   if (dualpipe && r.ep > 1) {
     p.overlap.ep_comm = true;
     s.filled.push_back(fmt::format("overlap ep_comm=on ({}: forward and backward overlapped)", *r.schedule));
   }
+}
+
+// Unknown vpp the row's stack settles (printed among the filled fields), else the fill search tries
+// it. An interleaved row without its vpp tries the chunk counts above 1.
+std::optional<std::string> fill_vpp(const MeasuredRun& r, std::optional<workload::Schedule> named, bool eager, RowScenario& s, Plan& p) {
+  const bool interleaved = named == workload::Schedule::interleaved_1f1b;
+  if (r.vpp || r.pp <= 1 || (named && !interleaved)) return std::nullopt;
+  if (s.stack == SoftwareStack::megatron_deepspeed && !interleaved) {
+    s.filled.push_back("vpp=1 (Megatron-DeepSpeed: no interleaved schedule)");
+  } else if (s.stack == SoftwareStack::megatron_lm && !interleaved) {
+    s.filled.push_back("vpp=1 (Megatron-LM: 1F1B unless --num-layers-per-virtual-pipeline-stage is given)");
+  } else if (s.stack == SoftwareStack::torchtitan && !interleaved) {
+    s.filled.push_back("vpp=1 (torchtitan 2024: pipeline_parallel_schedule 1F1B unless another is given)");
+  } else if (eager) {
+    s.vpp_choices = interleaved ? std::vector<int>{2, 4} : std::vector<int>{1, 2, 4};
+  } else {
+    const int per_stage = std::max(1, r.layers / r.pp);
+    for (int v = interleaved ? 2 : 1; v <= per_stage; ++v) {
+      if (per_stage % v == 0) s.vpp_choices.push_back(v);
+    }
+  }
+  if (interleaved && !s.vpp_choices.empty()) {
+    p.vpp = s.vpp_choices.front();
+  } else if (interleaved) {
+    return fmt::format("interleaved-1f1b without vpp: {} layers over pp {} leave no stage more than one chunk", r.layers, r.pp);
+  }
+  return std::nullopt;
+}
+
+// Unknown ZeRO stage: NeMo's recipes run the distributed optimizer; other sources are searched.
+void fill_zero(const MeasuredRun& r, RowScenario& s, Plan& p) {
+  if (r.zero) return;
+  if (s.stack == SoftwareStack::nemo) {
+    p.zero = 1;
+    s.filled.push_back("zero=1 (NeMo: distributed optimizer)");
+  } else {
+    s.zero_choices = {0, 1};
+  }
+}
+
+}  // namespace
+
+std::variant<RowScenario, std::string> row_scenario(const MeasuredRun& r, const std::filesystem::path& hardware_dir) {
+  if (auto problem = plan_shape_problem(r)) return *problem;
+  const auto hw = hardware_dir / (r.gpu + ".yaml");
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(hw, ec)) return fmt::format("no bundled hardware '{}' ({})", r.gpu, hw.string());
+  const auto gpu = topology::parse_gpu(yaml::Record(yaml::load_file(hw), topology::kGpuSchema));
+  if (r.gpus % r.gpus_per_node != 0 && r.gpus > r.gpus_per_node) {
+    return fmt::format("{} GPUs do not fill nodes of {}", r.gpus, r.gpus_per_node);
+  }
+  RowScenario s;
+  s.cluster = row_cluster(r, gpu, s.filled);
+  s.model = row_model(r, s.filled);
+  if (!r.head_dim && r.hidden % r.heads != 0) return fmt::format("{} heads do not divide hidden {} (give head_dim)", r.heads, r.hidden);
+  s.training = row_training(r);
+  s.stack = software_stack_of(r.source);
+  if (!gpu.peak_for(s.training.precision)) return fmt::format("{} has no {} peak", gpu.name, r.precision);
+
+  Plan p = row_plan(r, s.training);
+  const auto named = r.pp > 1 && r.schedule ? workload::schedule_from_name(*r.schedule) : std::nullopt;
+  set_schedule(r, named, s, p);
+  if (auto problem = fill_vpp(r, named, s.training.attention == workload::AttentionKernel::eager, s, p)) return *problem;
+  fill_zero(r, s, p);
   apply_stack_defaults(r, s, p);
   s.candidates.push_back(p);
   return s;
