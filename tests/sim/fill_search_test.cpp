@@ -32,7 +32,7 @@ struct Toy {
     e.run = [this](const Plan& p) {
       ++runs;
       const auto key = std::make_tuple(p.recompute, p.zero, p.micro_batch);
-      return FillRun{seconds.count(key) ? seconds.at(key) : 99.0, 0.4, 0.1};
+      return FillRun{seconds.count(key) ? seconds.at(key) : 99.0, 0.4, 0.1, {}};
     };
     return e;
   }
