@@ -267,11 +267,14 @@ std::optional<PlanProblem> find_schedule_batch_problem(const Plan& p) {
 
 }  // namespace
 
-std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, int gpus, int seq_len) {
-  auto problem = [](std::string key, std::string message) { return PlanProblem{std::move(key), std::move(message)}; };
-  // The products of degrees below are formed in int: the degrees' product must be the GPU count
-  // (checked in double, where it cannot wrap) before any of them is, and the chunks and the
-  // micro-batch product bounded likewise.
+namespace {
+
+PlanProblem problem(std::string key, std::string message) { return PlanProblem{std::move(key), std::move(message)}; }
+
+// The products of degrees below are formed in int: the degrees' product must be the GPU count
+// (checked in double, where it cannot wrap) before any of them is, and the chunks and the
+// micro-batch product bounded likewise.
+std::optional<PlanProblem> find_size_problem(const Plan& p, const ModelSpec& m, int gpus) {
   const double product = static_cast<double>(p.tp) * p.pp * p.dp * p.cp;
   if (product != gpus) {
     if (p.cp > 1) {
@@ -291,13 +294,18 @@ std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, 
     return problem("global_batch", fmt::format("{:.0f} micro-batches a replica of {} layers are more than the {:.0f} layer passes parasim simulates",
                                                passes / (m.layers + m.mtp_layers), m.layers + m.mtp_layers, kMaxLayerPasses));
   }
+  return std::nullopt;
+}
+
+// Tensor parallelism splits whole heads, whole query groups and the MLP; Ulysses CP whole heads of a
+// TP rank's share.
+std::optional<PlanProblem> find_head_split_problem(const Plan& p, const ModelSpec& m) {
   if (m.heads % p.tp != 0) return problem("tp", fmt::format("tp {} does not divide the {} attention heads", p.tp, m.heads));
   if (m.kv_heads % p.tp != 0) {
     return problem("tp", fmt::format("tp {} does not divide the {} key/value heads (Megatron-LM needs whole query groups per rank)", p.tp, m.kv_heads));
   }
   if (m.ffn_hidden % p.tp != 0) return problem("tp", fmt::format("tp {} does not divide ffn_hidden {}", p.tp, m.ffn_hidden));
   if (p.cp > 1 && p.cp_kind == CpKind::ulysses) {
-    // Each Ulysses rank takes whole heads (and whole key/value heads) of its TP rank's share.
     if ((m.heads / p.tp) % p.cp != 0) {
       return problem("cp", fmt::format("ulysses cp {} does not divide the {} attention heads of a TP rank ({} / tp {})", p.cp, m.heads / p.tp, m.heads, p.tp));
     }
@@ -306,40 +314,52 @@ std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, 
                                         m.kv_heads, p.tp));
     }
   }
-  if (auto moe = find_moe_problem(p, m)) return moe;
-  if (auto overlap = find_ep_overlap_problem(p)) return overlap;
+  return std::nullopt;
+}
+
+// Causal load balancing gives each ring-CP rank chunks i and 2·cp − 1 − i of the sequence.
+std::optional<PlanProblem> find_ring_problem(const Plan& p, int seq_len) {
   if (p.cp > 1 && p.cp_kind == CpKind::ring && seq_len > 0 && seq_len % (2 * p.cp) != 0) {
-    // Causal load balancing gives each rank chunks i and 2·cp − 1 − i of the sequence.
     return problem("cp", fmt::format("ring cp {} needs the sequence ({}) to split into 2 x cp = {} equal chunks (causal load balancing)", p.cp,
                                      seq_len, 2 * p.cp));
   }
-  if (auto schedule = find_schedule_problem(p)) return schedule;
+  return std::nullopt;
+}
+
+// The layers over the pipeline's chunks: evenly, or as stage_layers lists them.
+std::optional<PlanProblem> find_layer_split_problem(const Plan& p, const ModelSpec& m) {
   if (p.chunk_layers.empty()) {
     if (m.layers % p.chunks() != 0) {
       return problem(p.vpp > 1 ? "vpp" : "pp",
                      fmt::format("pp {} x vpp {} = {} chunks do not divide {} layers; give stage_layers for an uneven split", p.pp, p.vpp,
                                  p.chunks(), m.layers));
     }
-  } else {
-    if (static_cast<int>(p.chunk_layers.size()) != p.chunks()) {
-      return problem("stage_layers", fmt::format("lists {} chunks, the plan has pp {} x vpp {} = {}", p.chunk_layers.size(), p.pp, p.vpp, p.chunks()));
-    }
-    // The first chunk may hold the embedding alone and the last the head alone (Megatron-LM's
-    // layouts "E|…" and "…|L"); every other chunk needs a layer.
-    for (std::size_t c = 0; c < p.chunk_layers.size(); ++c) {
-      const bool end = c == 0 || c + 1 == p.chunk_layers.size();
-      if (p.chunk_layers[c] < (end && p.chunks() > 1 ? 0 : 1)) {
-        return problem("stage_layers", end ? "a pipeline chunk cannot hold fewer than 0 layers" : "every pipeline chunk between the first and the last needs at least one layer");
-      }
-    }
-    // The embedding's weight gradients are its backward's only work: a schedule that defers them
-    // would leave an embedding-only chunk's backward empty.
-    if (p.chunk_layers.front() == 0 && defers_weights(p.schedule)) {
-      return problem("stage_layers", fmt::format("a first chunk with the embedding alone needs a schedule that does not defer weight gradients, not {}", schedule_name(p.schedule)));
-    }
-    const int sum = std::accumulate(p.chunk_layers.begin(), p.chunk_layers.end(), 0);
-    if (sum != m.layers) return problem("stage_layers", fmt::format("adds up to {} layers, the model has {}", sum, m.layers));
+    return std::nullopt;
   }
+  if (static_cast<int>(p.chunk_layers.size()) != p.chunks()) {
+    return problem("stage_layers", fmt::format("lists {} chunks, the plan has pp {} x vpp {} = {}", p.chunk_layers.size(), p.pp, p.vpp, p.chunks()));
+  }
+  // The first chunk may hold the embedding alone and the last the head alone (Megatron-LM's
+  // layouts "E|…" and "…|L"); every other chunk needs a layer.
+  for (std::size_t c = 0; c < p.chunk_layers.size(); ++c) {
+    const bool end = c == 0 || c + 1 == p.chunk_layers.size();
+    if (p.chunk_layers[c] < (end && p.chunks() > 1 ? 0 : 1)) {
+      return problem("stage_layers", end ? "a pipeline chunk cannot hold fewer than 0 layers" : "every pipeline chunk between the first and the last needs at least one layer");
+    }
+  }
+  // The embedding's weight gradients are its backward's only work: a schedule that defers them
+  // would leave an embedding-only chunk's backward empty.
+  if (p.chunk_layers.front() == 0 && defers_weights(p.schedule)) {
+    return problem("stage_layers", fmt::format("a first chunk with the embedding alone needs a schedule that does not defer weight gradients, not {}", schedule_name(p.schedule)));
+  }
+  const int sum = std::accumulate(p.chunk_layers.begin(), p.chunk_layers.end(), 0);
+  if (sum != m.layers) return problem("stage_layers", fmt::format("adds up to {} layers, the model has {}", sum, m.layers));
+  return std::nullopt;
+}
+
+// The global batch over data-parallel ranks and micro-batches (FSDP without a pipeline takes a
+// rank's samples in one step, so only dp must divide it).
+std::optional<PlanProblem> find_batch_problem(const Plan& p) {
   const bool fsdp_style = p.zero == 3 && p.pp == 1;
   if (p.global_batch % p.dp != 0) {
     return problem("global_batch", fmt::format("global batch {} does not divide over dp {}", p.global_batch, p.dp));
@@ -351,12 +371,19 @@ std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, 
   if (p.micro_batch * p.dp > p.global_batch) {
     return problem("micro_batch", fmt::format("micro_batch {} x dp {} exceeds the global batch {}", p.micro_batch, p.dp, p.global_batch));
   }
-  if (auto batches = find_schedule_batch_problem(p)) return batches;
+  return find_schedule_batch_problem(p);
+}
+
+std::optional<PlanProblem> find_sharding_problem(const Plan& p) {
   if (p.zero_group > 0 && p.data_ranks() % p.zero_group != 0) {
     if (p.cp > 1) return problem("zero_group", fmt::format("zero_group {} does not divide dp {} x cp {}", p.zero_group, p.dp, p.cp));
     return problem("zero_group", fmt::format("zero_group {} does not divide dp {}", p.zero_group, p.dp));
   }
   if (p.zero_group > 0 && p.zero == 0) return problem("zero_group", "a sharding group needs zero >= 1");
+  return std::nullopt;
+}
+
+std::optional<PlanProblem> find_recompute_problem(const Plan& p, const ModelSpec& m) {
   if (auto modules = recompute_modules_problem(p.recompute_modules, m)) return problem("recompute_modules", *modules);
   for (const auto& o : p.recompute_overrides) {
     if (o.first_layer > o.last_layer || o.last_layer >= m.layers) {
@@ -364,6 +391,22 @@ std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, 
     }
   }
   return std::nullopt;
+}
+
+}  // namespace
+
+std::optional<PlanProblem> find_plan_problem(const Plan& p, const ModelSpec& m, int gpus, int seq_len) {
+  // In this order: each check may form products the ones before bounded.
+  if (auto x = find_size_problem(p, m, gpus)) return x;
+  if (auto x = find_head_split_problem(p, m)) return x;
+  if (auto x = find_moe_problem(p, m)) return x;
+  if (auto x = find_ep_overlap_problem(p)) return x;
+  if (auto x = find_ring_problem(p, seq_len)) return x;
+  if (auto x = find_schedule_problem(p)) return x;
+  if (auto x = find_layer_split_problem(p, m)) return x;
+  if (auto x = find_batch_problem(p)) return x;
+  if (auto x = find_sharding_problem(p)) return x;
+  return find_recompute_problem(p, m);
 }
 
 namespace {
