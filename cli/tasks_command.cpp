@@ -75,6 +75,114 @@ std::string to_dot(const TaskGraph& g) {
 
 constexpr std::size_t kMaxDotTasks = 2000;
 
+// What one iteration's task graph holds: tasks by kind, collectives by dimension, kind and group
+// size, the FLOP check and the memory per stage.
+struct TaskSummary {
+  std::map<std::string, int> kinds;
+  std::map<std::tuple<std::string, std::string, std::size_t>, CommRow> comm;
+  FlopsCheck flops;
+  workload::MemoryReport memory;
+};
+
+TaskSummary summarize(const sim::Scenario& s, const TaskGraph& g) {
+  const auto& m = *s.model;
+  const auto& tr = *s.training;
+  const auto& p = *s.plan;
+  TaskSummary out;
+  for (const auto& t : g.tasks) {
+    ++out.kinds[task_key(t)];
+    if (t.kind == TaskKind::collective) {
+      auto& row = out.comm[{std::string(comm_dim_name(t.dim)), std::string(collective_name(t.collective)), g.groups[t.group].size()}];
+      ++row.count;
+      row.bytes += t.bytes;
+    }
+  }
+  out.flops = flops_check(m, tr, p, g);
+  out.memory = memory_per_stage(m, tr, p, s.cluster.node.gpu.hbm_capacity);
+  return out;
+}
+
+nlohmann::json memory_json(const workload::MemoryReport& mem) {
+  nlohmann::json stages = nlohmann::json::array();
+  for (const auto& st : mem.stages) {
+    stages.push_back({{"stage", st.stage},
+                      {"parameters", st.parameters},
+                      {"expert_parameters", st.expert_parameters},
+                      {"weights_bytes", st.weights.value()},
+                      {"gradients_bytes", st.gradients.value()},
+                      {"optimizer_bytes", st.optimizer.value()},
+                      {"activations_bytes", st.activations.value()},
+                      {"recompute_working_bytes", st.recompute_working.value()},
+                      {"backward_transient_bytes", st.backward_transient.value()},
+                      {"buffers_bytes", st.buffers.value()},
+                      {"allowance_bytes", st.allowance.value()},
+                      {"total_bytes", st.total().value()},
+                      {"chunks_in_flight", st.chunks_in_flight},
+                      {"fits", st.total() <= mem.capacity}});
+  }
+  return {{"capacity_bytes", mem.capacity.value()}, {"fits", mem.fits()},
+          {"problem", mem.problem() ? nlohmann::json(*mem.problem()) : nlohmann::json(nullptr)}, {"stages", stages}};
+}
+
+nlohmann::json tasks_json(const sim::Scenario& s, const TaskGraph& g, const TaskSummary& t) {
+  nlohmann::json comms = nlohmann::json::array();
+  for (const auto& [key, row] : t.comm) {
+    comms.push_back({{"dim", std::get<0>(key)}, {"collective", std::get<1>(key)}, {"group_size", std::get<2>(key)},
+                     {"count", row.count}, {"bytes", row.bytes}});
+  }
+  const auto& f = t.flops;
+  return {
+      {"scenario", s.name},
+      {"gpus", s.cluster.gpus()},
+      {"micro_batches", g.micro_batches},
+      {"tasks", {{"total", g.tasks.size()}, {"by_kind", t.kinds}}},
+      {"flops", {{"tasks", f.tasks}, {"model", f.model}, {"formula", f.formula}, {"formula_name", f.formula_name}}},
+      {"communication", comms},
+      {"memory", memory_json(t.memory)},
+  };
+}
+
+std::string memory_table(const workload::MemoryReport& mem) {
+  Table tm({"stage", "params", "weights", "grads", "optimizer", "activations", "in flight", "buffers", "allowance", "total", "verdict"},
+           {Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right,
+            Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::left});
+  for (const auto& st : mem.stages) {
+    tm.add({fmt::format("{}", st.stage), format_number(st.parameters / 1e9) + " B", format_bytes(st.weights), format_bytes(st.gradients),
+            format_bytes(st.optimizer), format_bytes(st.activations), fmt::format("{}", st.chunks_in_flight), format_bytes(st.buffers),
+            format_bytes(st.allowance), format_bytes(st.total()), st.total() <= mem.capacity ? "fits" : "OOM"});
+  }
+  std::string out = fmt::format("Memory per GPU ({} per GPU)\n", format_bytes(mem.capacity)) + tm.render();
+  out += mem.fits() ? "Verdict   fits\n" : fmt::format("Verdict   {}\n", *mem.problem());
+  return out;
+}
+
+std::string tasks_report(const sim::Scenario& s, const TaskGraph& g, const TaskSummary& t) {
+  const auto& m = *s.model;
+  const auto& p = *s.plan;
+  std::string out = fmt::format("Scenario  {}: {} on {} x {}\n", s.name, m.name, s.cluster.gpus(), s.cluster.node.gpu.name);
+  out += fmt::format("Plan      tp {}{} x pp {}{} x dp {}{}{}, {}, {} micro-batches of {} per replica (global batch {}), recompute {}, zero {}\n\n",
+                     p.tp, p.sp ? " (sp)" : "", p.pp, p.vpp > 1 ? fmt::format(" (vpp {})", p.vpp) : "", p.dp,
+                     p.cp > 1 ? fmt::format(" x cp {} ({})", p.cp, cp_kind_name(p.cp_kind)) : "",
+                     m.is_moe() ? fmt::format(", ep {} etp {}", p.ep, p.expert_tp()) : "", schedule_name(p.schedule), g.micro_batches,
+                     p.micro_batch, p.global_batch, workload::recompute_text(p), p.zero);
+  Table tk({"task", "count"}, {Table::Align::left, Table::Align::right});
+  for (const auto& [k, n] : t.kinds) tk.add({k, fmt::format("{}", n)});
+  tk.add({"total", fmt::format("{}", g.tasks.size())});
+  out += tk.render() + "\n";
+  const auto& f = t.flops;
+  out += fmt::format("FLOPs     {} in the tasks (all GPUs); {} without recompute; {}: {} (tasks / formula = {})\n\n",
+                     format_number(f.tasks), format_number(f.model), f.formula_name, format_number(f.formula),
+                     format_number(f.tasks / f.formula, 5));
+  Table tc({"dim", "collective", "group", "count", "bytes per rank"},
+           {Table::Align::left, Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right});
+  for (const auto& [key, row] : t.comm) {
+    tc.add({std::get<0>(key), std::get<1>(key), fmt::format("{}", std::get<2>(key)), fmt::format("{}", row.count),
+            format_bytes(Bytes(row.bytes))});
+  }
+  out += "Communication per iteration (one replica's ranks; every replica does the same)\n" + tc.render() + "\n";
+  return out + memory_table(t.memory);
+}
+
 }  // namespace
 
 Action add_tasks_command(CLI::App& app) {
@@ -97,10 +205,7 @@ Action add_tasks_command(CLI::App& app) {
   return [o]() {
     const auto s = sim::load_scenario(o->scenario, o->set);
     s.require_workload();
-    const auto& m = *s.model;
-    const auto& tr = *s.training;
-    const auto& p = *s.plan;
-    const auto g = build_tasks(m, tr, p);
+    const auto g = build_tasks(*s.model, *s.training, *s.plan);
     if (o->dot) {
       if (g.tasks.size() > kMaxDotTasks) {
         throw InputError({o->scenario, 0, 0}, "plan",
@@ -109,87 +214,12 @@ Action add_tasks_command(CLI::App& app) {
       std::cout << to_dot(g);
       return 0;
     }
-    std::map<std::string, int> kinds;
-    std::map<std::tuple<std::string, std::string, std::size_t>, CommRow> comm;
-    for (const auto& t : g.tasks) {
-      ++kinds[task_key(t)];
-      if (t.kind == TaskKind::collective) {
-        auto& row = comm[{std::string(comm_dim_name(t.dim)), std::string(collective_name(t.collective)), g.groups[t.group].size()}];
-        ++row.count;
-        row.bytes += t.bytes;
-      }
-    }
-    const auto f = flops_check(m, tr, p, g);
-    const auto mem = memory_per_stage(m, tr, p, s.cluster.node.gpu.hbm_capacity);
-
+    const auto summary = summarize(s, g);
     if (o->json) {
-      nlohmann::json stages = nlohmann::json::array();
-      for (const auto& st : mem.stages) {
-        stages.push_back({{"stage", st.stage},
-                          {"parameters", st.parameters},
-                          {"expert_parameters", st.expert_parameters},
-                          {"weights_bytes", st.weights.value()},
-                          {"gradients_bytes", st.gradients.value()},
-                          {"optimizer_bytes", st.optimizer.value()},
-                          {"activations_bytes", st.activations.value()},
-                          {"recompute_working_bytes", st.recompute_working.value()},
-                          {"backward_transient_bytes", st.backward_transient.value()},
-                          {"buffers_bytes", st.buffers.value()},
-                          {"allowance_bytes", st.allowance.value()},
-                          {"total_bytes", st.total().value()},
-                          {"chunks_in_flight", st.chunks_in_flight},
-                          {"fits", st.total() <= mem.capacity}});
-      }
-      nlohmann::json comms = nlohmann::json::array();
-      for (const auto& [key, row] : comm) {
-        comms.push_back({{"dim", std::get<0>(key)}, {"collective", std::get<1>(key)}, {"group_size", std::get<2>(key)},
-                         {"count", row.count}, {"bytes", row.bytes}});
-      }
-      nlohmann::json j{
-          {"scenario", s.name},
-          {"gpus", s.cluster.gpus()},
-          {"micro_batches", g.micro_batches},
-          {"tasks", {{"total", g.tasks.size()}, {"by_kind", kinds}}},
-          {"flops", {{"tasks", f.tasks}, {"model", f.model}, {"formula", f.formula}, {"formula_name", f.formula_name}}},
-          {"communication", comms},
-          {"memory", {{"capacity_bytes", mem.capacity.value()}, {"fits", mem.fits()},
-                      {"problem", mem.problem() ? nlohmann::json(*mem.problem()) : nlohmann::json(nullptr)}, {"stages", stages}}},
-      };
-      std::cout << j.dump(2) << "\n";
+      std::cout << tasks_json(s, g, summary).dump(2) << "\n";
       return 0;
     }
-
-    std::string out = fmt::format("Scenario  {}: {} on {} x {}\n", s.name, m.name, s.cluster.gpus(), s.cluster.node.gpu.name);
-    out += fmt::format("Plan      tp {}{} x pp {}{} x dp {}{}{}, {}, {} micro-batches of {} per replica (global batch {}), recompute {}, zero {}\n\n",
-                       p.tp, p.sp ? " (sp)" : "", p.pp, p.vpp > 1 ? fmt::format(" (vpp {})", p.vpp) : "", p.dp,
-                       p.cp > 1 ? fmt::format(" x cp {} ({})", p.cp, cp_kind_name(p.cp_kind)) : "",
-                       m.is_moe() ? fmt::format(", ep {} etp {}", p.ep, p.expert_tp()) : "", schedule_name(p.schedule), g.micro_batches,
-                       p.micro_batch, p.global_batch, workload::recompute_text(p), p.zero);
-    Table tk({"task", "count"}, {Table::Align::left, Table::Align::right});
-    for (const auto& [k, n] : kinds) tk.add({k, fmt::format("{}", n)});
-    tk.add({"total", fmt::format("{}", g.tasks.size())});
-    out += tk.render() + "\n";
-    out += fmt::format("FLOPs     {} in the tasks (all GPUs); {} without recompute; {}: {} (tasks / formula = {})\n\n",
-                       format_number(f.tasks), format_number(f.model), f.formula_name, format_number(f.formula),
-                       format_number(f.tasks / f.formula, 5));
-    Table tc({"dim", "collective", "group", "count", "bytes per rank"},
-             {Table::Align::left, Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right});
-    for (const auto& [key, row] : comm) {
-      tc.add({std::get<0>(key), std::get<1>(key), fmt::format("{}", std::get<2>(key)), fmt::format("{}", row.count),
-              format_bytes(Bytes(row.bytes))});
-    }
-    out += "Communication per iteration (one replica's ranks; every replica does the same)\n" + tc.render() + "\n";
-    Table tm({"stage", "params", "weights", "grads", "optimizer", "activations", "in flight", "buffers", "allowance", "total", "verdict"},
-             {Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right,
-              Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::left});
-    for (const auto& st : mem.stages) {
-      tm.add({fmt::format("{}", st.stage), format_number(st.parameters / 1e9) + " B", format_bytes(st.weights), format_bytes(st.gradients),
-              format_bytes(st.optimizer), format_bytes(st.activations), fmt::format("{}", st.chunks_in_flight), format_bytes(st.buffers),
-              format_bytes(st.allowance), format_bytes(st.total()), st.total() <= mem.capacity ? "fits" : "OOM"});
-    }
-    out += fmt::format("Memory per GPU ({} per GPU)\n", format_bytes(mem.capacity)) + tm.render();
-    out += mem.fits() ? "Verdict   fits\n" : fmt::format("Verdict   {}\n", *mem.problem());
-    std::cout << out;
+    std::cout << tasks_report(s, g, summary);
     return 0;
   };
 }
