@@ -186,6 +186,55 @@ std::string rule_of_thumb_text(const sim::ValidationReport& report) {
   return out + t.render();
 }
 
+// A row's figures, then under it the plan simulated, what the policy filled, the memory against
+// the source's peak: a line each, so that the table stays within 120 columns.
+std::string rows_table(const sim::ValidationReport& report) {
+  Table t({"id", "measured", "predicted", "error", "80% interval"},
+          {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right});
+  for (const auto& r : report.rows) {
+    if (r.skipped) continue;
+    t.add({r.run->id, format_duration(Seconds(r.run->measured_iteration_s)), format_duration(Seconds(r.predicted_s)),
+           fmt::format("{:+.1f}%", 100 * r.error), r.interval ? interval_text(*r.interval) : "-"});
+    t.add_note(r.plan + (r.fits ? "" : " (OOM in the model)"));
+    if (!r.filled.empty()) t.add_note(fmt::format("filled: {}", fmt::join(r.filled, ", ")));
+    if (r.memory_error) {
+      const std::string counted = r.memory_kind == sim::PrintedMemory::device ? "" : fmt::format(" as max {}", sim::printed_memory_name(r.memory_kind));
+      t.add_note(fmt::format("memory: {} modelled{}, the source printed {} ({:+.1f}%)", format_bytes(Bytes(r.predicted_memory_bytes)), counted,
+                             format_bytes(Bytes(*r.run->published_memory_bytes)), 100 * *r.memory_error));
+    }
+  }
+  return t.render();
+}
+
+// The rows not simulated (with why) and not read (with the error).
+std::string unanswered_text(const sim::ValidationReport& report, const LoadedRows& loaded) {
+  std::string out;
+  if (const int skipped = skipped_rows(report); skipped > 0) {
+    out += fmt::format("\nNot simulated ({} row{})\n", skipped, skipped == 1 ? "" : "s");
+    for (const auto& r : report.rows) {
+      if (r.skipped) out += fmt::format("  {}: {}\n", r.run->id, *r.skipped);
+    }
+  }
+  if (!loaded.errors.empty()) {
+    out += fmt::format("\nErrors ({} row{} not read)\n", loaded.errors.size(), loaded.errors.size() == 1 ? "" : "s");
+    for (const auto& e : loaded.errors) out += fmt::format("  {}{}\n", e.id.empty() ? "" : e.id + ": ", e.error.what());
+  }
+  return out;
+}
+
+std::string validate_text(const sim::ValidationReport& report, const LoadedRows& loaded, const std::vector<std::string>& fields) {
+  std::string out = std::string(sim::kFillPolicy) + "\n";
+  out += rows_table(report);
+  out += unanswered_text(report, loaded);
+  out += "\n" + summary_line("all rows", report.overall);
+  for (const auto& [k, v] : report.files) out += summary_line(k, v);
+  for (const auto& [k, v] : report.families) out += summary_line("  " + k, v);
+  out += rule_of_thumb_text(report);
+  if (!fields.empty()) out += residuals_text(report, fields);
+  if (report.memory.rows > 0) out += memory_text(report);
+  return out;
+}
+
 }  // namespace
 
 Action add_validate_command(CLI::App& app) {
@@ -245,41 +294,7 @@ Action add_validate_command(CLI::App& app) {
     if (o->json) {
       std::cout << validate_json(loaded, report, fields).dump(2) << "\n";
     } else {
-      std::string out = std::string(sim::kFillPolicy) + "\n";
-      // A row's figures, then under it the plan simulated, what the policy filled, the memory against
-      // the source's peak: a line each, so that the table stays within 120 columns.
-      Table t({"id", "measured", "predicted", "error", "80% interval"},
-              {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right});
-      for (const auto& r : report.rows) {
-        if (r.skipped) continue;
-        t.add({r.run->id, format_duration(Seconds(r.run->measured_iteration_s)), format_duration(Seconds(r.predicted_s)),
-               fmt::format("{:+.1f}%", 100 * r.error), r.interval ? interval_text(*r.interval) : "-"});
-        t.add_note(r.plan + (r.fits ? "" : " (OOM in the model)"));
-        if (!r.filled.empty()) t.add_note(fmt::format("filled: {}", fmt::join(r.filled, ", ")));
-        if (r.memory_error) {
-          const std::string counted = r.memory_kind == sim::PrintedMemory::device ? "" : fmt::format(" as max {}", sim::printed_memory_name(r.memory_kind));
-          t.add_note(fmt::format("memory: {} modelled{}, the source printed {} ({:+.1f}%)", format_bytes(Bytes(r.predicted_memory_bytes)), counted,
-                                 format_bytes(Bytes(*r.run->published_memory_bytes)), 100 * *r.memory_error));
-        }
-      }
-      out += t.render();
-      if (const int skipped = skipped_rows(report); skipped > 0) {
-        out += fmt::format("\nNot simulated ({} row{})\n", skipped, skipped == 1 ? "" : "s");
-        for (const auto& r : report.rows) {
-          if (r.skipped) out += fmt::format("  {}: {}\n", r.run->id, *r.skipped);
-        }
-      }
-      if (!loaded.errors.empty()) {
-        out += fmt::format("\nErrors ({} row{} not read)\n", loaded.errors.size(), loaded.errors.size() == 1 ? "" : "s");
-        for (const auto& e : loaded.errors) out += fmt::format("  {}{}\n", e.id.empty() ? "" : e.id + ": ", e.error.what());
-      }
-      out += "\n" + summary_line("all rows", report.overall);
-      for (const auto& [k, v] : report.files) out += summary_line(k, v);
-      for (const auto& [k, v] : report.families) out += summary_line("  " + k, v);
-      out += rule_of_thumb_text(report);
-      if (!fields.empty()) out += residuals_text(report, fields);
-      if (report.memory.rows > 0) out += memory_text(report);
-      std::cout << out;
+      std::cout << validate_text(report, loaded, fields);
     }
     // Each row that could not be read is one error line, and the exit code of bad input.
     for (const auto& e : loaded.errors) std::cerr << e.error.what() << "\n";
