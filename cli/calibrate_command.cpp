@@ -312,6 +312,91 @@ std::string reference_job(const std::string& hardware, const std::string& fallba
   }
   return best;
 }
+// Two profiles compared: the numbers and sources that changed, and a reference job under each.
+struct ProfileDiff {
+  NamedProfile a, b;
+  std::vector<calibrate::NumberChange> changes;
+  std::vector<std::pair<std::string, std::string>> source_changes;
+  std::string scenario, scenario_gpu;
+  Reference ra, rb;
+  double moved = 0;
+};
+
+nlohmann::json diff_json(const ProfileDiff& d) {
+  nlohmann::json numbers = nlohmann::json::array();
+  for (const auto& c : d.changes) {
+    numbers.push_back({{"key", c.path}, {"a", c.before}, {"b", c.after},
+                       {"relative", c.before != 0 ? nlohmann::json(c.after / c.before - 1) : nlohmann::json(nullptr)}});
+  }
+  nlohmann::json sources = nlohmann::json::array();
+  for (const auto& [k, v] : d.source_changes) sources.push_back({{"key", k}, {"b", v}});
+  const auto& a = d.a.profile;
+  const auto& b = d.b.profile;
+  return {{"a", {{"file", d.a.shown}, {"name", a.name}}},
+          {"b", {{"file", d.b.shown}, {"name", b.name}}},
+          {"changed", numbers},
+          {"sources_changed", sources},
+          {"points", {{"gemm", {{"a", a.gemm_points.size()}, {"b", b.gemm_points.size()}}},
+                      {"collectives", {{"a", a.collective_points.size()}, {"b", b.collective_points.size()}}},
+                      {"memory", {{"a", a.memory_points.size()}, {"b", b.memory_points.size()}}}}},
+          {"reference", {{"scenario", d.scenario}, {"iteration_s", {{"a", d.ra.iteration_s}, {"b", d.rb.iteration_s}}},
+                         {"tokens_per_s", {{"a", d.ra.tokens_per_s}, {"b", d.rb.tokens_per_s}}}, {"mfu", {{"a", d.ra.mfu}, {"b", d.rb.mfu}}},
+                         {"relative_change", d.moved}}}};
+}
+
+std::string diff_text(const ProfileDiff& d) {
+  const auto& a = d.a.profile;
+  const auto& b = d.b.profile;
+  std::string text = fmt::format("Profiles    a: {} ({})   b: {} ({})\n", d.a.shown, a.name, d.b.shown, b.name);
+  if (d.changes.empty()) {
+    text += "Numbers     the same\n";
+  } else {
+    text += fmt::format("Numbers     {} changed\n", d.changes.size());
+    Table t({"key", "a", "b", "change"}, {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right});
+    for (const auto& c : d.changes) {
+      const bool relative = c.unit != calibrate::NumberUnit::boolean && c.before != 0;
+      t.add({c.path, calibrate::format_profile_number(c.unit, c.before), calibrate::format_profile_number(c.unit, c.after),
+             relative ? percent(c.after / c.before - 1) : std::string()});
+    }
+    text += t.render();
+  }
+  text += fmt::format("Points      GEMM {} -> {}, collectives {} -> {}, memory {} -> {}\n", a.gemm_points.size(), b.gemm_points.size(),
+                      a.collective_points.size(), b.collective_points.size(), a.memory_points.size(), b.memory_points.size());
+  text += fmt::format("Sources     {} numbers have another source in b\n", d.source_changes.size());
+  text += fmt::format("Reference   {} ({})\n", d.ra.scenario, d.scenario);
+  if (d.scenario_gpu != b.hardware && !b.hardware.empty()) {
+    // No bundled job runs on b's GPU: b's efficiencies are priced on another GPU's peaks.
+    text += fmt::format("  on {}, not {}: --scenario names a job on {}\n", d.scenario_gpu, b.hardware, b.hardware);
+  }
+  text += fmt::format("  iteration {} -> {} ({})\n", format_duration(Seconds(d.ra.iteration_s)), format_duration(Seconds(d.rb.iteration_s)),
+                      percent(d.moved));
+  text += fmt::format("  tokens/s  {} -> {}   MFU {}% -> {}%\n", format_number(d.ra.tokens_per_s, 6), format_number(d.rb.tokens_per_s, 6),
+                      format_number(100 * d.ra.mfu, 3), format_number(100 * d.rb.mfu, 3));
+  return text;
+}
+
+// `scenario`: the reference job named with --scenario; without it, the smallest bundled job on the
+// GPU the second profile was measured on (from `fallback`), so that an H100 profile is not judged
+// on an A100 job.
+int run_diff(const std::string& first, const std::string& second, const std::optional<std::string>& scenario, const std::string& fallback,
+             const std::string& bundled, bool json) {
+  ProfileDiff d{resolve_profile(first, bundled), resolve_profile(second, bundled), {}, {}, {}, {}, {}, {}, 0};
+  d.changes = calibrate::diff_numbers(d.a.profile, d.b.profile, 1e-12);
+  for (const auto& n : calibrate::profile_numbers(d.a.profile)) {
+    const auto sa = calibrate::source_of(d.a.profile, n.path), sb = calibrate::source_of(d.b.profile, n.path);
+    if (sa != sb) d.source_changes.emplace_back(n.path, sb);
+  }
+  d.scenario = scenario ? *scenario : reference_job(d.b.profile.hardware, fallback);
+  const auto s = sim::load_scenario(d.scenario);
+  s.require_workload();
+  d.scenario_gpu = s.cluster.node.gpu.name;
+  d.ra = simulate_with(s, d.a.profile);
+  d.rb = simulate_with(s, d.b.profile);
+  d.moved = d.rb.iteration_s / d.ra.iteration_s - 1;
+  std::cout << (json ? diff_json(d).dump(2) + "\n" : diff_text(d));
+  return 0;
+}
+
 }  // namespace
 
 Action add_calibrate_command(CLI::App& app) {
@@ -401,71 +486,8 @@ Action add_calibrate_command(CLI::App& app) {
       return 0;
     }
     if (from_trace->parsed()) return run_from_trace(o->trace, o->bundled);
-    (void)diff;
-    const auto a = resolve_profile(o->a, o->bundled);
-    const auto b = resolve_profile(o->b, o->bundled);
-    const auto changes = calibrate::diff_numbers(a.profile, b.profile, 1e-12);
-    std::vector<std::pair<std::string, std::string>> source_changes;
-    for (const auto& n : calibrate::profile_numbers(a.profile)) {
-      const auto sa = calibrate::source_of(a.profile, n.path), sb = calibrate::source_of(b.profile, n.path);
-      if (sa != sb) source_changes.emplace_back(n.path, sb);
-    }
-    // Without --scenario: the smallest bundled job on the GPU the second profile was measured on, so that
-    // an H100 profile is not judged on an A100 job.
-    if (diff->get_option("--scenario")->count() == 0) o->scenario = reference_job(b.profile.hardware, o->scenario);
-    const auto s = sim::load_scenario(o->scenario);
-    s.require_workload();
-    const Reference ra = simulate_with(s, a.profile), rb = simulate_with(s, b.profile);
-    const double moved = rb.iteration_s / ra.iteration_s - 1;
-    if (o->json) {
-      nlohmann::json numbers = nlohmann::json::array();
-      for (const auto& c : changes) {
-        numbers.push_back({{"key", c.path}, {"a", c.before}, {"b", c.after},
-                           {"relative", c.before != 0 ? nlohmann::json(c.after / c.before - 1) : nlohmann::json(nullptr)}});
-      }
-      nlohmann::json sources = nlohmann::json::array();
-      for (const auto& [k, v] : source_changes) sources.push_back({{"key", k}, {"b", v}});
-      const nlohmann::json out = {
-          {"a", {{"file", a.shown}, {"name", a.profile.name}}},
-          {"b", {{"file", b.shown}, {"name", b.profile.name}}},
-          {"changed", numbers},
-          {"sources_changed", sources},
-          {"points", {{"gemm", {{"a", a.profile.gemm_points.size()}, {"b", b.profile.gemm_points.size()}}},
-                      {"collectives", {{"a", a.profile.collective_points.size()}, {"b", b.profile.collective_points.size()}}},
-                      {"memory", {{"a", a.profile.memory_points.size()}, {"b", b.profile.memory_points.size()}}}}},
-          {"reference", {{"scenario", o->scenario}, {"iteration_s", {{"a", ra.iteration_s}, {"b", rb.iteration_s}}},
-                         {"tokens_per_s", {{"a", ra.tokens_per_s}, {"b", rb.tokens_per_s}}}, {"mfu", {{"a", ra.mfu}, {"b", rb.mfu}}},
-                         {"relative_change", moved}}}};
-      std::cout << out.dump(2) << "\n";
-      return 0;
-    }
-    std::string text = fmt::format("Profiles    a: {} ({})   b: {} ({})\n", a.shown, a.profile.name, b.shown, b.profile.name);
-    if (changes.empty()) {
-      text += "Numbers     the same\n";
-    } else {
-      text += fmt::format("Numbers     {} changed\n", changes.size());
-      Table t({"key", "a", "b", "change"}, {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right});
-      for (const auto& c : changes) {
-        const bool relative = c.unit != calibrate::NumberUnit::boolean && c.before != 0;
-        t.add({c.path, calibrate::format_profile_number(c.unit, c.before), calibrate::format_profile_number(c.unit, c.after),
-               relative ? percent(c.after / c.before - 1) : std::string()});
-      }
-      text += t.render();
-    }
-    text += fmt::format("Points      GEMM {} -> {}, collectives {} -> {}, memory {} -> {}\n", a.profile.gemm_points.size(), b.profile.gemm_points.size(),
-                        a.profile.collective_points.size(), b.profile.collective_points.size(), a.profile.memory_points.size(),
-                        b.profile.memory_points.size());
-    text += fmt::format("Sources     {} numbers have another source in b\n", source_changes.size());
-    text += fmt::format("Reference   {} ({})\n", ra.scenario, o->scenario);
-    if (s.cluster.node.gpu.name != b.profile.hardware && !b.profile.hardware.empty()) {
-      // No bundled job runs on b's GPU: b's efficiencies are priced on another GPU's peaks.
-      text += fmt::format("  on {}, not {}: --scenario names a job on {}\n", s.cluster.node.gpu.name, b.profile.hardware, b.profile.hardware);
-    }
-    text += fmt::format("  iteration {} -> {} ({})\n", format_duration(Seconds(ra.iteration_s)), format_duration(Seconds(rb.iteration_s)), percent(moved));
-    text += fmt::format("  tokens/s  {} -> {}   MFU {}% -> {}%\n", format_number(ra.tokens_per_s, 6), format_number(rb.tokens_per_s, 6),
-                        format_number(100 * ra.mfu, 3), format_number(100 * rb.mfu, 3));
-    std::cout << text;
-    return 0;
+    const bool scenario_given = diff->get_option("--scenario")->count() > 0;
+    return run_diff(o->a, o->b, scenario_given ? std::optional<std::string>(o->scenario) : std::nullopt, o->scenario, o->bundled, o->json);
   };
 }
 
