@@ -128,17 +128,12 @@ std::vector<double> AnalyticCost::hops(const Plan& p) {
   return out;
 }
 
-const LayerCost& AnalyticCost::layer(const Plan& p, int layer, Recompute r) {
-  const bool moe = model_->moe_layer(layer), local = model_->local_attention_layer(layer);
-  // Selective recompute differs by the modules it reruns.
-  const int recompute_code = static_cast<int>(r) + (r == Recompute::selective ? 4 * p.recompute_modules.bits() : 0);
-  const ShapeKey key{p.tp, p.sp, p.cp, static_cast<int>(p.cp_kind), p.ep, p.expert_tp(), p.micro_batch, recompute_code, moe + 2 * local, layout_code(p)};
-  auto it = layers_.find(key);
-  if (it != layers_.end()) return it->second;
+namespace {
 
-  const auto& m = *model_;
-  const auto& tr = *training_;
-  workload::BlockShape shape = workload::block_shape(p, tr.seq_len, p.micro_batch, r);
+// A layer's blocks under the plan's shape: attention, then the MLP or the router, experts and shared
+// experts.
+std::vector<workload::Block> layer_blocks(const workload::ModelSpec& m, const workload::TrainingSpec& tr, workload::BlockShape shape, bool moe,
+                                          bool local) {
   shape.local = local;
   std::vector<workload::Block> blocks{workload::attention_block(m, tr, shape)};
   shape.local = false;
@@ -149,6 +144,77 @@ const LayerCost& AnalyticCost::layer(const Plan& p, int layer, Recompute r) {
   } else {
     blocks.push_back(workload::mlp_block(m, tr, shape));
   }
+  return blocks;
+}
+
+}  // namespace
+
+// TP: two blocks per layer (attention and the MLP or the expert part), each reduced in forward and
+// backward; SP splits an all-reduce into an all-gather and a reduce-scatter of the same tensor. In
+// backward, as the task graph issues them, a block's input-gradient reduction runs under its weight
+// gradients; with SP the arriving gradient is gathered first (on the critical path) and the input
+// gathered again under the input gradients (hidden). `reruns`: the forward's collectives again in
+// backward (1 under full recompute, ½ where selective recompute reruns the MLP part's pair).
+void AnalyticCost::add_tp_comm(LayerCost& c, const Plan& p, double activation, const std::array<double, 2>& block_weight, double reruns) {
+  const double gather = p.sp ? collective(p, Collective::all_gather, Group::tp, activation) : 0.0;
+  const double reduce = p.sp ? collective(p, Collective::reduce_scatter, Group::tp, activation) : collective(p, Collective::all_reduce, Group::tp, activation);
+  const double per_direction = p.overlap.tp_comm ? 0.0 : 2 * (gather + reduce);
+  double backward = 0.0;
+  // Without the asynchronous all-reduce (2021 stacks) the reduction follows the weight gradients.
+  const bool hidden = p.sp || training_->async_tp_allreduce;
+  if (!p.overlap.tp_comm) {
+    for (double weight : block_weight) backward += gather + (hidden ? std::max(0.0, reduce - weight) : reduce);
+  }
+  c.comm_forward += per_direction;
+  c.comm_backward += backward + reruns * per_direction;
+  c.tp = c.comm_forward + c.comm_backward;
+}
+
+// CP: Ulysses' four all-to-alls each way, or ring attention's cp − 1 steps of two K+V chunks each,
+// the first step waiting and the rest hidden behind the attention core.
+void AnalyticCost::add_cp_comm(LayerCost& c, const Plan& p, double tokens, double attention_forward, double attention_backward,
+                               bool recomputes_forward) {
+  const auto& m = *model_;
+  const double e = training_->element_bytes();
+  double forward = 0, backward = 0;
+  if (p.cp_kind == workload::CpKind::ulysses) {
+    const double q = e * tokens * m.q_width() / p.tp, kv = e * tokens * m.kv_width() / p.tp;
+    const double four = 2 * collective(p, Collective::all_to_all, Group::cp, q) + 2 * collective(p, Collective::all_to_all, Group::cp, kv);
+    forward = four;
+    backward = four;
+  } else {
+    const double kv = e * tokens * m.kv_width() / p.tp;
+    const double step = collective(p, Collective::send_recv, Group::cp_pair, kv);
+    forward = step + std::max(0.0, (p.cp - 2) * step - attention_forward);
+    backward = step + std::max(0.0, 2 * (p.cp - 2) * step + step - attention_backward);
+  }
+  c.comm_forward += forward;
+  c.comm_backward += backward + (recomputes_forward ? forward : 0.0);
+  c.cp = forward + backward + (recomputes_forward ? forward : 0.0);
+}
+
+// EP: a MoE layer's dispatch and combine all-to-alls each way (again where backward reruns them).
+void AnalyticCost::add_ep_comm(LayerCost& c, const Plan& p, const workload::BlockShape& shape, bool rerun) {
+  const int nodes = static_cast<int>(topology::ranks_by_island(*cluster_, twins(p, Group::ep).front()).size());
+  const double bytes = workload::dispatch_bytes(*model_, *training_, shape) * workload::dispatch_network_share(*model_, *training_, nodes);
+  const double pair = 2 * collective(p, Collective::all_to_all, Group::ep, bytes);
+  c.comm_forward += pair;
+  c.comm_backward += pair * (rerun ? 2 : 1);
+  c.ep = pair * (rerun ? 3 : 2);
+}
+
+const LayerCost& AnalyticCost::layer(const Plan& p, int layer, Recompute r) {
+  const bool moe = model_->moe_layer(layer), local = model_->local_attention_layer(layer);
+  // Selective recompute differs by the modules it reruns.
+  const int recompute_code = static_cast<int>(r) + (r == Recompute::selective ? 4 * p.recompute_modules.bits() : 0);
+  const ShapeKey key{p.tp, p.sp, p.cp, static_cast<int>(p.cp_kind), p.ep, p.expert_tp(), p.micro_batch, recompute_code, moe + 2 * local, layout_code(p)};
+  auto it = layers_.find(key);
+  if (it != layers_.end()) return it->second;
+
+  const auto& m = *model_;
+  const auto& tr = *training_;
+  const workload::BlockShape shape = workload::block_shape(p, tr.seq_len, p.micro_batch, r);
+  const auto blocks = layer_blocks(m, tr, shape, moe, local);
   LayerCost c;
   double attention_forward = 0, attention_backward = 0;
   // Weight-gradient time of the layer's two tensor-parallel blocks (attention; the MLP or the expert part).
@@ -166,14 +232,7 @@ const LayerCost& AnalyticCost::layer(const Plan& p, int layer, Recompute r) {
       attention_backward = cost_->ops_time(b.backward_input).value();
     }
   }
-  const double e = tr.element_bytes();
   const double tokens = static_cast<double>(p.micro_batch) * tr.seq_len / p.cp;
-  const double activation = e * tokens * m.hidden;
-  // TP: two blocks per layer (attention and the MLP or the expert part), each reduced in forward and
-  // backward; SP splits an all-reduce into an all-gather and a reduce-scatter of the same tensor.
-  // In backward, as the task graph issues them, a block's input-gradient reduction runs under its
-  // weight gradients; with SP the arriving gradient is gathered first (on the critical path) and
-  // the input gathered again under the input gradients (hidden).
   const bool recomputes_forward = r == Recompute::full;
   // Selective recompute of a whole MLP part (workload/recompute_modules.hpp) reruns its collectives:
   // the MLP's or shared experts' TP pair, the MoE part's all-to-alls.
@@ -181,47 +240,9 @@ const LayerCost& AnalyticCost::layer(const Plan& p, int layer, Recompute r) {
   const bool moe_rerun = modules && moe && p.recompute_modules.has(workload::RecomputeModule::moe);
   const bool mlp_tp_rerun = modules && (moe ? moe_rerun || (m.shared_experts > 0 && p.recompute_modules.has(workload::RecomputeModule::shared_experts))
                                             : p.recompute_modules.has(workload::RecomputeModule::mlp));
-  if (p.tp > 1) {
-    const double gather = p.sp ? collective(p, Collective::all_gather, Group::tp, activation) : 0.0;
-    const double reduce = p.sp ? collective(p, Collective::reduce_scatter, Group::tp, activation) : collective(p, Collective::all_reduce, Group::tp, activation);
-    const double per_direction = p.overlap.tp_comm ? 0.0 : 2 * (gather + reduce);
-    double backward = 0.0;
-    // Without the asynchronous all-reduce (2021 stacks) the reduction follows the weight gradients.
-    const bool hidden = p.sp || tr.async_tp_allreduce;
-    if (!p.overlap.tp_comm) {
-      for (double weight : block_weight) backward += gather + (hidden ? std::max(0.0, reduce - weight) : reduce);
-    }
-    c.comm_forward += per_direction;
-    c.comm_backward += backward + (recomputes_forward ? per_direction : mlp_tp_rerun ? per_direction / 2 : 0.0);
-    c.tp = c.comm_forward + c.comm_backward;
-  }
-  if (p.cp > 1) {
-    double forward = 0, backward = 0;
-    if (p.cp_kind == workload::CpKind::ulysses) {
-      const double q = e * tokens * m.q_width() / p.tp, kv = e * tokens * m.kv_width() / p.tp;
-      const double four = 2 * collective(p, Collective::all_to_all, Group::cp, q) + 2 * collective(p, Collective::all_to_all, Group::cp, kv);
-      forward = four;
-      backward = four;
-    } else {
-      // Ring: cp − 1 steps of two K+V chunks each; the first step waits, the rest hide behind the core.
-      const double kv = e * tokens * m.kv_width() / p.tp;
-      const double step = collective(p, Collective::send_recv, Group::cp_pair, kv);
-      forward = step + std::max(0.0, (p.cp - 2) * step - attention_forward);
-      backward = step + std::max(0.0, 2 * (p.cp - 2) * step + step - attention_backward);
-    }
-    c.comm_forward += forward;
-    c.comm_backward += backward + (recomputes_forward ? forward : 0.0);
-    c.cp = forward + backward + (recomputes_forward ? forward : 0.0);
-  }
-  if (moe && p.ep > 1) {
-    const int nodes = static_cast<int>(topology::ranks_by_island(*cluster_, twins(p, Group::ep).front()).size());
-    const double bytes = workload::dispatch_bytes(m, tr, shape) * workload::dispatch_network_share(m, tr, nodes);
-    const double pair = 2 * collective(p, Collective::all_to_all, Group::ep, bytes);
-    c.comm_forward += pair;
-    const bool rerun = recomputes_forward || moe_rerun;
-    c.comm_backward += pair * (rerun ? 2 : 1);
-    c.ep = pair * (rerun ? 3 : 2);
-  }
+  if (p.tp > 1) add_tp_comm(c, p, tr.element_bytes() * tokens * m.hidden, block_weight, recomputes_forward ? 1.0 : mlp_tp_rerun ? 0.5 : 0.0);
+  if (p.cp > 1) add_cp_comm(c, p, tokens, attention_forward, attention_backward, recomputes_forward);
+  if (moe && p.ep > 1) add_ep_comm(c, p, shape, recomputes_forward || moe_rerun);
   return layers_.emplace(key, c).first->second;
 }
 

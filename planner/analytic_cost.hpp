@@ -77,6 +77,11 @@ class AnalyticCost final : public CostOracle {
   Stage stage_time(const workload::Plan& plan, int stage, const std::vector<workload::Recompute>& recompute,
                    const std::vector<int>& sizes, const std::vector<int>& first, const std::vector<double>& hops);
   std::vector<double> hops(const workload::Plan& plan);
+  /// A layer's exposed TP, CP and EP communication added to its cost.
+  void add_tp_comm(LayerCost& cost, const workload::Plan& plan, double activation, const std::array<double, 2>& block_weight, double reruns);
+  void add_cp_comm(LayerCost& cost, const workload::Plan& plan, double tokens, double attention_forward, double attention_backward,
+                   bool recomputes_forward);
+  void add_ep_comm(LayerCost& cost, const workload::Plan& plan, const workload::BlockShape& shape, bool rerun);
   /// The pipeline's bubble under the plan's schedule paced by the slowest stage, and the pace a
   /// micro-batch then takes (overlapped expert all-to-alls hide under paired steps).
   struct StagePace {
