@@ -224,6 +224,42 @@ struct PublishedCheck {
   std::string explanation;  // with --explain: every cost of the published plan against the best's
 };
 
+// Validate's search moves one unprinted field at a time and can stop where a joint change would fit
+// (zero 0 forcing recompute when zero 1 and no recompute would do): the published plan as validate
+// filled it, then every combination of the unprinted memory fields (zero, sp, recompute), so that
+// the published plan is the fastest of them that fits.
+std::vector<workload::Plan> published_fillings(const sim::MeasuredRun& run, const workload::Plan& filled) {
+  std::vector<workload::Plan> include{filled};
+  const std::vector<int> zeros = run.zero ? std::vector<int>{filled.zero} : std::vector<int>{0, 1};
+  const std::vector<bool> sps = run.sp || run.tp == 1 ? std::vector<bool>{filled.sp} : std::vector<bool>{true, false};
+  const std::vector<workload::Recompute> recomputes =
+      run.recompute ? std::vector<workload::Recompute>{filled.recompute}
+                    : std::vector<workload::Recompute>{workload::Recompute::none, workload::Recompute::selective, workload::Recompute::full};
+  for (int zero : zeros) {
+    for (bool sp : sps) {
+      for (auto recompute : recomputes) {
+        auto p = filled;
+        p.zero = zero;
+        p.sp = sp;
+        p.recompute = recompute;
+        if (std::find(include.begin(), include.end(), p) == include.end()) include.push_back(p);
+      }
+    }
+  }
+  return include;
+}
+
+// Why a published plan that fits ranks outside the top 10: the cost it pays most beyond the best's.
+std::string largest_difference(const planner::RankedPlan& best, const planner::RankedPlan& pub) {
+  const auto a = breakdown(best.simulated), b = breakdown(pub.simulated);
+  std::size_t worst = 0;
+  for (std::size_t i = 1; i < a.parts.size(); ++i) {
+    if (b.parts[i].second - a.parts[i].second > b.parts[worst].second - a.parts[worst].second) worst = i;
+  }
+  return fmt::format("{}: {} vs {} in the best plan", a.parts[worst].first, format_duration(Seconds(b.parts[worst].second)),
+                     format_duration(Seconds(a.parts[worst].second)));
+}
+
 PublishedCheck check_published(const sim::MeasuredRun& run, const Options& o) {
   PublishedCheck c;
   c.id = run.id;
@@ -246,27 +282,7 @@ PublishedCheck check_published(const sim::MeasuredRun& run, const Options& o) {
     c.skipped = *filled.skipped;
     return c;
   }
-  // Validate's search moves one unprinted field at a time and can stop where a joint change would
-  // fit (zero 0 forcing recompute when zero 1 and no recompute would do): every combination of the
-  // unprinted memory fields (zero, sp, recompute) is given too, and the published plan is the
-  // fastest of them that fits.
-  options.include = {filled.chosen};
-  const std::vector<int> zeros = run.zero ? std::vector<int>{filled.chosen.zero} : std::vector<int>{0, 1};
-  const std::vector<bool> sps = run.sp || run.tp == 1 ? std::vector<bool>{filled.chosen.sp} : std::vector<bool>{true, false};
-  const std::vector<workload::Recompute> recomputes =
-      run.recompute ? std::vector<workload::Recompute>{filled.chosen.recompute}
-                    : std::vector<workload::Recompute>{workload::Recompute::none, workload::Recompute::selective, workload::Recompute::full};
-  for (int zero : zeros) {
-    for (bool sp : sps) {
-      for (auto recompute : recomputes) {
-        auto p = filled.chosen;
-        p.zero = zero;
-        p.sp = sp;
-        p.recompute = recompute;
-        if (std::find(options.include.begin(), options.include.end(), p) == options.include.end()) options.include.push_back(p);
-      }
-    }
-  }
+  options.include = published_fillings(run, filled.chosen);
   const auto report = planner::search(row.cluster, row.model, row.training, row.candidates.front().global_batch,
                                       calibrate::default_profile(row.cluster.node.gpu.name), options);
   for (const auto& [plan, why] : report.unusable) c.unsimulated.push_back(fmt::format("{}: {}", planner::plan_name(plan), why));
@@ -275,19 +291,14 @@ PublishedCheck check_published(const sim::MeasuredRun& run, const Options& o) {
     return c;
   }
   // The published plan, as simulated among the candidates: the first given one (fitting first).
-  std::size_t published = report.ranked.size();
-  for (std::size_t i = 0; i < report.ranked.size(); ++i) {
-    if (report.ranked[i].included) {
-      published = i;
-      break;
-    }
-  }
-  if (published == report.ranked.size()) {
+  const auto given = std::find_if(report.ranked.begin(), report.ranked.end(), [](const auto& r) { return r.included; });
+  if (given == report.ranked.end()) {
     c.skipped = report.unusable.empty() ? "the published plan was not simulated" : report.unusable.front().second;
     return c;
   }
+  const std::size_t published = static_cast<std::size_t>(given - report.ranked.begin());
   const auto& best = report.ranked.front();
-  const auto& pub = report.ranked[published];
+  const auto& pub = *given;
   c.published_plan = planner::plan_name(pub.plan);
   c.best_plan = planner::plan_name(best.plan);
   c.published_s = pub.simulated.iteration.value();
@@ -300,13 +311,7 @@ PublishedCheck check_published(const sim::MeasuredRun& run, const Options& o) {
     c.why = fmt::format("the published plan needs {} per GPU under parasim's memory model, more than {}", format_bytes(Bytes(peak_memory(pub.simulated))),
                         format_bytes(report.budget));
   } else if (published >= 10) {
-    const auto a = breakdown(best.simulated), b = breakdown(pub.simulated);
-    std::size_t worst = 0;
-    for (std::size_t i = 1; i < a.parts.size(); ++i) {
-      if (b.parts[i].second - a.parts[i].second > b.parts[worst].second - a.parts[worst].second) worst = i;
-    }
-    c.why = fmt::format("{}: {} vs {} in the best plan", a.parts[worst].first, format_duration(Seconds(b.parts[worst].second)),
-                        format_duration(Seconds(a.parts[worst].second)));
+    c.why = largest_difference(best, pub);
   }
   return c;
 }
