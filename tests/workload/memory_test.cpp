@@ -84,6 +84,14 @@ TEST_CASE("a layer's backward holds gradients beside what it kept: its blocks' o
   const BlockShape sp{1, 4096, 8, true, Recompute::none};
   CHECK(layer_activations(llama, test::training(4096), sp, 0).backward_transient ==
         doctest::Approx(2 * (4096.0 / 8 * 4096 + 4096.0 * 2 * 14336 / 8)).scale(0));
+  // Mixtral's MoE layer, one GPU (no TP or EP), balanced routing: each of the 4096 tokens goes to 2
+  // experts, and the experts' backward holds the output's gradient and, for every routed copy, the
+  // SwiGLU's gate-and-up gradient (2 x 14336), the attention's and router's gradients then fewer than
+  // the experts released: 2 x (4096 x 4096 + 2 x 4096 x 2 x 14336) bytes.
+  const auto mixtral = test::mixtral_8x7b();
+  const BlockShape one{1, 4096, 1, false, Recompute::none};
+  CHECK(layer_activations(mixtral, test::training(4096), one, 0).backward_transient ==
+        doctest::Approx(2 * (4096.0 * 4096 + 2 * 4096.0 * 2 * 14336)).scale(0));
 }
 
 TEST_CASE("interleaved 1F1B holds Megatron's pp·(1 + (pp-1)/(pp·v)) stage-equivalents on stage 0") {
