@@ -53,6 +53,11 @@ NodeLayout layout_of(const NodeSpec& n) {
 
 int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
+// A leaf splits its ports between downlinks and uplinks in the oversubscription ratio.
+int down_ports(int radix, double oversubscription) {
+  return std::max(1, static_cast<int>(std::floor(radix * oversubscription / (1.0 + oversubscription))));
+}
+
 }  // namespace
 
 Cluster::Cluster(ClusterSpec spec) : spec_(std::move(spec)) {
@@ -118,90 +123,94 @@ void Cluster::build_node(int node) {
   }
 }
 
+std::vector<Cluster::CabledLeaf> Cluster::cable_pod(int pod, int first, int count, int& leaf_index) {
+  const auto& net = spec_.network;
+  const NodeLayout l = layout_of(spec_.node);
+  const int nics = spec_.node.nics.count;
+  const int leaf_down = down_ports(net.switch_radix, net.oversubscription);
+  const Seconds hop = spec_.node.nics.latency / 2.0 + net.switch_latency;
+  std::vector<CabledLeaf> leaves;
+  auto cable = [&](Vertex leaf, int node, int nic) {
+    const Vertex nv = node_base(node) + static_cast<Vertex>(l.nic(nic));
+    add_link(nv, leaf, LinkKind::nic, spec_.node.nics.bandwidth, hop);
+    nic_leaf_[static_cast<std::size_t>(node * nics + nic)] = leaf;
+  };
+  if (net.kind == NetworkKind::rail_optimized) {
+    // Rail r: NIC r of every node, leaf_down nodes per leaf.
+    for (int rail = 0; rail < nics; ++rail) {
+      for (int g = 0; g < ceil_div(count, leaf_down); ++g) {
+        const Vertex leaf = add_vertex({VertexKind::leaf, -1, leaf_index++, pod});
+        const int members = std::min(leaf_down, count - g * leaf_down);
+        for (int k = 0; k < members; ++k) cable(leaf, first + g * leaf_down + k, rail);
+        leaves.push_back({leaf, members});
+      }
+    }
+    return leaves;
+  }
+  const int per_leaf = leaf_down / nics;  // parse_cluster checked it is at least 1
+  for (int g = 0; g < ceil_div(count, per_leaf); ++g) {
+    const Vertex leaf = add_vertex({VertexKind::leaf, -1, leaf_index++, pod});
+    const int members = std::min(per_leaf, count - g * per_leaf);
+    for (int k = 0; k < members; ++k) {
+      for (int r = 0; r < nics; ++r) cable(leaf, first + g * per_leaf + k, r);
+    }
+    leaves.push_back({leaf, members * nics});
+  }
+  return leaves;
+}
+
+double Cluster::add_pod_spines(int pod, const std::vector<CabledLeaf>& leaves, int& spine_index, std::vector<Vertex>& spines) {
+  const auto& net = spec_.network;
+  // A leaf's uplink capacity is what is cabled below it divided by the oversubscription.
+  const int spine_down = net.tiers == 3 ? down_ports(net.switch_radix, net.core_oversubscription) : net.switch_radix;
+  double up_ports = 0;
+  for (const auto& lf : leaves) up_ports += lf.ports / net.oversubscription;
+  const int count = std::max(1, static_cast<int>(std::ceil(up_ports / spine_down - 1e-9)));
+  for (int s = 0; s < count; ++s) spines.push_back(add_vertex({VertexKind::spine, -1, spine_index++, pod}));
+  for (const auto& lf : leaves) {
+    const BytesPerSecond each = spec_.node.nics.bandwidth * (lf.ports / net.oversubscription / count);
+    for (Vertex s : spines) add_link(lf.v, s, LinkKind::leaf_spine, each, net.switch_latency);
+  }
+  spines_ += static_cast<std::size_t>(count);
+  return up_ports;
+}
+
+void Cluster::add_core(const std::vector<std::vector<Vertex>>& pod_spines, const std::vector<double>& pod_spine_down_ports) {
+  const auto& net = spec_.network;
+  const BytesPerSecond port = spec_.node.nics.bandwidth;
+  double up_ports = 0;
+  for (double down : pod_spine_down_ports) up_ports += down / net.core_oversubscription;
+  const int cores = std::max(1, static_cast<int>(std::ceil(up_ports / net.switch_radix - 1e-9)));
+  std::vector<Vertex> core;
+  for (int c = 0; c < cores; ++c) core.push_back(add_vertex({VertexKind::core, -1, c, -1}));
+  for (std::size_t pod = 0; pod < pod_spines.size(); ++pod) {
+    const auto& spines = pod_spines[pod];
+    const double per_spine_up = pod_spine_down_ports[pod] / net.core_oversubscription / static_cast<double>(spines.size());
+    for (Vertex s : spines) {
+      for (Vertex c : core) add_link(s, c, LinkKind::spine_core, port * (per_spine_up / cores), net.switch_latency);
+    }
+  }
+  cores_ = static_cast<std::size_t>(cores);
+}
+
 void Cluster::build_network() {
   const auto& net = spec_.network;
-  const auto& n = spec_.node;
-  const NodeLayout l = layout_of(n);
-  const int nics = n.nics.count;
-  const BytesPerSecond port = n.nics.bandwidth;
-  const int radix = net.switch_radix;
-  // A leaf splits its ports between downlinks and uplinks in the oversubscription ratio; its uplink
-  // capacity is what is cabled below it divided by the ratio.
-  const int leaf_down = std::max(1, static_cast<int>(std::floor(radix * net.oversubscription / (1.0 + net.oversubscription))));
-  const int spine_down = net.tiers == 3
-      ? std::max(1, static_cast<int>(std::floor(radix * net.core_oversubscription / (1.0 + net.core_oversubscription))))
-      : radix;
-  const Seconds sw = net.switch_latency;
-  const Seconds nic_half = n.nics.latency / 2.0;
-  nic_leaf_.assign(static_cast<std::size_t>(spec_.nodes * nics), Vertex{});
-
+  nic_leaf_.assign(static_cast<std::size_t>(spec_.nodes * spec_.node.nics.count), Vertex{});
   const int pod_nodes = net.tiers == 3 ? net.pod_nodes : spec_.nodes;
   const int pods = ceil_div(spec_.nodes, pod_nodes);
   std::vector<std::vector<Vertex>> pod_spines(static_cast<std::size_t>(pods));
   std::vector<double> pod_spine_down_ports(static_cast<std::size_t>(pods), 0.0);
   int leaf_index = 0, spine_index = 0;
-
   for (int pod = 0; pod < pods; ++pod) {
     const int first = pod * pod_nodes;
-    const int count = std::min(pod_nodes, spec_.nodes - first);
-    struct Leaf { Vertex v; int ports; };
-    std::vector<Leaf> leaves;
-    auto cable = [&](Vertex leaf, int node, int nic) {
-      const Vertex nv = node_base(node) + static_cast<Vertex>(l.nic(nic));
-      add_link(nv, leaf, LinkKind::nic, port, nic_half + sw);
-      nic_leaf_[static_cast<std::size_t>(node * nics + nic)] = leaf;
-    };
-    if (net.kind == NetworkKind::rail_optimized) {
-      // Rail r: NIC r of every node, leaf_down nodes per leaf.
-      for (int rail = 0; rail < nics; ++rail) {
-        for (int g = 0; g < ceil_div(count, leaf_down); ++g) {
-          const Vertex leaf = add_vertex({VertexKind::leaf, -1, leaf_index++, pod});
-          const int members = std::min(leaf_down, count - g * leaf_down);
-          for (int k = 0; k < members; ++k) cable(leaf, first + g * leaf_down + k, rail);
-          leaves.push_back({leaf, members});
-        }
-      }
-    } else {
-      const int per_leaf = leaf_down / nics;  // parse_cluster checked it is at least 1
-      for (int g = 0; g < ceil_div(count, per_leaf); ++g) {
-        const Vertex leaf = add_vertex({VertexKind::leaf, -1, leaf_index++, pod});
-        const int members = std::min(per_leaf, count - g * per_leaf);
-        for (int k = 0; k < members; ++k) {
-          for (int r = 0; r < nics; ++r) cable(leaf, first + g * per_leaf + k, r);
-        }
-        leaves.push_back({leaf, members * nics});
-      }
-    }
+    const auto leaves = cable_pod(pod, first, std::min(pod_nodes, spec_.nodes - first), leaf_index);
     leaves_ += leaves.size();
     // A lone leaf in a two-tier network needs no spine: everything it connects is one hop apart.
     if (leaves.size() == 1 && net.tiers == 2) continue;
-    double up_ports = 0;
-    for (const auto& lf : leaves) up_ports += lf.ports / net.oversubscription;
-    const int spines = std::max(1, static_cast<int>(std::ceil(up_ports / spine_down - 1e-9)));
-    for (int s = 0; s < spines; ++s) pod_spines[static_cast<std::size_t>(pod)].push_back(add_vertex({VertexKind::spine, -1, spine_index++, pod}));
-    for (const auto& lf : leaves) {
-      const BytesPerSecond each = port * (lf.ports / net.oversubscription / spines);
-      for (Vertex s : pod_spines[static_cast<std::size_t>(pod)]) add_link(lf.v, s, LinkKind::leaf_spine, each, sw);
-    }
-    pod_spine_down_ports[static_cast<std::size_t>(pod)] = up_ports;
-    spines_ += static_cast<std::size_t>(spines);
+    const auto p = static_cast<std::size_t>(pod);
+    pod_spine_down_ports[p] = add_pod_spines(pod, leaves, spine_index, pod_spines[p]);
   }
-
-  if (net.tiers == 3 && pods > 0) {
-    double up_ports = 0;
-    for (int pod = 0; pod < pods; ++pod) up_ports += pod_spine_down_ports[static_cast<std::size_t>(pod)] / net.core_oversubscription;
-    const int cores = std::max(1, static_cast<int>(std::ceil(up_ports / radix - 1e-9)));
-    std::vector<Vertex> core;
-    for (int c = 0; c < cores; ++c) core.push_back(add_vertex({VertexKind::core, -1, c, -1}));
-    for (int pod = 0; pod < pods; ++pod) {
-      const auto& spines = pod_spines[static_cast<std::size_t>(pod)];
-      const double per_spine_up = pod_spine_down_ports[static_cast<std::size_t>(pod)] / net.core_oversubscription / static_cast<double>(spines.size());
-      for (Vertex s : spines) {
-        for (Vertex c : core) add_link(s, c, LinkKind::spine_core, port * (per_spine_up / cores), sw);
-      }
-    }
-    cores_ = static_cast<std::size_t>(cores);
-  }
+  if (net.tiers == 3 && pods > 0) add_core(pod_spines, pod_spine_down_ports);
 }
 
 Vertex Cluster::gpu_vertex(int gpu) const {

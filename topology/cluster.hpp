@@ -111,6 +111,16 @@ class Cluster {
  private:
   void build_node(int node);
   void build_network();
+  struct CabledLeaf {
+    Vertex v;
+    int ports;  ///< NIC ports cabled below it
+  };
+  /// One pod's leaves, every NIC of its nodes cabled to one (rail by rail on a rail-optimized network).
+  std::vector<CabledLeaf> cable_pod(int pod, int first_node, int nodes, int& leaf_index);
+  /// The spines above one pod's leaves; returns the ports they face down with.
+  double add_pod_spines(int pod, const std::vector<CabledLeaf>& leaves, int& spine_index, std::vector<Vertex>& spines);
+  /// A three-tier network's core above every pod's spines.
+  void add_core(const std::vector<std::vector<Vertex>>& pod_spines, const std::vector<double>& pod_spine_down_ports);
   Vertex add_vertex(VertexInfo info);
   void add_link(Vertex a, Vertex b, LinkKind kind, BytesPerSecond bandwidth, Seconds latency);
 

@@ -213,12 +213,10 @@ void check_model(const ModelSpec& m, const SourceLocation& where, const std::str
   }
 }
 
-ModelSpec parse_model(const yaml::Record& r) {
-  ModelSpec m;
-  m.name = r.string("name");
-  m.architecture = r.string("architecture");
-  m.layers = static_cast<int>(r.integer("layers"));
-  m.hidden = static_cast<int>(r.integer("hidden"));
+namespace {
+
+// Heads, key/value heads and the head width; a head_dim absent is hidden / heads, which must divide.
+void read_attention_shape(const yaml::Record& r, ModelSpec& m) {
   m.heads = static_cast<int>(r.integer("heads"));
   m.kv_heads = r.has("kv_heads") ? static_cast<int>(r.integer("kv_heads")) : m.heads;
   if (r.has("head_dim")) {
@@ -227,6 +225,10 @@ ModelSpec parse_model(const yaml::Record& r) {
     if (m.hidden % m.heads != 0) r.fail("heads", fmt::format("{} heads do not divide hidden {}; give head_dim", m.heads, m.hidden));
     m.head_dim = m.hidden / m.heads;
   }
+}
+
+// The MLP: GELU's ffn_hidden defaults to 4 x hidden; SwiGLU has no convention, so it must be given.
+void read_mlp(const yaml::Record& r, ModelSpec& m) {
   m.activation = r.string("activation") == "swiglu" ? Activation::swiglu : Activation::gelu;
   if (r.has("ffn_hidden")) {
     m.ffn_hidden = static_cast<int>(r.integer("ffn_hidden"));
@@ -235,6 +237,89 @@ ModelSpec parse_model(const yaml::Record& r) {
   } else {
     r.fail("ffn_hidden", "missing: a swiglu MLP needs ffn_hidden (there is no conventional default)");
   }
+}
+
+void read_group_routing(const yaml::Record& r, ModelSpec& m) {
+  m.routing_groups = static_cast<int>(r.integer("routing_groups"));
+  m.routing_groups_per_token = static_cast<int>(r.integer("routing_groups_per_token"));
+  if (m.routing_groups > 0 && m.experts % m.routing_groups != 0) {
+    r.fail("routing_groups", fmt::format("{} groups do not divide the {} experts", m.routing_groups, m.experts));
+  }
+  if ((m.routing_groups > 0) != (m.routing_groups_per_token > 0)) {
+    r.fail(m.routing_groups > 0 ? "routing_groups_per_token" : "routing_groups", "group-limited routing needs both routing_groups and routing_groups_per_token");
+  }
+  if (m.routing_groups_per_token > m.routing_groups) {
+    r.fail("routing_groups_per_token", fmt::format("{} exceeds the {} groups", m.routing_groups_per_token, m.routing_groups));
+  }
+}
+
+// A mixture of experts; without experts, any MoE key written is a mistake, not a default.
+void read_experts(const yaml::Record& r, ModelSpec& m) {
+  m.experts = static_cast<int>(r.integer("experts"));
+  if (m.experts == 0) {
+    for (auto key : kMoeKeys) {
+      if (r.node().raw()[std::string(key)]) {  // written (or set), not defaulted
+        r.fail(key, "only a mixture of experts takes this (set experts)");
+      }
+    }
+    return;
+  }
+  if (!r.has("top_k")) r.fail("experts", fmt::format("a mixture of {} experts needs top_k", m.experts));
+  m.top_k = static_cast<int>(r.integer("top_k"));
+  m.capacity_factor = r.number("capacity_factor");
+  m.shared_experts = static_cast<int>(r.integer("shared_experts"));
+  m.expert_ffn_hidden = r.has("expert_ffn_hidden") ? static_cast<int>(r.integer("expert_ffn_hidden")) : m.ffn_hidden;
+  m.shared_expert_ffn_hidden = r.has("shared_expert_ffn_hidden") ? static_cast<int>(r.integer("shared_expert_ffn_hidden")) : m.expert_ffn_hidden;
+  m.shared_expert_gate = r.boolean("shared_expert_gate");
+  if (m.shared_expert_gate && m.shared_experts == 0) r.fail("shared_expert_gate", "a gate needs shared_experts");
+  m.moe_layer_frequency = static_cast<int>(r.integer("moe_layer_frequency"));
+  m.first_dense_layers = static_cast<int>(r.integer("first_dense_layers"));
+  m.expert_load_imbalance = r.number("expert_load_imbalance");
+  read_group_routing(r, m);
+}
+
+// Multi-head latent attention expands keys and values for every head: kv_heads is the head count.
+void read_latent_attention(const yaml::Record& r, ModelSpec& m) {
+  if (!r.has("mla")) return;
+  const auto& a = r.section("mla");
+  m.mla = {static_cast<int>(a.integer("q_lora_rank")), static_cast<int>(a.integer("kv_lora_rank")), static_cast<int>(a.integer("qk_nope_head_dim")),
+           static_cast<int>(a.integer("qk_rope_head_dim")), static_cast<int>(a.integer("v_head_dim"))};
+  if (r.has("kv_heads") && m.kv_heads != m.heads) r.fail("kv_heads", "latent attention expands keys and values for every head; leave kv_heads out");
+  m.kv_heads = m.heads;
+}
+
+// Local attention: a sliding window or chunks (not both), with every global_every-th layer global.
+void read_local_attention(const yaml::Record& r, ModelSpec& m) {
+  m.sliding_window = static_cast<int>(r.integer("sliding_window"));
+  m.attention_chunk = static_cast<int>(r.integer("attention_chunk"));
+  m.global_every = static_cast<int>(r.integer("global_every"));
+  if (m.sliding_window > 0 && m.attention_chunk > 0) r.fail("attention_chunk", "a layer attends in a sliding window or in chunks, not both");
+  if (m.global_every > 0 && m.sliding_window == 0 && m.attention_chunk == 0) r.fail("global_every", "global layers need local ones: set sliding_window or attention_chunk");
+}
+
+// What only the whole model can violate, named at the key a reader would change.
+void check_read_model(const yaml::Record& r, const ModelSpec& m) {
+  if (m.kv_heads > m.heads) r.fail("kv_heads", fmt::format("{} key/value heads exceed {} query heads", m.kv_heads, m.heads));
+  if (m.position == PositionEmbedding::learned && m.max_position <= 0) {
+    r.fail("max_position", "missing: a learned position embedding needs max_position (or set position: rope)");
+  }
+  if (m.is_moe() && m.top_k > m.experts) r.fail("top_k", fmt::format("top_k {} exceeds the {} experts", m.top_k, m.experts));
+  if (m.is_moe() && m.first_dense_layers >= m.layers) {
+    r.fail("first_dense_layers", fmt::format("{} dense layers leave no MoE layer among {}", m.first_dense_layers, m.layers));
+  }
+  check_model(m, r.location("kv_heads"), r.node().key_path());
+}
+
+}  // namespace
+
+ModelSpec parse_model(const yaml::Record& r) {
+  ModelSpec m;
+  m.name = r.string("name");
+  m.architecture = r.string("architecture");
+  m.layers = static_cast<int>(r.integer("layers"));
+  m.hidden = static_cast<int>(r.integer("hidden"));
+  read_attention_shape(r, m);
+  read_mlp(r, m);
   m.vocab = static_cast<int>(r.integer("vocab"));
   m.max_position = r.has("max_position") ? static_cast<int>(r.integer("max_position")) : 0;
   m.norm = r.string("norm") == "rmsnorm" ? Norm::rmsnorm : Norm::layernorm;
@@ -248,60 +333,12 @@ ModelSpec parse_model(const yaml::Record& r) {
   m.token_types = static_cast<int>(r.integer("token_types"));
   m.post_norm = r.boolean("post_norm");
   m.mlm_head = r.boolean("mlm_head");
-  m.experts = static_cast<int>(r.integer("experts"));
-  if (m.experts == 0) {
-    for (auto key : kMoeKeys) {
-      if (r.node().raw()[std::string(key)]) {  // written (or set), not defaulted
-        r.fail(key, "only a mixture of experts takes this (set experts)");
-      }
-    }
-  } else {
-    if (!r.has("top_k")) r.fail("experts", fmt::format("a mixture of {} experts needs top_k", m.experts));
-    m.top_k = static_cast<int>(r.integer("top_k"));
-    m.capacity_factor = r.number("capacity_factor");
-    m.shared_experts = static_cast<int>(r.integer("shared_experts"));
-    m.expert_ffn_hidden = r.has("expert_ffn_hidden") ? static_cast<int>(r.integer("expert_ffn_hidden")) : m.ffn_hidden;
-    m.shared_expert_ffn_hidden = r.has("shared_expert_ffn_hidden") ? static_cast<int>(r.integer("shared_expert_ffn_hidden")) : m.expert_ffn_hidden;
-    m.shared_expert_gate = r.boolean("shared_expert_gate");
-    if (m.shared_expert_gate && m.shared_experts == 0) r.fail("shared_expert_gate", "a gate needs shared_experts");
-    m.moe_layer_frequency = static_cast<int>(r.integer("moe_layer_frequency"));
-    m.first_dense_layers = static_cast<int>(r.integer("first_dense_layers"));
-    m.expert_load_imbalance = r.number("expert_load_imbalance");
-    m.routing_groups = static_cast<int>(r.integer("routing_groups"));
-    m.routing_groups_per_token = static_cast<int>(r.integer("routing_groups_per_token"));
-    if (m.routing_groups > 0 && m.experts % m.routing_groups != 0) {
-      r.fail("routing_groups", fmt::format("{} groups do not divide the {} experts", m.routing_groups, m.experts));
-    }
-    if ((m.routing_groups > 0) != (m.routing_groups_per_token > 0)) {
-      r.fail(m.routing_groups > 0 ? "routing_groups_per_token" : "routing_groups", "group-limited routing needs both routing_groups and routing_groups_per_token");
-    }
-    if (m.routing_groups_per_token > m.routing_groups) {
-      r.fail("routing_groups_per_token", fmt::format("{} exceeds the {} groups", m.routing_groups_per_token, m.routing_groups));
-    }
-  }
-  if (r.has("mla")) {
-    const auto& a = r.section("mla");
-    m.mla = {static_cast<int>(a.integer("q_lora_rank")), static_cast<int>(a.integer("kv_lora_rank")), static_cast<int>(a.integer("qk_nope_head_dim")),
-             static_cast<int>(a.integer("qk_rope_head_dim")), static_cast<int>(a.integer("v_head_dim"))};
-    if (r.has("kv_heads") && m.kv_heads != m.heads) r.fail("kv_heads", "latent attention expands keys and values for every head; leave kv_heads out");
-    m.kv_heads = m.heads;
-  }
+  read_experts(r, m);
+  read_latent_attention(r, m);
   m.qk_norm = r.boolean("qk_norm");
-  m.sliding_window = static_cast<int>(r.integer("sliding_window"));
-  m.attention_chunk = static_cast<int>(r.integer("attention_chunk"));
-  m.global_every = static_cast<int>(r.integer("global_every"));
-  if (m.sliding_window > 0 && m.attention_chunk > 0) r.fail("attention_chunk", "a layer attends in a sliding window or in chunks, not both");
-  if (m.global_every > 0 && m.sliding_window == 0 && m.attention_chunk == 0) r.fail("global_every", "global layers need local ones: set sliding_window or attention_chunk");
+  read_local_attention(r, m);
   m.mtp_layers = static_cast<int>(r.integer("mtp_layers"));
-  if (m.kv_heads > m.heads) r.fail("kv_heads", fmt::format("{} key/value heads exceed {} query heads", m.kv_heads, m.heads));
-  if (m.position == PositionEmbedding::learned && m.max_position <= 0) {
-    r.fail("max_position", "missing: a learned position embedding needs max_position (or set position: rope)");
-  }
-  if (m.is_moe() && m.top_k > m.experts) r.fail("top_k", fmt::format("top_k {} exceeds the {} experts", m.top_k, m.experts));
-  if (m.is_moe() && m.first_dense_layers >= m.layers) {
-    r.fail("first_dense_layers", fmt::format("{} dense layers leave no MoE layer among {}", m.first_dense_layers, m.layers));
-  }
-  check_model(m, r.location("kv_heads"), r.node().key_path());
+  check_read_model(r, m);
   return m;
 }
 
