@@ -521,10 +521,18 @@ Block head_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& s
   // the log-softmax backward reads it and the kept output and writes the input's gradient (12), cast
   // back (4 + e). At a 131K vocabulary and hidden 2048 the unfused passes move more bytes than the
   // whole layer stack.
+  //
+  // Over vocabulary-sharded logits (tp > 1: torchtitan's default loss_parallel) PyTorch runs DTensor's
+  // decomposition instead, each step its own kernel and tensor: the fp32 copy (e + 4), its max (4),
+  // the shifted copy (8), its exponentials summed (4 + 4 written, then read: 12), the log-softmax
+  // from the shifted copy (8): e + 36, the log-softmax kept. Backward builds the logits' gradient
+  // from zeros (4), adds the exponentials of the kept log-softmax (8 for the exp, 12 for the sum),
+  // scales it by the loss gradient (12) and casts it back (4 + e): 40 + e.
   const double logits = d.T * v;
   const auto loss = tr.cross_entropy;
-  const double forward_bytes = loss == CrossEntropy::fused ? d.e : loss == CrossEntropy::torch ? d.e + 16 : d.e + 36;
-  const double backward_bytes = loss == CrossEntropy::fused ? 2 * d.e : loss == CrossEntropy::torch ? 20 + d.e : 12 + d.e;
+  const bool loss_parallel = loss == CrossEntropy::torch && d.t > 1;
+  const double forward_bytes = loss == CrossEntropy::fused ? d.e : loss_parallel ? d.e + 36 : loss == CrossEntropy::torch ? d.e + 16 : d.e + 36;
+  const double backward_bytes = loss == CrossEntropy::fused ? 2 * d.e : loss_parallel ? 40 + d.e : loss == CrossEntropy::torch ? 20 + d.e : 12 + d.e;
   blk.forward.push_back(memory("cross_entropy", logits * forward_bytes, Precision::fp32));
   blk.backward_input.push_back(memory("cross_entropy_grad", logits * backward_bytes, Precision::fp32));
   blk.backward_input.push_back(gemm("lm_head_dgrad", d.T, d.h, v, d, head));
@@ -537,7 +545,11 @@ Block head_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& s
   // computes the fp32 softmax from them, and in backward the gradient cast back (e); a fused kernel
   // its gradient (e); PyTorch's the logits and their fp32 copy in forward (e + 4), in backward the
   // gradients of the log-probabilities and of the logits in fp32 (8) beside the kept log-softmax.
-  blk.transient_bytes = logits * (loss == CrossEntropy::torch ? std::max(d.e + 4, 8.0) : d.e);
+  // Loss-parallel's decomposition holds more at once: in forward the logits, the fp32 copy, the
+  // shifted copy and its exponentials (e + 12, before the log-softmax exists); in backward, beside
+  // the kept log-softmax, the zeros-built gradient, its sum with the exponentials and their product
+  // with the loss gradient (12).
+  blk.transient_bytes = logits * (loss_parallel ? std::max(d.e + 8, 12.0) : loss == CrossEntropy::torch ? std::max(d.e + 4, 8.0) : d.e);
   if (m.mlm_head) {
     blk.backward_input.push_back(memory("mlm_gelu_norm_grad", 6 * d.e * d.Tr * d.h, tr.precision));
     blk.backward_input.push_back(gemm("mlm_transform_dgrad", d.Tr, d.h, d.h, d, head));

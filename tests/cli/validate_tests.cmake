@@ -69,6 +69,10 @@ parasim_cli_test(NAME validate_torchtitan_memory_reserved ARGS validate tests/da
                  STDOUT_REGEX "micro_batch=2 \\(torchtitan: the local batch in one step\\)\n    memory: [0-9.]+ GiB modelled as max reserved, the source printed 82.4 GiB")
 parasim_cli_test(NAME validate_torchtitan_memory_reserved_json ARGS validate tests/data/validation/stacks.yaml --json
                  JSON rows.4.id=torchtitan-t1-llama31-8b-8g-fsdp rows.4.memory_kind=reserved)
+# torchtitan under TP takes its loss in loss_parallel (DTensor's chain over vocabulary-sharded logits):
+# its backward holds 12 bytes a logit beside the kept log-softmax, 2.11 G logits a rank here.
+parasim_cli_test(NAME validate_torchtitan_loss_parallel ARGS validate tests/data/validation/loss_parallel.yaml --explain torchtitan-t4-llama31-70b-256g-2d
+                 STDOUT_REGEX "tp8 pp1 dp32 mb16 sp on recompute full zero 3" "cross_entropy=torch" "working set 23.62 GiB")
 # torchtitan under a pipeline (its 405B 3D row): the local batch of 32 in pp = 8 micro-batches
 # (pipeline_parallel_microbatches' default), 1F1B (its default schedule), and FSDP holding each
 # stage gathered with its gradients unsharded in fp32 for the step, as PyTorch's pipeline stage runs it.

@@ -266,6 +266,30 @@ TEST_CASE("cross-entropy: Megatron-LM's unfused passes over fp32 logits against 
   CHECK(unfused.stored_activation_bytes - fused.stored_activation_bytes == doctest::Approx(logits * 2).scale(0));
 }
 
+TEST_CASE("PyTorch's loss over vocabulary-sharded logits (loss parallel) is DTensor's chain of passes, each its own tensor") {
+  // Llama-3-8B's vocabulary over tp 2 at 4096 tokens: 4096 x 64,128 bf16 logits per rank.
+  const auto m = test::llama3_8b();
+  auto tr = test::training(4096);
+  tr.cross_entropy = CrossEntropy::torch;
+  const double logits = 4096.0 * 128256 / 2;
+  const auto sharded = head_block(m, tr, {1, 4096, 2, false, Recompute::none});
+  // Forward: the fp32 copy (2 read, 4 written), its max (4), the shifted copy (4 + 4), exp written
+  // and summed (4 + 4 + 4), the log-softmax from the shifted copy (4 + 4).
+  CHECK(find(sharded.forward, "cross_entropy").bytes == doctest::Approx(logits * (2 + 4 + 4 + 8 + 12 + 8)).scale(0));
+  // Backward: zeros (4), exp of the kept log-softmax (4 + 4), the sum (4 + 4 + 4), the product with
+  // the loss gradient (4 + 4 + 4), the cast back (4 + 2).
+  CHECK(find(sharded.backward_input, "cross_entropy_grad").bytes == doctest::Approx(logits * (4 + 8 + 12 + 12 + 6)).scale(0));
+  // Beside the kept log-softmax, backward holds the zeros-built gradient, the sum and the product.
+  CHECK(sharded.transient_bytes == doctest::Approx(logits * 12).scale(0));
+  // One rank holding the whole vocabulary runs ATen's log-softmax kernels: the fp32 gradients of the
+  // log-probabilities and of the logits (8), its passes e + 16 and 20 + e.
+  const auto whole = head_block(m, tr, {1, 4096, 1, false, Recompute::none});
+  const double all_logits = 4096.0 * 128256;
+  CHECK(whole.transient_bytes == doctest::Approx(all_logits * 8).scale(0));
+  CHECK(find(whole.forward, "cross_entropy").bytes == doctest::Approx(all_logits * (2 + 16)).scale(0));
+  CHECK(find(whole.backward_input, "cross_entropy_grad").bytes == doctest::Approx(all_logits * (20 + 2)).scale(0));
+}
+
 TEST_CASE("without gradient-accumulation fusion a pass per micro-batch adds each weight gradient to its fp32 buffer") {
   // GPT-3 175B, tp 8, bf16 (the training fixture's format, 2 bytes an element) with fp32
   // accumulation: the pass reads the micro-batch's gradient (2) and reads and writes the buffer (4 + 4).
