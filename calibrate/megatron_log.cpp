@@ -15,6 +15,8 @@ namespace {
 
 constexpr std::string_view kDumpStart = "------------------------ arguments ------------------------";
 constexpr std::string_view kDumpEnd = "-------------------- end of arguments ---------------------";
+// megatron/core/optimizer/__init__.py, where neither FusedAdam can be imported.
+constexpr std::string_view kTorchOptimizer = "Falling back to Torch optimizers";
 
 std::optional<double> number_after(const std::string& line, std::string_view label) {
   const auto at = line.find(label);
@@ -86,6 +88,7 @@ void read_one(const std::filesystem::path& file, MegatronLog& log, bool& dump_se
     }
     read_step(line, number, log);
     read_memory(line, number, log);
+    if (line.find(kTorchOptimizer) != std::string::npos) log.torch_optimizer = true;
     if (!log.failure && is_failure_line(line)) log.failure = LoggedFailure{file, number, line.substr(0, 200)};
   }
   last_line = number;

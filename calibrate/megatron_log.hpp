@@ -49,6 +49,9 @@ struct MegatronLog {
   std::vector<LoggedStep> steps;
   std::vector<LoggedMemory> memory;
   std::optional<LoggedFailure> failure;
+  /// Megatron-LM warned that it found neither Transformer Engine nor apex and fell back to torch.optim's
+  /// Adam (foreach: its step holds a copy of the second moments).
+  bool torch_optimizer = false;
 
   /// The value of an argument, or nullopt where the dump lacks it or prints None.
   std::optional<std::string> argument(const std::string& name) const;

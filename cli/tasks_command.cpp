@@ -115,6 +115,7 @@ nlohmann::json memory_json(const workload::MemoryReport& mem) {
                       {"recompute_working_bytes", st.recompute_working.value()},
                       {"backward_transient_bytes", st.backward_transient.value()},
                       {"buffers_bytes", st.buffers.value()},
+                      {"optimizer_step_bytes", st.optimizer_step.value()},
                       {"allowance_bytes", st.allowance.value()},
                       {"total_bytes", st.total().value()},
                       {"chunks_in_flight", st.chunks_in_flight},

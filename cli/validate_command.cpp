@@ -65,6 +65,10 @@ void print_memory_and_search(const sim::MeasuredRun& run, const sim::RowExplanat
                              format_bytes(st.weights), format_bytes(st.gradients), format_bytes(st.optimizer), format_bytes(st.activations),
                              st.chunks_in_flight, format_bytes(st.recompute_working), format_bytes(st.backward_transient),
                              format_bytes(st.buffers), format_bytes(st.allowance));
+    if (st.optimizer_step.value() > 0) {
+      std::cout << fmt::format("    optimizer step {} beside the state, once the activations are gone ({})\n", format_bytes(st.optimizer_step),
+                               st.optimizer_step > st.activations ? "the peak" : "under the activations' peak");
+    }
   }
   if (e.row.search.size() <= 1) return;
   std::cout << "  fill search (the fields the source did not print, searched together over plans that fit; the fastest is kept):\n";

@@ -13,6 +13,7 @@
 #include "core/error.hpp"
 
 #include "sim/software_stack.hpp"
+#include "workload/training.hpp"
 
 namespace parasim::sim {
 
@@ -39,6 +40,8 @@ struct MeasuredRun {
   std::optional<double> dropout;      ///< attention and hidden dropout, where the source states it
   std::optional<double> params_b;
   std::optional<bool> tied_embeddings;  ///< where the source states it (a log's model arguments)
+  /// Adam's step as a log shows it ran (Megatron-LM's fallback to torch.optim: foreach); rows do not say.
+  std::optional<workload::OptimizerKernel> optimizer_kernel;
   // cluster
   std::string gpu;
   int gpus = 0, gpus_per_node = 8;

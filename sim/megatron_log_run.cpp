@@ -167,6 +167,7 @@ LogRun megatron_log_run(const calibrate::MegatronLog& log, const LogCluster& clu
   } else {
     a.fail("bf16", "neither bf16, fp16 nor fp8: fp32 training is not something parasim prices");
   }
+  if (log.torch_optimizer) r.optimizer_kernel = workload::OptimizerKernel::foreach;
   const bool flash = a.text("transformer_impl") == "transformer_engine" || a.flag("use_flash_attn");
   r.attention = flash ? "flash" : "eager";
   r.measured_iteration_s = calibrate::steady_step_seconds(log, &out.steps_used);

@@ -376,6 +376,7 @@ workload::TrainingSpec row_training(const MeasuredRun& r) {
   t.zero1_engine = eager ? workload::Zero1Engine::deepspeed : workload::Zero1Engine::megatron;
   // Without SP the eager-era stacks (2021) reduce a block's input gradient after its whole backward.
   t.async_tp_allreduce = !(eager && !r.sp.value_or(false));
+  t.optimizer_kernel = r.optimizer_kernel.value_or(workload::OptimizerKernel::fused);
   return t;
 }
 

@@ -376,7 +376,9 @@ MemoryReport memory_per_stage(const ModelSpec& m, const TrainingSpec& tr, const 
     s.activations = Bytes(peak + s.recompute_working.value());
 
     s.buffers = Bytes(stage_buffers(m, tr, plan, holds_stage ? s.parameters : 2 * largest_layer + fsdp_root(m, tr, plan, stage, s.parameters, chunking, kinds)));
-    const double tensors = (s.weights + s.gradients + s.optimizer + s.activations + s.buffers).value();
+    // PyTorch's foreach AdamW takes sqrt(v) out of place: one fp32 copy of the second moments it holds.
+    if (tr.optimizer_kernel == OptimizerKernel::foreach) s.optimizer_step = sharded(4, 1);
+    const double tensors = (s.weights + s.gradients + s.optimizer + s.transient_peak() + s.buffers).value();
     s.allowance = Bytes(kFixedAllowanceBytes + kFragmentation * tensors);
     report.stages.push_back(s);
   }

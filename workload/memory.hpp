@@ -1,6 +1,8 @@
 #pragma once
+
 // Bytes per GPU, per pipeline stage: model state by ZeRO stage, activations in flight under the
 // schedule, buffers, and an allowance for what PyTorch and CUDA keep besides tensors.
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <vector>
@@ -59,9 +61,14 @@ struct StageMemory {
   Bytes recompute_working;
   Bytes backward_transient;  ///< part of recompute_working: the largest layer's backward gradients
   Bytes buffers;           ///< pipeline send/recv, ZeRO-3 gathered layers
+  /// What the optimizer's update holds beside its state while it steps, when every activation is gone
+  /// (PyTorch's foreach AdamW: its second moments' square roots).
+  Bytes optimizer_step;
   Bytes allowance;
   int chunks_in_flight = 0;  ///< (micro-batch, chunk) activation sets alive at the peak
-  Bytes total() const { return weights + gradients + optimizer + activations + buffers + allowance; }
+  /// The activations at the schedule's peak, or the optimizer's step where it needs more.
+  Bytes transient_peak() const { return Bytes(std::max(activations.value(), optimizer_step.value())); }
+  Bytes total() const { return weights + gradients + optimizer + transient_peak() + buffers + allowance; }
 };
 
 struct MemoryReport {

@@ -11,6 +11,7 @@ using yaml::FieldType;
 constexpr std::string_view kPrecisions[] = {"bf16", "fp16", "fp8", "fp32", "tf32"};
 constexpr std::string_view kKernels[] = {"flash", "eager"};
 constexpr std::string_view kCrossEntropy[] = {"unfused", "fused", "torch"};
+constexpr std::string_view kOptimizerKernels[] = {"fused", "foreach"};
 constexpr std::string_view kSelectiveRecompute[] = {"attention", "ops"};
 constexpr std::string_view kZero3Engines[] = {"fsdp", "deepspeed"};
 constexpr std::string_view kZero1Engines[] = {"megatron", "deepspeed"};
@@ -32,6 +33,7 @@ constexpr Field kTrainingFields[] = {
     {.name = "recompute_early_stop", .type = FieldType::boolean, .description = "full recompute stops once backward has what it saves (PyTorch's non-reentrant checkpoint): the MLP's down projection is not rerun without dropout", .default_text = "false"},
     {.name = "moe_dispatcher", .type = FieldType::choice, .description = "mixture of experts: alltoall (every routed copy in one all-to-all, Megatron-LM's alltoall dispatcher) or deepep (a token crosses the network once per destination node, then NVLink: DeepEP, Megatron-LM's flex dispatcher)", .default_text = "alltoall", .choices = kMoeDispatchers},
     {.name = "optimizer_bytes_per_param", .type = FieldType::number, .description = "optimizer state per parameter beyond weights and gradients (Adam with fp32 master: 12)", .default_text = "12", .min = 0},
+    {.name = "optimizer_kernel", .type = FieldType::choice, .description = "how Adam steps: fused (one multi-tensor kernel in place: Transformer Engine's, apex's, DeepSpeed's) or foreach (PyTorch's AdamW default: sqrt of the second moments out of place, 4 bytes per parameter it steps while it steps)", .default_text = "fused", .choices = kOptimizerKernels},
     {.name = "fp32_grad_accumulation", .type = FieldType::boolean, .description = "gradients accumulated in fp32 (Megatron's main_grad): 4 bytes per parameter instead of 2", .default_text = "true"},
     {.name = "gradient_accumulation_fusion", .type = FieldType::boolean, .description = "weight-gradient GEMMs add into the accumulator (Megatron-LM's default since 2022); false: a separate pass per micro-batch (Megatron-LM 2021, DeepSpeed)", .default_text = "true"},
     {.name = "gradient_accumulation_copy", .type = FieldType::boolean, .description = "without fusion, each gradient is cast to the accumulator's format in a copy before it is added (DeepSpeed's BF16_Optimizer): 18 bytes a weight instead of 10", .default_text = "false"},
@@ -62,6 +64,7 @@ TrainingSpec parse_training(const yaml::Record& r) {
   t.recompute_early_stop = r.boolean("recompute_early_stop");
   t.moe_dispatcher = r.string("moe_dispatcher") == "deepep" ? MoeDispatcher::deepep : MoeDispatcher::alltoall;
   t.optimizer_bytes_per_param = r.number("optimizer_bytes_per_param");
+  t.optimizer_kernel = r.string("optimizer_kernel") == "foreach" ? OptimizerKernel::foreach : OptimizerKernel::fused;
   t.fp32_grad_accumulation = r.boolean("fp32_grad_accumulation");
   t.gradient_accumulation_fusion = r.boolean("gradient_accumulation_fusion");
   t.gradient_accumulation_copy = r.boolean("gradient_accumulation_copy");

@@ -14,6 +14,13 @@ enum class AttentionKernel {
 
 /// How the loss over the vocabulary is computed: it moves more bytes than a layer when the vocabulary
 /// is large against the hidden size.
+/// How Adam steps: what its update holds beside its state for the step.
+enum class OptimizerKernel {
+  fused,    ///< one multi-tensor kernel updates in place (Transformer Engine's or apex's FusedAdam, DeepSpeed's)
+  foreach,  ///< PyTorch's foreach AdamW (torch.optim's default on GPUs; Megatron-LM without Transformer Engine
+            ///< or apex falls back to it): sqrt(v) taken out of place, a copy of the second moments
+};
+
 enum class CrossEntropy {
   unfused,  ///< Megatron-LM's vocabulary-parallel chain of passes over fp32 logits (its default)
   fused,    ///< one kernel each way over the bf16 logits (flash-attn's, llm-foundry's default; XLA)
@@ -90,6 +97,7 @@ struct TrainingSpec {
   /// Bytes per parameter the optimizer keeps beyond weights and gradients (Adam: fp32 master weights,
   /// momentum and variance = 12).
   double optimizer_bytes_per_param = 12;
+  OptimizerKernel optimizer_kernel = OptimizerKernel::fused;
   /// Gradients accumulated in fp32 (Megatron's default: main_grad buffers): 4 bytes instead of 2.
   bool fp32_grad_accumulation = true;
   /// The weight-gradient GEMMs add into the accumulator themselves (Megatron-LM's

@@ -191,6 +191,12 @@ parasim_cli_test(NAME calibrate_from_log_json ARGS calibrate from-log ${h100_log
                  JSON logs.0.id=h100_gpt0.7b_mb4 logs.0.gpus=1 logs.0.step_lines=30 logs.0.steps_used=20 logs.0.fits=ON
                       "logs.1.plan=tp1 pp1 dp1 mb2 sp off recompute full zero 1"
                  STDOUT_REGEX "\"peak_counts\": \"max allocated\",\n +\"peak_printed_bytes\": 27281619681\\.28")
+# That log's Megatron-LM found neither Transformer Engine nor apex and stepped torch.optim's foreach Adam,
+# whose sqrt(v) is a fourth fp32 copy of the 0.674 B parameters (2.51 GiB) once the activations are gone:
+# the full-recompute run's peak is its step (11.30 GiB of state + 2.51), against 14.12 GiB printed.
+parasim_cli_test(NAME calibrate_from_log_torch_optimizer ARGS calibrate from-log tests/data/logs/megatron/h100_gpt0.7b_mb2_full_recompute.log
+                 --gpu h100-sxm5-80gb
+                 STDOUT_REGEX "14.12 GiB +13.81 GiB +-2.2%" "recompute full zero 1, torch.optim's foreach Adam \\(no Transformer Engine or apex\\)")
 # The same log, predicted as the validation row of that run is: one model, one answer.
 parasim_cli_test(NAME calibrate_from_log_matches_row ARGS validate scenarios/measured/megatron_h100_1gpu.yaml --json
                  STDOUT_REGEX "\"predicted_iteration_s\": 0\\.729211174173,")

@@ -46,6 +46,14 @@ parasim_cli_test(NAME tasks_cross_entropy_fused ARGS tasks scenarios/jobs/llama2
                  JSON memory.stages.1.activations_bytes=4611637248.0)
 parasim_cli_test(NAME tasks_cross_entropy_torch ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set training.cross_entropy=torch --json
                  JSON memory.stages.1.activations_bytes=5398069248.0)
+# Adam's step: PyTorch's foreach AdamW takes sqrt(v) out of place, 4 bytes for each parameter a rank
+# steps: the lab job's first stage holds 1,684,668,416 parameters and steps a quarter of them (ZeRO 1
+# over dp 4), so 1,684,668,416 bytes, under its activations' peak.
+parasim_cli_test(NAME tasks_optimizer_foreach ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set training.optimizer_kernel=foreach --json
+                 JSON memory.stages.0.optimizer_step_bytes=1684668416.0 memory.stages.0.parameters=1684668416.0)
+parasim_cli_test(NAME tasks_optimizer_fused ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --json JSON memory.stages.0.optimizer_step_bytes=0.0)
+parasim_cli_test(NAME tasks_optimizer_unknown ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set training.optimizer_kernel=slow RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/optimizer_kernel_unknown.expected)
 parasim_cli_test(NAME tasks_cross_entropy_unknown ARGS tasks scenarios/jobs/llama2-7b-lab.yaml --set training.cross_entropy=fast RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/cross_entropy_unknown.expected)
 # ZeRO-3 with full recompute on the lab job without its pipeline (tp2 dp8: 32 layers, 4 micro-batches):

@@ -306,3 +306,26 @@ TEST_CASE("the loss's logits and gradients come and go on the last stage: e byte
   const auto recomputed = memory_per_stage(m, tr, full, Bytes(80e9)).stages[3];
   CHECK(recomputed.recompute_working.value() == doctest::Approx(std::max(per_layer, 2 * logits)).scale(0));
 }
+
+TEST_CASE("PyTorch's foreach AdamW holds a copy of the second moments while it steps, when the activations are gone") {
+  // One stage, dp 2 under the distributed optimizer (ZeRO 1): each rank steps half the parameters,
+  // and foreach's sqrt(v) is 4 bytes for each of them.
+  const auto m = test::small_gpt(8);
+  auto tr = test::training(1024);
+  auto p = test::plan(1, 1, 2, 1, 2);
+  p.zero = 1;
+  const auto fused = memory_per_stage(m, tr, p, Bytes(80e9)).stages[0];
+  CHECK(fused.optimizer_step.value() == 0);
+  tr.optimizer_kernel = OptimizerKernel::foreach;
+  const auto foreach_step = memory_per_stage(m, tr, p, Bytes(80e9)).stages[0];
+  CHECK(foreach_step.optimizer_step.value() == doctest::Approx(fused.parameters * 4 / 2).scale(0));
+  // The step comes after the backward: the larger of it and the activations' peak counts, not both.
+  const double state = (fused.weights + fused.gradients + fused.optimizer + fused.buffers).value();
+  const double larger = std::max(fused.activations.value(), foreach_step.optimizer_step.value());
+  CHECK((foreach_step.total() - foreach_step.allowance).value() == doctest::Approx(state + larger).scale(0));
+  // Under full recompute of a long model the activations are small and the step is the peak.
+  p.recompute = Recompute::full;
+  const auto light = memory_per_stage(m, tr, p, Bytes(80e9)).stages[0];
+  REQUIRE(light.optimizer_step > light.activations);
+  CHECK(light.transient_peak().value() == doctest::Approx(light.optimizer_step.value()).scale(0));
+}
