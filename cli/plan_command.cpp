@@ -174,7 +174,7 @@ std::string search_text(const PlanSearch& searched, const LaunchChoice& choice, 
     out += fmt::format("given plan ranks #{}: {} at {}{}\n", i + 1, planner::plan_name(r.plan), format_duration(r.simulated.iteration),
                        r.fits ? "" : " (does not fit)");
   }
-  out += fmt::format("\nAnalytical vs simulated order: {} of {} pairs of simulated candidates disagree; {} of the {} pairs more than 2% apart\n",
+  out += fmt::format("\nAnalytical vs simulated order: {} of {} pairs of simulated candidates disagree; {} of the {} more than 2% apart\n",
                      report.discordant, report.pairs, report.distinct_discordant, report.distinct_pairs);
   return out;
 }

@@ -239,6 +239,9 @@ std::vector<std::string> notes(const workload::TrainingSpec& tr) {
   if (tr.zero1_engine == workload::Zero1Engine::deepspeed) out.push_back("priced with DeepSpeed's ZeRO-1 engine; Megatron-LM's distributed optimizer reduce-scatters instead");
   if (tr.recompute_early_stop) out.push_back("priced with recompute that stops early (non-reentrant); Megatron-LM reruns the whole layer");
   if (tr.gradient_accumulation_copy) out.push_back("priced with DeepSpeed's fp32 gradient-accumulation copy; Megatron-LM has none");
+  if (tr.optimizer_kernel == workload::OptimizerKernel::foreach) {
+    out.push_back("priced with torch.optim's foreach Adam (sqrt(v) out of place); with Transformer Engine or apex, Adam is fused");
+  }
   if (tr.optimizer_bytes_per_param != 12) out.push_back(fmt::format("priced with {} optimizer bytes per parameter; Megatron-LM's Adam keeps 12", tr.optimizer_bytes_per_param));
   return out;
 }

@@ -102,6 +102,10 @@ parasim_cli_test(NAME plan_megatron_unknown_flag ARGS plan ${lab} --from-megatro
 parasim_cli_test(NAME simulate_megatron_ignore_unknown ARGS simulate ${lab} --ignore-unknown-flags --json
                  --from-megatron-args "--tensor-model-parallel-size 2 --sequence-parallel --pipeline-model-parallel-size 2 --frobnicate 3 --micro-batch-size 1 --global-batch-size 32"
                  JSON "plan=tp2 sp · pp2 1f1b · dp4 · mb1")
+# Priced with torch.optim's foreach Adam, the Megatron-LM launch says what its arguments cannot: with
+# Transformer Engine or apex, Megatron-LM's Adam is fused.
+parasim_cli_test(NAME plan_foreach_adam_noted ARGS plan ${lab} --set training.optimizer_kernel=foreach MAX_COLUMNS 120
+                 STDOUT_REGEX "# priced with torch.optim's foreach Adam \\(sqrt\\(v\\) out of place\\); with Transformer Engine or apex, Adam is fused")
 # A ZeRO-3 plan priced as FSDP runs it says so beside its DeepSpeed config; priced as DeepSpeed runs it, it does not.
 parasim_cli_test(NAME plan_zero3_priced_as_fsdp ARGS plan ${lab} --fix zero=3 STDOUT_REGEX "DeepSpeed config" "priced as FSDP runs ZeRO-3")
 parasim_cli_test(NAME plan_zero3_priced_as_deepspeed ARGS plan ${lab} --fix zero=3 --set training.zero3_engine=deepspeed
