@@ -88,8 +88,8 @@ std::string text_report(const std::vector<ReadLog>& logs, const sim::ValidationR
       t.add({r.id, fmt::format("{}", r.gpus), format_duration(Seconds(r.measured_iteration_s)), format_duration(Seconds(row.predicted_s)),
              signed_percent(row.error), printed, format_bytes(Bytes(row.predicted_memory_bytes)),
              row.memory_error ? signed_percent(*row.memory_error) : "-"});
-      const bool foreach_adam = r.optimizer_kernel == workload::OptimizerKernel::foreach;
-      t.add_note(row.plan + (foreach_adam ? ", torch.optim's foreach Adam (no Transformer Engine or apex)" : "") + (row.fits ? "" : " · does not fit"));
+      t.add_note(row.plan + (row.fits ? "" : " · does not fit"));
+      if (r.optimizer_kernel == workload::OptimizerKernel::foreach) t.add_note("Adam: torch.optim's foreach (the log: no Transformer Engine or apex)");
     }
     t.add_note(model_line(r));
     const std::string memory = l.log.memory_lines == 0 ? std::string("no memory lines")

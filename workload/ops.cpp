@@ -546,9 +546,9 @@ Block head_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& s
   // its gradient (e); PyTorch's the logits and their fp32 copy in forward (e + 4), in backward the
   // gradients of the log-probabilities and of the logits in fp32 (8) beside the kept log-softmax.
   // Loss-parallel's decomposition holds more at once: in forward the logits, the fp32 copy, the
-  // shifted copy and its exponentials (e + 12, before the log-softmax exists); in backward, beside
-  // the kept log-softmax, the zeros-built gradient, its sum with the exponentials and their product
-  // with the loss gradient (12).
+  // shifted copy and its exponentials (e + 12 before the log-softmax exists, so e + 8 beyond the 4
+  // kept); in backward, beside the kept log-softmax, the zeros-built gradient, its sum with the
+  // exponentials and their product with the loss gradient (12).
   blk.transient_bytes = logits * (loss_parallel ? std::max(d.e + 8, 12.0) : loss == CrossEntropy::torch ? std::max(d.e + 4, 8.0) : d.e);
   if (m.mlm_head) {
     blk.backward_input.push_back(memory("mlm_gelu_norm_grad", 6 * d.e * d.Tr * d.h, tr.precision));

@@ -12,8 +12,6 @@ enum class AttentionKernel {
   eager,  ///< scores and softmax stored (Megatron-LM before 2022)
 };
 
-/// How the loss over the vocabulary is computed: it moves more bytes than a layer when the vocabulary
-/// is large against the hidden size.
 /// How Adam steps: what its update holds beside its state for the step.
 enum class OptimizerKernel {
   fused,    ///< one multi-tensor kernel updates in place (Transformer Engine's or apex's FusedAdam, DeepSpeed's)
@@ -21,6 +19,8 @@ enum class OptimizerKernel {
             ///< or apex falls back to it): sqrt(v) taken out of place, a copy of the second moments
 };
 
+/// How the loss over the vocabulary is computed: it moves more bytes than a layer when the vocabulary
+/// is large against the hidden size.
 enum class CrossEntropy {
   unfused,  ///< Megatron-LM's vocabulary-parallel chain of passes over fp32 logits (its default)
   fused,    ///< one kernel each way over the bf16 logits (flash-attn's, llm-foundry's default; XLA)
