@@ -79,18 +79,20 @@ void print_memory_and_search(const sim::MeasuredRun& run, const sim::RowExplanat
   }
 }
 
-// --explain: stage 0's largest ops and the first stages' breakdown.
+// --explain: stage 0's largest ops and the breakdown of the first two stages and the last (which
+// holds the head and the loss).
 void print_stages(const sim::RowExplanation& e) {
   const auto& r = e.result;
   std::string ops;
   for (std::size_t i = 0; i < std::min<std::size_t>(12, e.ops.size()); ++i) ops += fmt::format(" {} {}", e.ops[i].first, format_duration(Seconds(e.ops[i].second)));
   std::cout << "  stage 0 largest ops:" << ops << "\n";
+  const int last = r.stages.empty() ? 0 : r.stages.back().stage;
   for (const auto& b : r.stages) {
+    if (b.stage > 1 && b.stage < last) continue;
     std::cout << fmt::format("  stage {:>2}: fwd {} bwd {} recompute {} optimizer {} exposed tp {} dp {} pp {} cp {} ep {} bubble {}\n", b.stage,
                              format_duration(b.forward), format_duration(b.backward), format_duration(b.recompute), format_duration(b.optimizer),
                              format_duration(b.exposed[0]), format_duration(b.exposed[1]), format_duration(b.exposed[2]), format_duration(b.exposed[3]),
                              format_duration(b.exposed[4]), format_duration(b.bubble));
-    if (b.stage >= 1 && r.stages.size() > 3) break;
   }
 }
 

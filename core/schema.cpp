@@ -192,93 +192,118 @@ Record::Record(const Node& node, const Schema& schema) : node_(node), schema_(&s
   }
 }
 
-Record::Value Record::read(const Field& f, const Node& v) const {
+namespace {
+
+// A scalar's text; a mapping or a list where a scalar belongs fails at it.
+std::string scalar_text(const Field& f, const Node& v) {
   const YAML::Node& raw = v.raw();
-  auto scalar_text = [&]() -> std::string {
-    if (!is_scalar(raw)) v.fail(fmt::format("expected {}, found {}", with_article(f), raw.IsMap() ? "a mapping" : "a list"));
-    return raw.as<std::string>();
-  };
-  auto check_range = [&](double x) {
-    if (!in_range(f, x)) {
-      v.fail(fmt::format("{} is out of range: must be {}", show_value(f.type, x),
-                         range_text(f, [&](double b) { return show_value(f.type, b); })));
-    }
-  };
+  if (!is_scalar(raw)) v.fail(fmt::format("expected {}, found {}", with_article(f), raw.IsMap() ? "a mapping" : "a list"));
+  return raw.as<std::string>();
+}
+
+void check_range(const Field& f, const Node& v, double x) {
+  if (!in_range(f, x)) {
+    v.fail(fmt::format("{} is out of range: must be {}", show_value(f.type, x), range_text(f, [&](double b) { return show_value(f.type, b); })));
+  }
+}
+
+double read_number(const Field& f, const Node& v) {
+  const std::string t = scalar_text(f, v);
+  double x = 0;
+  const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
+  if (ec == std::errc::result_out_of_range && end == t.data() + t.size()) v.fail(fmt::format("{} is out of range for a number", t));
+  if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(x)) v.fail(fmt::format("'{}' is not a number", t));
+  check_range(f, v, x);
+  return x;
+}
+
+bool read_boolean(const Field& f, const Node& v) {
+  const std::string t = scalar_text(f, v);
+  if (t == "true" || t == "True") return true;
+  if (t == "false" || t == "False") return false;
+  v.fail(fmt::format("'{}' is not a boolean (true or false)", t));
+}
+
+std::string read_choice(const Field& f, const Node& v) {
+  const std::string t = scalar_text(f, v);
+  for (const auto& c : f.choices) {
+    if (c == t) return t;
+  }
+  const auto names = names_of(f.choices);
+  v.fail(fmt::format("'{}' is not valid{}; valid values: {}", t, did_you_mean(t, names), join_names(names)));
+}
+
+// A size, bandwidth, rate or duration with its unit, in the base unit of its dimension.
+double read_quantity(const Field& f, const Node& v) {
+  const std::string t = scalar_text(f, v);
+  double x = 0;
+  try {
+    x = parse_quantity(t, *dimension_of(f.type));
+  } catch (const UnitError& e) {
+    v.fail(e.what());
+  }
+  check_range(f, v, x);
+  return x;
+}
+
+std::vector<std::int64_t> read_integer_list(const Field& f, const Node& v) {
+  const YAML::Node& raw = v.raw();
+  if (!raw.IsSequence()) v.fail("expected a list of integers, e.g. [0, 1, 2]");
+  std::vector<std::int64_t> out;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    const Node item = v.child(raw[i], fmt::format("{}", i));
+    const std::string t = item.raw().IsScalar() ? item.raw().as<std::string>() : std::string("?");
+    out.push_back(read_integer(f, item, t));
+  }
+  return out;
+}
+
+std::vector<std::string> read_string_list(const Node& v) {
+  const YAML::Node& raw = v.raw();
+  if (!raw.IsSequence()) v.fail("expected a list, e.g. [a, b]");
+  std::vector<std::string> out;
+  for (std::size_t i = 0; i < raw.size(); ++i) {
+    const Node item = v.child(raw[i], fmt::format("{}", i));
+    if (!item.raw().IsScalar()) item.fail("expected a name");
+    out.push_back(item.raw().as<std::string>());
+  }
+  return out;
+}
+
+std::shared_ptr<const std::vector<Record>> read_section_list(const Field& f, const Node& v) {
+  const YAML::Node& raw = v.raw();
+  if (!raw.IsSequence()) v.fail(fmt::format("expected a list of {} sections", f.schema->name));
+  auto out = std::make_shared<std::vector<Record>>();
+  for (std::size_t i = 0; i < raw.size(); ++i) out->emplace_back(v.child(raw[i], fmt::format("{}", i)), *f.schema);
+  return out;
+}
+
+// A section written in place, or named: a bundled file by its name, or a file by its path.
+std::shared_ptr<const Record> read_reference(const Field& f, const Node& v) {
+  if (!v.raw().IsScalar()) return std::make_shared<const Record>(v, *f.schema);
+  if (const auto file = bundled_file(f, v)) return std::make_shared<const Record>(load_file(*file, v.key_path(), v.overrides()), *f.schema);
+  return std::make_shared<const Record>(load_reference(v), *f.schema);
+}
+
+}  // namespace
+
+Record::Value Record::read(const Field& f, const Node& v) const {
   switch (f.type) {
-    case FieldType::integer: return read_integer(f, v, scalar_text());
-    case FieldType::number: {
-      const std::string t = scalar_text();
-      double x = 0;
-      const auto [end, ec] = std::from_chars(t.data(), t.data() + t.size(), x);
-      if (ec == std::errc::result_out_of_range && end == t.data() + t.size()) v.fail(fmt::format("{} is out of range for a number", t));
-      if (ec != std::errc() || end != t.data() + t.size() || !std::isfinite(x)) v.fail(fmt::format("'{}' is not a number", t));
-      check_range(x);
-      return x;
-    }
-    case FieldType::boolean: {
-      const std::string t = scalar_text();
-      if (t == "true" || t == "True") return true;
-      if (t == "false" || t == "False") return false;
-      v.fail(fmt::format("'{}' is not a boolean (true or false)", t));
-    }
-    case FieldType::string: return scalar_text();
-    case FieldType::choice: {
-      const std::string t = scalar_text();
-      for (const auto& c : f.choices) {
-        if (c == t) return t;
-      }
-      const auto names = names_of(f.choices);
-      v.fail(fmt::format("'{}' is not valid{}; valid values: {}", t, did_you_mean(t, names), join_names(names)));
-    }
+    case FieldType::integer: return read_integer(f, v, scalar_text(f, v));
+    case FieldType::number: return read_number(f, v);
+    case FieldType::boolean: return read_boolean(f, v);
+    case FieldType::string: return scalar_text(f, v);
+    case FieldType::choice: return read_choice(f, v);
     case FieldType::bytes:
     case FieldType::bandwidth:
     case FieldType::flop_rate:
-    case FieldType::duration: {
-      const std::string t = scalar_text();
-      double x = 0;
-      try {
-        x = parse_quantity(t, *dimension_of(f.type));
-      } catch (const UnitError& e) {
-        v.fail(e.what());
-      }
-      check_range(x);
-      return x;
-    }
-    case FieldType::integer_list: {
-      if (!raw.IsSequence()) v.fail("expected a list of integers, e.g. [0, 1, 2]");
-      std::vector<std::int64_t> out;
-      for (std::size_t i = 0; i < raw.size(); ++i) {
-        const Node item = v.child(raw[i], fmt::format("{}", i));
-        const std::string t = item.raw().IsScalar() ? item.raw().as<std::string>() : std::string("?");
-        out.push_back(read_integer(f, item, t));
-      }
-      return out;
-    }
-    case FieldType::string_list: {
-      if (!raw.IsSequence()) v.fail("expected a list, e.g. [a, b]");
-      std::vector<std::string> out;
-      for (std::size_t i = 0; i < raw.size(); ++i) {
-        const Node item = v.child(raw[i], fmt::format("{}", i));
-        if (!item.raw().IsScalar()) item.fail("expected a name");
-        out.push_back(item.raw().as<std::string>());
-      }
-      return out;
-    }
-    case FieldType::section_list: {
-      if (!raw.IsSequence()) v.fail(fmt::format("expected a list of {} sections", f.schema->name));
-      auto out = std::make_shared<std::vector<Record>>();
-      for (std::size_t i = 0; i < raw.size(); ++i) out->emplace_back(v.child(raw[i], fmt::format("{}", i)), *f.schema);
-      return std::shared_ptr<const std::vector<Record>>(std::move(out));
-    }
+    case FieldType::duration: return read_quantity(f, v);
+    case FieldType::integer_list: return read_integer_list(f, v);
+    case FieldType::string_list: return read_string_list(v);
+    case FieldType::section_list: return read_section_list(f, v);
     case FieldType::node: return std::monostate{};
     case FieldType::section: return std::make_shared<const Record>(v, *f.schema);
-    case FieldType::reference: {
-      if (raw.IsScalar()) {
-        if (const auto file = bundled_file(f, v)) return std::make_shared<const Record>(load_file(*file, v.key_path(), v.overrides()), *f.schema);
-        return std::make_shared<const Record>(load_reference(v), *f.schema);
-      }
-      return std::make_shared<const Record>(v, *f.schema);
-    }
+    case FieldType::reference: return read_reference(f, v);
   }
   return std::monostate{};
 }

@@ -164,17 +164,6 @@ ModelSpec base_model(const MeasuredRun& r, int vocab, bool tied) {
   return m;
 }
 
-
-struct Candidate {
-  Plan plan;
-  bool fits = false;
-  double peak = 0;  // bytes on the most loaded stage
-  double time = std::numeric_limits<double>::infinity();
-  double mfu = 0;         // the simulated model FLOP/s over the GPUs' dense peak
-  double comm_share = 0;  // the most exposed stage's communication over the iteration
-  bool better_than(const Candidate& o) const { return fits != o.fits ? fits : time < o.time; }
-};
-
 // What of the iteration the most exposed stage spends waiting on communication.
 double exposed_comm_share(const Result& r) {
   double most = 0;
@@ -548,6 +537,44 @@ std::vector<FillField> fill_fields(const MeasuredRun& r, const RowScenario& s) {
   return fields;
 }
 
+// What the fill decided, for the row's "filled" line: each field the row did not state and the
+// search set, and the chunk split where the row gives none.
+void note_search_fills(const MeasuredRun& r, const RowScenario& s, const Plan& p, std::vector<std::string>& filled) {
+  const bool flash = s.training.attention == workload::AttentionKernel::flash;
+  if (!r.micro_batch && !s.micro_batch_by_stack) filled.push_back(fmt::format("micro_batch={} (searched)", p.micro_batch));
+  if (!r.sp && r.tp > 1) filled.push_back(fmt::format("sp={} ({})", p.sp ? "on" : "off", flash ? "searched" : "eager era"));
+  if (!r.recompute) filled.push_back(fmt::format("recompute={} (searched)", workload::recompute_name(p.recompute)));
+  if (!s.vpp_choices.empty()) filled.push_back(fmt::format("vpp={} (searched)", p.vpp));
+  if (!s.zero_choices.empty()) filled.push_back(fmt::format("zero={} (searched)", p.zero));
+  if (r.stage_layers.empty() && !p.chunk_layers.empty()) {
+    const bool megatron = p.chunk_layers.front() < p.chunk_layers[1 % p.chunk_layers.size()] && (r.layers + 2) % p.chunks() == 0 &&
+                          (s.stack == SoftwareStack::nemo || s.stack == SoftwareStack::megatron_lm);
+    filled.push_back(fmt::format("chunk layers {} ({})", folded(p.chunk_layers),
+                                 megatron ? "Megatron-Core: embedding and loss count as layers" : "balanced, the ends lighter"));
+  }
+}
+
+// The fill search's view of a row: complete a plan, probe its memory, simulate it.
+FillEvaluator row_evaluator(const MeasuredRun& r, const RowScenario& s, const topology::Cluster& cluster, const calibrate::CostModel& cost) {
+  FillEvaluator evaluator;
+  evaluator.complete = [&r, &s](Plan& p) { p.chunk_layers = row_chunk_layers(r, s.stack, p.vpp, p.schedule); };
+  evaluator.probe = [&s, &cluster](const Plan& p) {
+    FillProbe probe;
+    if (workload::find_plan_problem(p, s.model, cluster.gpu_count(), s.training.seq_len)) return probe;
+    const auto memory = workload::memory_per_stage(s.model, s.training, p, s.cluster.node.gpu.hbm_capacity);
+    probe.valid = true;
+    probe.fits = fits_published(memory);
+    probe.peak = memory.peak().value();
+    return probe;
+  };
+  evaluator.run = [&s, &cluster, &cost](const Plan& p) {
+    const SimInput in{&cluster, &s.model, &s.training, &p, nullptr, &cost};
+    const auto result = simulate_plan(in);
+    return FillRun{result.iteration.value(), result.mfu, exposed_comm_share(result), error_features(result, s.training.precision)};
+  };
+  return evaluator;
+}
+
 // Simulates one row: the given plan's unknown fields filled by the joint search (sim/fill_search.hpp).
 RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_dir, const calibrate::Profile* profile) {
   RowResult out;
@@ -563,57 +590,29 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   const topology::Cluster cluster(s.cluster);
   const auto& gpu = s.cluster.node.gpu;
   const calibrate::CostModel cost(gpu, profile ? *profile : calibrate::default_profile(gpu.name));
-  FillEvaluator evaluator;
-  evaluator.complete = [&](Plan& p) { p.chunk_layers = row_chunk_layers(r, s.stack, p.vpp, p.schedule); };
-  evaluator.probe = [&](const Plan& p) {
-    FillProbe probe;
-    if (workload::find_plan_problem(p, s.model, cluster.gpu_count(), s.training.seq_len)) return probe;
-    const auto memory = workload::memory_per_stage(s.model, s.training, p, gpu.hbm_capacity);
-    probe.valid = true;
-    probe.fits = fits_published(memory);
-    probe.peak = memory.peak().value();
-    return probe;
-  };
-  evaluator.run = [&](const Plan& p) {
-    const SimInput in{&cluster, &s.model, &s.training, &p, nullptr, &cost};
-    const auto result = simulate_plan(in);
-    return FillRun{result.iteration.value(), result.mfu, exposed_comm_share(result), error_features(result, s.training.precision)};
-  };
-  const auto found = joint_fill_search(s.candidates.front(), fill_fields(r, s), evaluator);
+  const auto found = joint_fill_search(s.candidates.front(), fill_fields(r, s), row_evaluator(r, s, cluster, cost));
   for (const auto& step : found.steps) {
     out.search.push_back({step.field, plan_line(step.plan), step.probe.fits, step.probe.peak,
                           step.run ? std::optional<double>(step.run->time) : std::nullopt, step.kept});
   }
-  Candidate best{found.plan, found.probe.fits, found.probe.peak, found.run.time, found.run.mfu, found.run.comm_share};
   out.features = found.run.features;
-  if (!std::isfinite(best.time)) {
-    out.skipped = fmt::format("no valid plan: {}", workload::find_plan_problem(best.plan, s.model, cluster.gpu_count(), s.training.seq_len)->message);
+  const auto& p = found.plan;
+  if (!std::isfinite(found.run.time)) {
+    out.skipped = fmt::format("no valid plan: {}", workload::find_plan_problem(p, s.model, cluster.gpu_count(), s.training.seq_len)->message);
     return out;
   }
-  const auto& p = best.plan;
-  const bool flash = s.training.attention == workload::AttentionKernel::flash;
-  if (!r.micro_batch && !s.micro_batch_by_stack) out.filled.push_back(fmt::format("micro_batch={} (searched)", p.micro_batch));
-  if (!r.sp && r.tp > 1) out.filled.push_back(fmt::format("sp={} ({})", p.sp ? "on" : "off", flash ? "searched" : "eager era"));
-  if (!r.recompute) out.filled.push_back(fmt::format("recompute={} (searched)", workload::recompute_name(p.recompute)));
-  if (!s.vpp_choices.empty()) out.filled.push_back(fmt::format("vpp={} (searched)", p.vpp));
-  if (!s.zero_choices.empty()) out.filled.push_back(fmt::format("zero={} (searched)", p.zero));
-  if (r.stage_layers.empty() && !p.chunk_layers.empty()) {
-    const bool megatron = p.chunk_layers.front() < p.chunk_layers[1 % p.chunk_layers.size()] && (r.layers + 2) % p.chunks() == 0 &&
-                          (s.stack == SoftwareStack::nemo || s.stack == SoftwareStack::megatron_lm);
-    out.filled.push_back(fmt::format("chunk layers {} ({})", folded(p.chunk_layers),
-                                     megatron ? "Megatron-Core: embedding and loss count as layers" : "balanced, the ends lighter"));
-  }
-  out.predicted_s = best.time;
-  out.mfu = best.mfu;
-  out.exposed_comm_share = best.comm_share;
-  out.fits = best.fits;
-  out.predicted_memory_bytes = best.peak;
+  note_search_fills(r, s, p, out.filled);
+  out.predicted_s = found.run.time;
+  out.mfu = found.run.mfu;
+  out.exposed_comm_share = found.run.comm_share;
+  out.fits = found.probe.fits;
+  out.predicted_memory_bytes = found.probe.peak;
   if (r.published_memory_bytes) {
     out.memory_kind = r.published_memory_kind.value_or(memory_printed_by(s.stack).value_or(PrintedMemory::device));
     out.predicted_memory_bytes = printed_peak(workload::memory_per_stage(s.model, s.training, p, gpu.hbm_capacity), out.memory_kind);
     out.memory_error = out.predicted_memory_bytes / *r.published_memory_bytes - 1;
   }
-  out.error = (best.time - r.measured_iteration_s) / r.measured_iteration_s;
+  out.error = (found.run.time - r.measured_iteration_s) / r.measured_iteration_s;
   out.plan = plan_line(p);
   out.chosen = p;
   return out;

@@ -427,6 +427,66 @@ RecomputeModules parse_recompute_modules(const yaml::Record& r, const Plan& p) {
 
 }  // namespace
 
+namespace {
+
+// dp as stated, or what the other degrees leave of the GPUs.
+int parse_data_parallel(const yaml::Record& r, const Plan& p, int gpus) {
+  if (r.has("dp")) return static_cast<int>(r.integer("dp"));
+  if (static_cast<double>(p.tp) * p.pp * p.cp > gpus) {
+    r.fail("tp", fmt::format("tp {} x pp {} x cp {} = {:.0f} is more than the {} GPUs", p.tp, p.pp, p.cp, static_cast<double>(p.tp) * p.pp * p.cp, gpus));
+  }
+  const int others = p.tp * p.pp * p.cp;
+  if (gpus % others != 0) {
+    if (p.cp > 1) r.fail("tp", fmt::format("tp {} x pp {} x cp {} = {} does not divide the {} GPUs", p.tp, p.pp, p.cp, others, gpus));
+    r.fail("tp", fmt::format("tp {} x pp {} = {} does not divide the {} GPUs", p.tp, p.pp, others, gpus));
+  }
+  return gpus / others;
+}
+
+Recompute recompute_from_name(const std::string& name) {
+  return name == "full" ? Recompute::full : name == "selective" ? Recompute::selective : Recompute::none;
+}
+
+// recompute, its method and layer count, and per-layer overrides.
+void parse_recompute(const yaml::Record& r, Plan& p) {
+  p.recompute = recompute_from_name(r.string("recompute"));
+  p.recompute_method = r.string("recompute_method") == "block" ? RecomputeMethod::block : RecomputeMethod::uniform;
+  p.recompute_layers = static_cast<int>(r.integer("recompute_layers"));
+  if (r.has("overrides")) {
+    for (const auto& o : r.sections("overrides")) {
+      const auto& layers = o.integers("layers");
+      if (layers.size() != 2) o.fail("layers", "expected [first, last]");
+      p.recompute_overrides.push_back({static_cast<int>(layers[0]), static_cast<int>(layers[1]), recompute_from_name(o.string("recompute"))});
+    }
+  }
+  if (p.recompute_layers > 1 && p.recompute != Recompute::full) {
+    r.fail("recompute_layers", "only full recompute takes recompute_layers");
+  }
+}
+
+// The order of the dimensions over the ranks, innermost first; what it leaves out follows.
+std::vector<ParallelDim> parse_order(const yaml::Record& r) {
+  std::vector<ParallelDim> order;
+  for (const auto& name : r.strings("order")) {
+    const auto dim = name == "tp"   ? ParallelDim::tp
+                     : name == "dp" ? ParallelDim::dp
+                     : name == "pp" ? ParallelDim::pp
+                     : name == "cp" ? ParallelDim::cp
+                                    : static_cast<ParallelDim>(-1);
+    if (static_cast<int>(dim) < 0) {
+      r.fail("order", fmt::format("'{}' is not a dimension; use tp, cp, dp and pp{}", name,
+                                  name == "ep" ? " (expert-parallel groups are carved out of dp x cp)" : ""));
+    }
+    if (std::find(order.begin(), order.end(), dim) != order.end()) r.fail("order", fmt::format("'{}' appears twice", name));
+    order.push_back(dim);
+  }
+  order = full_order(order);
+  if (order.size() != 4) r.fail("order", "must name tp, dp and pp, each once (and cp, or it goes after tp)");
+  return order;
+}
+
+}  // namespace
+
 Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus, int seq_len) {
   Plan p;
   p.tp = static_cast<int>(r.integer("tp"));
@@ -437,19 +497,7 @@ Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus, int seq
   p.ep = static_cast<int>(r.integer("ep"));
   p.etp = r.has("etp") ? static_cast<int>(r.integer("etp")) : 0;
   p.cp_kind = r.string("cp_kind") == "ulysses" ? CpKind::ulysses : CpKind::ring;
-  if (r.has("dp")) {
-    p.dp = static_cast<int>(r.integer("dp"));
-  } else {
-    if (static_cast<double>(p.tp) * p.pp * p.cp > gpus) {
-      r.fail("tp", fmt::format("tp {} x pp {} x cp {} = {:.0f} is more than the {} GPUs", p.tp, p.pp, p.cp, static_cast<double>(p.tp) * p.pp * p.cp, gpus));
-    }
-    const int others = p.tp * p.pp * p.cp;
-    if (gpus % others != 0) {
-      if (p.cp > 1) r.fail("tp", fmt::format("tp {} x pp {} x cp {} = {} does not divide the {} GPUs", p.tp, p.pp, p.cp, others, gpus));
-      r.fail("tp", fmt::format("tp {} x pp {} = {} does not divide the {} GPUs", p.tp, p.pp, others, gpus));
-    }
-    p.dp = gpus / others;
-  }
+  p.dp = parse_data_parallel(r, p, gpus);
   if (r.has("schedule")) {
     p.schedule = schedule_from_name(r.string("schedule")).value_or(Schedule::one_f_one_b);
     if (is_v_shaped(p.schedule) && !r.stated("vpp")) p.vpp = 2;
@@ -464,44 +512,14 @@ Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus, int seq
   p.zero_group = r.has("zero_group") ? static_cast<int>(r.integer("zero_group")) : 0;
   p.micro_batch = static_cast<int>(r.integer("micro_batch"));
   p.global_batch = static_cast<int>(r.integer("global_batch"));
-  const auto& rc = r.string("recompute");
-  p.recompute = rc == "full" ? Recompute::full : rc == "selective" ? Recompute::selective : Recompute::none;
-  p.recompute_method = r.string("recompute_method") == "block" ? RecomputeMethod::block : RecomputeMethod::uniform;
-  p.recompute_layers = static_cast<int>(r.integer("recompute_layers"));
-  if (r.has("overrides")) {
-    for (const auto& o : r.sections("overrides")) {
-      const auto& layers = o.integers("layers");
-      if (layers.size() != 2) o.fail("layers", "expected [first, last]");
-      const auto& what = o.string("recompute");
-      p.recompute_overrides.push_back({static_cast<int>(layers[0]), static_cast<int>(layers[1]),
-                                       what == "full" ? Recompute::full : what == "selective" ? Recompute::selective : Recompute::none});
-    }
-  }
   const auto& ov = r.section("overlap");
   p.overlap = {ov.boolean("grad_reduce"), ov.boolean("param_gather"), ov.boolean("tp_comm"), ov.boolean("ep_comm")};
-  p.order.clear();
-  for (const auto& name : r.strings("order")) {
-    const auto dim = name == "tp"   ? ParallelDim::tp
-                     : name == "dp" ? ParallelDim::dp
-                     : name == "pp" ? ParallelDim::pp
-                     : name == "cp" ? ParallelDim::cp
-                                    : static_cast<ParallelDim>(-1);
-    if (static_cast<int>(dim) < 0) {
-      r.fail("order", fmt::format("'{}' is not a dimension; use tp, cp, dp and pp{}", name,
-                                  name == "ep" ? " (expert-parallel groups are carved out of dp x cp)" : ""));
-    }
-    if (std::find(p.order.begin(), p.order.end(), dim) != p.order.end()) r.fail("order", fmt::format("'{}' appears twice", name));
-    p.order.push_back(dim);
-  }
-  p.order = full_order(p.order);
-  if (p.order.size() != 4) r.fail("order", "must name tp, dp and pp, each once (and cp, or it goes after tp)");
+  p.order = parse_order(r);
   if (r.has("stage_layers")) {
     for (auto x : r.integers("stage_layers")) p.chunk_layers.push_back(static_cast<int>(x));
   }
   p.bucket_params = r.has("bucket_params") ? r.number("bucket_params") : 0.0;
-  if (p.recompute_layers > 1 && p.recompute != Recompute::full) {
-    r.fail("recompute_layers", "only full recompute takes recompute_layers");
-  }
+  parse_recompute(r, p);
   if (r.stated("recompute_modules")) p.recompute_modules = parse_recompute_modules(r, p);
   if (auto problem = find_plan_problem(p, model, gpus, seq_len)) r.fail(problem->key, problem->message);
   return p;

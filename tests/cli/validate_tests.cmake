@@ -35,10 +35,12 @@ parasim_cli_test(NAME validate_published_memory_table ARGS validate tests/data/v
 parasim_cli_test(NAME validate_plan_order_same_run ARGS validate tests/data/validation/same_run_twice.yaml --json
                  JSON summary.plan_order_pairs=2 summary.plan_order_right=2 summary.rows=3)
 # Its backward gradients, by hand: the MLP's output gradient and GELU's (2048 tokens, h 14336, 57344/8
-# columns at tp 8), 2 x 2048 x (14336 + 7168) bytes = 84 MiB.
+# columns at tp 8), 2 x 2048 x (14336 + 7168) bytes = 84 MiB. The breakdown shows stages 0 and 1 and
+# then the last (11 of pp 12), which holds the head and the loss.
 parasim_cli_test(NAME validate_published_memory_explain ARGS validate tests/data/validation/published_memory.yaml
                  --explain bloom-prequel-01-h14336-l72-tp8pp12dp4mb1 STDOUT_REGEX "memory: peak 27.12 GiB on stage 0 of 80 GiB per GPU \\(the source printed 27.01 GiB\\)"
-                 "working set 608 MiB, backward gradients 84 MiB of it\\)")
+                 "working set 608 MiB, backward gradients 84 MiB of it\\)"
+                 "\n  stage  1: fwd [^\n]*\n  stage 11: fwd [^\n]*bubble [^\n]*\n")
 # --explain shows the fill search: every plan tried for the fields the row does not print (Megatron-LM's
 # 1.7B weak-scaling row: micro-batch, recompute, zero), whether it fits, its time, and which were kept;
 # the fields are searched together, so after zero moves to 1 recompute and micro-batch are tried again.
