@@ -397,51 +397,48 @@ int run_diff(const std::string& first, const std::string& second, const std::opt
   return 0;
 }
 
-}  // namespace
+struct CalibrateOptions {
+  std::string profile, a, b, scenario = "scenarios/jobs/gpt3-175b-1024-a100.yaml", bundled = kSourceDir + "/scenarios/profiles";
+  bool json = false;
+  TraceOptions trace;
+  FromLogOptions log;
+};
 
-Action add_calibrate_command(CLI::App& app) {
-  struct Options {
-    std::string profile, a, b, scenario = "scenarios/jobs/gpt3-175b-1024-a100.yaml", bundled = kSourceDir + "/scenarios/profiles";
-    bool json = false;
-    TraceOptions trace;
-    FromLogOptions log;
-  };
-  auto o = std::make_shared<Options>();
-  auto* cmd = app.add_subcommand("calibrate", "Calibration profiles: show one, compare two, build one from profiler traces; training logs against predictions");
-  cmd->footer(
-      "Examples:\n"
-      "  parasim calibrate show scenarios/profiles/h100-sxm5.yaml\n"
-      "  parasim calibrate diff a100-sxm4 my-profile.yaml --scenario scenarios/jobs/llama2-7b-lab.yaml\n"
-      "  parasim calibrate from-trace rank0.pt.trace.json.gz rank1.pt.trace.json.gz --out my-profile.yaml\n"
-      "  parasim calibrate from-log train.log --gpu h100-sxm5-80gb\n"
-      "  parasim calibrate fit run-*.log --gpu h100-sxm5-80gb --out my-cluster.yaml");
-  cmd->require_subcommand(1);
+CLI::App* add_show(CLI::App& cmd, CalibrateOptions& o) {
+  auto* show = cmd.add_subcommand("show", "Every figure of a profile with its source, and its measured points");
+  show->add_option("profile", o.profile, "profile YAML, or the name of a bundled profile (a100, h100, h200, b200, rtx-4090)")->required();
+  show->add_option("--bundled", o.bundled, "directory of the bundled profiles (default: the project's scenarios/profiles)");
+  show->add_flag("--json", o.json, "print JSON instead of tables");
+  return show;
+}
 
-  auto* show = cmd->add_subcommand("show", "Every figure of a profile with its source, and its measured points");
-  show->add_option("profile", o->profile, "profile YAML, or the name of a bundled profile (a100, h100, h200, b200, rtx-4090)")->required();
-  show->add_option("--bundled", o->bundled, "directory of the bundled profiles (default: the project's scenarios/profiles)");
-  show->add_flag("--json", o->json, "print JSON instead of tables");
-
-  auto* diff = cmd->add_subcommand("diff", "What changed between two profiles, and how the predicted iteration time of a reference job moves");
-  diff->add_option("a", o->a, "the first profile (file or bundled name)")->required();
-  diff->add_option("b", o->b, "the second profile (file or bundled name)")->required();
-  diff->add_option("--scenario", o->scenario, "reference job simulated with each profile (default: the smallest bundled job on b's GPU)")
+CLI::App* add_diff(CLI::App& cmd, CalibrateOptions& o) {
+  auto* diff = cmd.add_subcommand("diff", "What changed between two profiles, and how the predicted iteration time of a reference job moves");
+  diff->add_option("a", o.a, "the first profile (file or bundled name)")->required();
+  diff->add_option("b", o.b, "the second profile (file or bundled name)")->required();
+  diff->add_option("--scenario", o.scenario, "reference job simulated with each profile (default: the smallest bundled job on b's GPU)")
       ->capture_default_str();
-  diff->add_option("--bundled", o->bundled, "directory of the bundled profiles (default: the project's scenarios/profiles)");
-  diff->add_flag("--json", o->json, "print JSON instead of tables");
+  diff->add_option("--bundled", o.bundled, "directory of the bundled profiles (default: the project's scenarios/profiles)");
+  diff->add_flag("--json", o.json, "print JSON instead of tables");
+  return diff;
+}
 
-  auto* from_trace = cmd->add_subcommand("from-trace", "Build a profile from PyTorch profiler (Kineto) traces, one file per rank");
-  from_trace->add_option("traces", o->trace.files, "Chrome trace JSON files (.json or .json.gz), one per rank")->required();
-  from_trace->add_option("--out", o->trace.out, "write the profile YAML here");
-  from_trace->add_option("--hardware", o->trace.hardware, "hardware YAML of the traced GPU, when its name matches no bundled file");
-  from_trace->add_option("--hardware-dir", o->trace.hardware_dir, "directory of the bundled hardware files (default: the project's scenarios/hardware)");
-  from_trace->add_option("--bundled", o->bundled, "directory of the bundled profiles (default: the project's scenarios/profiles)");
-  from_trace->add_option("--network-bandwidth", o->trace.network_bandwidth, "per-GPU bandwidth across nodes, to fit network collectives (e.g. 200Gb/s)");
-  from_trace->add_option("--gpus-per-node", o->trace.gpus_per_node, "GPUs per node: a job no larger stays on NVLink / PCIe")->capture_default_str()->check(CLI::PositiveNumber);
-  from_trace->add_option("--name", o->trace.name, "name of the new profile (default: the --out file's stem)");
-  from_trace->add_flag("--json", o->trace.json, "print the report as JSON");
+CLI::App* add_from_trace(CLI::App& cmd, CalibrateOptions& o) {
+  auto* from_trace = cmd.add_subcommand("from-trace", "Build a profile from PyTorch profiler (Kineto) traces, one file per rank");
+  from_trace->add_option("traces", o.trace.files, "Chrome trace JSON files (.json or .json.gz), one per rank")->required();
+  from_trace->add_option("--out", o.trace.out, "write the profile YAML here");
+  from_trace->add_option("--hardware", o.trace.hardware, "hardware YAML of the traced GPU, when its name matches no bundled file");
+  from_trace->add_option("--hardware-dir", o.trace.hardware_dir, "directory of the bundled hardware files (default: the project's scenarios/hardware)");
+  from_trace->add_option("--bundled", o.bundled, "directory of the bundled profiles (default: the project's scenarios/profiles)");
+  from_trace->add_option("--network-bandwidth", o.trace.network_bandwidth, "per-GPU bandwidth across nodes, to fit network collectives (e.g. 200Gb/s)");
+  from_trace->add_option("--gpus-per-node", o.trace.gpus_per_node, "GPUs per node: a job no larger stays on NVLink / PCIe")->capture_default_str()->check(CLI::PositiveNumber);
+  from_trace->add_option("--name", o.trace.name, "name of the new profile (default: the --out file's stem)");
+  from_trace->add_flag("--json", o.trace.json, "print the report as JSON");
+  return from_trace;
+}
 
-  auto* from_log = cmd->add_subcommand("from-log", "Megatron-LM, torchtitan and NeMo training logs: the plan they ran, their step time and peak memory against parasim's");
+CLI::App* add_from_log(CLI::App& cmd, CalibrateOptions& o) {
+  auto* from_log = cmd.add_subcommand("from-log", "Megatron-LM, torchtitan and NeMo training logs: the plan they ran, their step time and peak memory against parasim's");
   from_log->footer(
       "Megatron-LM: each log's argument dump (model, plan, precision), its 'elapsed time per iteration' lines (the median\n"
       "after the first third: warm-up dropped) and its 'memory (MB)' lines (the highest max allocated). torchtitan: the\n"
@@ -455,11 +452,14 @@ Action add_calibrate_command(CLI::App& app) {
       "  parasim calibrate from-log tests/data/logs/torchtitan/llama3_8b_fsdp8.log --gpu h100-sxm5-80gb\n"
       "  parasim calibrate from-log tests/data/logs/nemo/gpt3_5b_64g.log --gpu h100-sxm5-80gb\n"
       "  parasim calibrate from-log run-*.log --gpu a100-sxm4-80gb --gpus-per-node 8 --nic-gbps 200 --json");
-  add_log_options(*from_log, o->log);
-  from_log->add_option("--threads", o->log.threads, "logs simulated at once (default: the machine's cores)")->check(CLI::Range(1, 1024));
-  from_log->add_flag("--json", o->log.json, "print JSON instead of a table");
+  add_log_options(*from_log, o.log);
+  from_log->add_option("--threads", o.log.threads, "logs simulated at once (default: the machine's cores)")->check(CLI::Range(1, 1024));
+  from_log->add_flag("--json", o.log.json, "print JSON instead of a table");
+  return from_log;
+}
 
-  auto* fit = cmd->add_subcommand("fit", "A per-cluster correction (GEMM, memory-bound and network efficiency) fitted on training logs");
+CLI::App* add_fit(CLI::App& cmd, CalibrateOptions& o) {
+  auto* fit = cmd.add_subcommand("fit", "A per-cluster correction (GEMM, memory-bound and network efficiency) fitted on training logs");
   fit->footer(
       "Scales the bundled profile of the GPU so that the logs' step times come out as measured: every GEMM efficiency,\n"
       "the memory-bound efficiency and (when a log spans more than one GPU) every fabric's collective efficiency, by\n"
@@ -467,9 +467,30 @@ Action add_calibrate_command(CLI::App& app) {
       "Examples:\n"
       "  parasim calibrate fit tests/data/logs/megatron/h100_*.log --gpu h100-sxm5-80gb --out my-cluster.yaml\n"
       "  parasim simulate scenarios/jobs/llama2-7b-lab.yaml --set profile=my-cluster.yaml");
-  add_log_options(*fit, o->log);
-  fit->add_option("--out", o->log.out, "write the corrected profile here");
-  fit->add_flag("--json", o->log.json, "print JSON instead of a table");
+  add_log_options(*fit, o.log);
+  fit->add_option("--out", o.log.out, "write the corrected profile here");
+  fit->add_flag("--json", o.log.json, "print JSON instead of a table");
+  return fit;
+}
+
+}  // namespace
+
+Action add_calibrate_command(CLI::App& app) {
+  auto o = std::make_shared<CalibrateOptions>();
+  auto* cmd = app.add_subcommand("calibrate", "Calibration profiles: show one, compare two, build one from profiler traces; training logs against predictions");
+  cmd->footer(
+      "Examples:\n"
+      "  parasim calibrate show scenarios/profiles/h100-sxm5.yaml\n"
+      "  parasim calibrate diff a100-sxm4 my-profile.yaml --scenario scenarios/jobs/llama2-7b-lab.yaml\n"
+      "  parasim calibrate from-trace rank0.pt.trace.json.gz rank1.pt.trace.json.gz --out my-profile.yaml\n"
+      "  parasim calibrate from-log train.log --gpu h100-sxm5-80gb\n"
+      "  parasim calibrate fit run-*.log --gpu h100-sxm5-80gb --out my-cluster.yaml");
+  cmd->require_subcommand(1);
+  auto* show = add_show(*cmd, *o);
+  auto* diff = add_diff(*cmd, *o);
+  auto* from_trace = add_from_trace(*cmd, *o);
+  auto* from_log = add_from_log(*cmd, *o);
+  auto* fit = add_fit(*cmd, *o);
 
   return [o, show, diff, from_trace, from_log, fit]() {
     if (fit->parsed()) {
