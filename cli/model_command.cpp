@@ -39,6 +39,60 @@ std::string attention_line(const workload::ModelSpec& m) {
   return out;
 }
 
+// The model's shape, attention, experts and encoder lines.
+std::string model_header(const workload::ModelSpec& m, const ModelFigures& f) {
+  const auto& p = f.parameters;
+  std::string out = fmt::format("Model         {} ({})\n", m.name, m.architecture);
+  out += fmt::format("Shape         {} layers, hidden {}, {} heads ({} key/value, head_dim {}), ffn {} ({})\n", m.layers, m.hidden, m.heads,
+                     m.kv_heads, m.is_mla() ? m.mla.qk_head_dim() : m.head_dim, m.ffn_hidden, activation_name(m.activation));
+  out += fmt::format("              vocabulary {}, {}, {} positions, bias {}, tied embeddings {}, dropout {}\n", m.vocab,
+                     norm_name(m.norm), position_name(m.position), m.bias ? "yes" : (m.qkv_bias ? "qkv only" : "no"),
+                     m.tied_embeddings ? "yes" : "no", format_number(m.dropout));
+  if (const auto a = attention_line(m); !a.empty()) out += fmt::format("Attention     {}\n", a);
+  if (m.is_moe()) {
+    out += fmt::format("Experts       {} of ffn {}, top-{}, {} shared{}, in {} of {} layers; capacity {}, load imbalance {}\n", m.experts,
+                       m.expert_ffn_hidden, m.top_k, m.shared_experts,
+                       m.shared_experts > 0 ? fmt::format(" of ffn {}", m.shared_expert_ffn_hidden) : "", p.moe_layers, m.layers,
+                       m.capacity_factor > 0 ? format_number(m.capacity_factor) : "dropless", format_number(m.expert_load_imbalance));
+  }
+  if (!m.causal || m.token_types > 0 || m.post_norm || m.mlm_head) {
+    out += fmt::format("Encoder       {} attention, {} token types, {}{}\n", m.causal ? "causal" : "bidirectional", m.token_types,
+                       m.post_norm ? "post-LN" : "pre-LN", m.mlm_head ? ", masked-LM head" : "");
+  }
+  return out;
+}
+
+// Where the parameters are, part by part.
+std::string parameter_table(const workload::ModelSpec& m, const ModelFigures& f) {
+  const auto& p = f.parameters;
+  Table t({"parameters", "count"}, {Table::Align::left, Table::Align::right});
+  t.add({"total", count(p.total())});
+  if (m.is_moe()) t.add({"active (per token)", count(p.active())});
+  // Conventions differ on whether the input embedding (a lookup) counts as active.
+  if (m.is_moe()) t.add({"  without input embedding", count(p.active() - p.embedding - p.position - p.token_type)});
+  if (p.mtp > 0) t.add({fmt::format("multi-token prediction ({}, apart)", m.mtp_layers), count(p.mtp)});
+  t.add({"embedding", count(p.embedding)});
+  if (p.position > 0) t.add({"position embedding", count(p.position)});
+  if (p.token_type > 0) t.add({"token type embedding", count(p.token_type)});
+  if (p.embedding_norm > 0) t.add({"embedding norm", count(p.embedding_norm)});
+  if (p.moe_layers < p.layers) t.add({m.is_moe() ? "per dense layer" : "per layer", count(p.per_layer())});
+  if (m.is_moe()) t.add({"per MoE layer", count(p.attention + p.layer_norms + p.moe_mlp())});
+  t.add({"  attention", count(p.attention)});
+  if (p.moe_layers < p.layers) t.add({"  mlp", count(p.mlp)});
+  if (m.is_moe()) {
+    t.add({"  router (MoE layer)", count(p.router)});
+    t.add({"  expert (each)", count(p.expert)});
+    if (p.shared > 0) t.add({"  shared experts", count(p.shared)});
+  }
+  t.add({"  norms", count(p.layer_norms)});
+  if (!m.post_norm) t.add({"final norm", count(p.final_norm)});
+  if (p.head_transform > 0) t.add({"masked-LM head transform", count(p.head_transform)});
+  t.add({"lm head", p.lm_head > 0 ? count(p.lm_head) : "tied"});
+  t.add({"in matrix multiplies (N)", count(p.in_matmuls())});
+  if (m.is_moe()) t.add({"  active (N_active)", count(p.active_in_matmuls())});
+  return t.render();
+}
+
 }  // namespace
 
 Action add_model_command(CLI::App& app) {
@@ -59,61 +113,15 @@ Action add_model_command(CLI::App& app) {
   return [o]() {
     const auto m = sim::load_model(o->file);
     const auto f = model_figures(m, o->seq);
-    const auto& p = f.parameters;
-    const int seq = f.seq;
-    const double flops = f.training_flops_per_token, palm = f.palm_flops_per_token;
-    const double act_flash = f.activation_bytes_flash, act_eager = f.activation_bytes_eager;
     if (o->json) {
       std::cout << model_json(m, f).dump(2) << "\n";
       return 0;
     }
-    std::string out = fmt::format("Model         {} ({})\n", m.name, m.architecture);
-    out += fmt::format("Shape         {} layers, hidden {}, {} heads ({} key/value, head_dim {}), ffn {} ({})\n", m.layers, m.hidden, m.heads,
-                       m.kv_heads, m.is_mla() ? m.mla.qk_head_dim() : m.head_dim, m.ffn_hidden, activation_name(m.activation));
-    out += fmt::format("              vocabulary {}, {}, {} positions, bias {}, tied embeddings {}, dropout {}\n", m.vocab,
-                       norm_name(m.norm), position_name(m.position), m.bias ? "yes" : (m.qkv_bias ? "qkv only" : "no"),
-                       m.tied_embeddings ? "yes" : "no", format_number(m.dropout));
-    if (const auto a = attention_line(m); !a.empty()) out += fmt::format("Attention     {}\n", a);
-    if (m.is_moe()) {
-      out += fmt::format("Experts       {} of ffn {}, top-{}, {} shared{}, in {} of {} layers; capacity {}, load imbalance {}\n", m.experts,
-                         m.expert_ffn_hidden, m.top_k, m.shared_experts,
-                         m.shared_experts > 0 ? fmt::format(" of ffn {}", m.shared_expert_ffn_hidden) : "", p.moe_layers, m.layers,
-                         m.capacity_factor > 0 ? format_number(m.capacity_factor) : "dropless", format_number(m.expert_load_imbalance));
-    }
-    if (!m.causal || m.token_types > 0 || m.post_norm || m.mlm_head) {
-      out += fmt::format("Encoder       {} attention, {} token types, {}{}\n", m.causal ? "causal" : "bidirectional", m.token_types,
-                         m.post_norm ? "post-LN" : "pre-LN", m.mlm_head ? ", masked-LM head" : "");
-    }
-    out += "\n";
-    Table t({"parameters", "count"}, {Table::Align::left, Table::Align::right});
-    t.add({"total", count(p.total())});
-    if (m.is_moe()) t.add({"active (per token)", count(p.active())});
-    // Conventions differ on whether the input embedding (a lookup) counts as active.
-    if (m.is_moe()) t.add({"  without input embedding", count(p.active() - p.embedding - p.position - p.token_type)});
-    if (p.mtp > 0) t.add({fmt::format("multi-token prediction ({}, apart)", m.mtp_layers), count(p.mtp)});
-    t.add({"embedding", count(p.embedding)});
-    if (p.position > 0) t.add({"position embedding", count(p.position)});
-    if (p.token_type > 0) t.add({"token type embedding", count(p.token_type)});
-    if (p.embedding_norm > 0) t.add({"embedding norm", count(p.embedding_norm)});
-    if (p.moe_layers < p.layers) t.add({m.is_moe() ? "per dense layer" : "per layer", count(p.per_layer())});
-    if (m.is_moe()) t.add({"per MoE layer", count(p.attention + p.layer_norms + p.moe_mlp())});
-    t.add({"  attention", count(p.attention)});
-    if (p.moe_layers < p.layers) t.add({"  mlp", count(p.mlp)});
-    if (m.is_moe()) {
-      t.add({"  router (MoE layer)", count(p.router)});
-      t.add({"  expert (each)", count(p.expert)});
-      if (p.shared > 0) t.add({"  shared experts", count(p.shared)});
-    }
-    t.add({"  norms", count(p.layer_norms)});
-    if (!m.post_norm) t.add({"final norm", count(p.final_norm)});
-    if (p.head_transform > 0) t.add({"masked-LM head transform", count(p.head_transform)});
-    t.add({"lm head", p.lm_head > 0 ? count(p.lm_head) : "tied"});
-    t.add({"in matrix multiplies (N)", count(p.in_matmuls())});
-    if (m.is_moe()) t.add({"  active (N_active)", count(p.active_in_matmuls())});
-    out += t.render() + "\n";
-    out += fmt::format("Training FLOPs per token at seq {}: {} (6N + 12·l·s·h = {})\n", seq, format_number(flops), format_number(palm));
+    std::string out = model_header(m, f) + "\n" + parameter_table(m, f) + "\n";
+    out += fmt::format("Training FLOPs per token at seq {}: {} (6N + 12·l·s·h = {})\n", f.seq, format_number(f.training_flops_per_token),
+                       format_number(f.palm_flops_per_token));
     out += fmt::format("Activations per token per layer (16-bit, micro-batch 1, no TP): {} with flash attention, {} eager\n",
-                       format_bytes(Bytes(act_flash)), format_bytes(Bytes(act_eager)));
+                       format_bytes(Bytes(f.activation_bytes_flash)), format_bytes(Bytes(f.activation_bytes_eager)));
     std::cout << out;
     return 0;
   };
