@@ -326,28 +326,27 @@ void recompute_attention_modules(const ModelSpec& m, const TrainingSpec& tr, con
   blk.stored_activation_bytes = stored;
 }
 
-}  // namespace
+struct CoreOps {
+  std::vector<Op> forward, backward;
+};
 
-Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
-  const Dims d = dims_of(m, tr, sh);
-  const bool flash = tr.attention == AttentionKernel::flash;
-  Block blk;
-  blk.kind = BlockKind::attention;
+void core_ops(const Dims& d, bool flash, CoreOps& core) {
+  if (flash) {
+    core.forward.push_back(attention_core(d, true, false));
+    core.backward.push_back(attention_core(d, true, true));
+  } else {
+    eager_core(d, core.forward, core.backward);
+  }
+}
+
+// The block's passes in order: the norm, the projections, the core, the output projection and the
+// residual; backward the same in reverse, the weight gradients apart.
+void attention_passes(const TrainingSpec& tr, const Dims& d, double v_width, const Projections& in, const CoreOps& core, bool flash, Block& blk) {
   auto& f = blk.forward;
   auto& bi = blk.backward_input;
   auto& bw = blk.backward_weight;
-  const auto in = m.is_mla() ? latent_projections(m, tr, d) : qkv_projections(m, tr, d);
-  const double v_width = static_cast<double>(m.v_width()) / d.t;  // the attention output on this rank
-
   f.push_back(memory("norm1", 2 * d.e * d.Tr * d.h, tr.precision));
   f.insert(f.end(), in.forward.begin(), in.forward.end());
-  std::vector<Op> core_fwd, core_bwd;
-  if (flash) {
-    core_fwd.push_back(attention_core(d, true, false));
-    core_bwd.push_back(attention_core(d, true, true));
-  } else {
-    eager_core(d, core_fwd, core_bwd);
-  }
   // FlashAttention-1's only interface takes unpadded (varlen) tokens: q, k and v are gathered out of
   // the padded batch before the kernel and the output scattered back into zeros after it; backward
   // gathers the output gradient, scatters q, k and v's gradients into zeros and concatenates them
@@ -355,7 +354,7 @@ Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
   const bool unpadded = flash && d.flash_kernel == FlashKernel::flash1;
   const double qkv_width = (d.q + 2 * d.kv) / d.t;
   if (unpadded) f.push_back(memory("unpad_qkv", 2 * d.e * d.T * qkv_width, tr.precision));
-  f.insert(f.end(), core_fwd.begin(), core_fwd.end());
+  f.insert(f.end(), core.forward.begin(), core.forward.end());
   if (unpadded) f.push_back(memory("pad_output", 3 * d.e * d.T * v_width, tr.precision));
   f.push_back(gemm("proj", d.T, d.h, v_width, d, d.gemm));
   f.push_back(memory("bias_dropout_add", d.Tr * d.h * (3 * d.e + d.mask), tr.precision));
@@ -363,13 +362,17 @@ Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
   bi.push_back(memory("bias_dropout_add_grad", d.Tr * d.h * (2 * d.e + d.mask), tr.precision));
   bi.push_back(gemm("proj_dgrad", d.T, v_width, d.h, d, d.gemm));
   if (unpadded) bi.push_back(memory("pad_output_grad", 2 * d.e * d.T * v_width, tr.precision));
-  bi.insert(bi.end(), core_bwd.begin(), core_bwd.end());
+  bi.insert(bi.end(), core.backward.begin(), core.backward.end());
   if (unpadded) bi.push_back(memory("unpad_qkv_grad", 5 * d.e * d.T * qkv_width, tr.precision));
   bi.insert(bi.end(), in.backward_input.begin(), in.backward_input.end());
   bi.push_back(memory("norm1_grad", 4 * d.e * d.Tr * d.h, tr.precision));
   bw.push_back(gemm("proj_wgrad", v_width, d.h, d.T, d, d.gemm));
   bw.insert(bw.end(), in.backward_weight.begin(), in.backward_weight.end());
+}
 
+// What the block keeps for backward without recompute, and what its backward holds beside that.
+// Returns the core's share of what is kept (its statistics, or the eager scores).
+double attention_memory(const Dims& d, double v_width, const Projections& in, bool flash, Block& blk) {
   // Stored for backward (see the header for the term-by-term account): the norm input and the
   // dropout mask, what the projections keep, the output projection's input, the core's statistics.
   const double kept = d.Tr * d.h * (d.e + d.mask) + in.kept + d.T * d.e_in * v_width;
@@ -381,7 +384,24 @@ Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
   // it, and the core's gradients. Eager: the probabilities' gradient, s² elements a head (Megatron's
   // fused softmax writes the scores' gradient over it), and with dropout the dropped probabilities'
   // gradient beside it. Flash: q, k and v's gradients beside the output's.
+  const double qkv_width = (d.q + 2 * d.kv) / d.t;
   blk.transient_bytes = d.e * d.Tr * d.h + (flash ? d.e * d.T * (qkv_width + v_width) : d.e * score_elems * (d.mask > 0 ? 2 : 1));
+  return scores;
+}
+
+}  // namespace
+
+Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
+  const Dims d = dims_of(m, tr, sh);
+  const bool flash = tr.attention == AttentionKernel::flash;
+  Block blk;
+  blk.kind = BlockKind::attention;
+  const auto in = m.is_mla() ? latent_projections(m, tr, d) : qkv_projections(m, tr, d);
+  const double v_width = static_cast<double>(m.v_width()) / d.t;  // the attention output on this rank
+  CoreOps core;
+  core_ops(d, flash, core);
+  attention_passes(tr, d, v_width, in, core, flash, blk);
+  const double scores = attention_memory(d, v_width, in, flash, blk);
   switch (sh.recompute) {
     case Recompute::none: blk.stored_activation_bytes = blk.full_activation_bytes; break;
     case Recompute::selective:
@@ -389,11 +409,11 @@ Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
         keep_every_second_matmul(m, tr, d, scores, blk);
         break;
       }
-      recompute_attention_modules(m, tr, d, sh.modules, in, core_fwd, scores, blk);
+      recompute_attention_modules(m, tr, d, sh.modules, in, core.forward, scores, blk);
       break;
     case Recompute::full:
       blk.stored_activation_bytes = d.e * d.Tr * d.h;  // the layer's input only
-      blk.recompute = f;
+      blk.recompute = blk.forward;
       break;
   }
   add_fp8_quantization(blk);
