@@ -100,60 +100,55 @@ std::string predicted_text(const planner::RankedPlan& r) {
   return fmt::format("{} per iteration, peak {} per GPU", format_duration(r.simulated.iteration), format_bytes(r.simulated.memory.peak()));
 }
 
-nlohmann::json write_confirm(const Options& o, const PlanSearch& searched, const std::vector<Candidate>& chosen) {
-  const auto& s = searched.scenario;
-  const std::filesystem::path dir(o.out);
+// Plan i's folder, emptied of what an earlier confirm left in it: its logs, and the launch files
+// of the other framework.
+std::filesystem::path fresh_plan_dir(const std::filesystem::path& dir, std::size_t i) {
   std::error_code ec;
-  std::filesystem::create_directories(dir, ec);
-  nlohmann::json plans = nlohmann::json::array();
-  planner::ConfirmRunner runner;
-  runner.framework = framework_of(searched);
-  runner.nodes = s.cluster.nodes;
-  runner.gpus_per_node = s.cluster.node.gpus;
-  std::vector<double> predicted;
-  for (std::size_t i = 0; i < chosen.size(); ++i) {
-    const auto& c = chosen[i];
-    const auto sub = dir / plan_dir(i);
-    std::filesystem::create_directories(sub, ec);
-    for (const auto& entry : std::filesystem::directory_iterator(sub, ec)) {
-      if (entry.path().extension() == ".log") std::filesystem::remove(entry.path(), ec);  // an earlier run's logs are not this plan's
-    }
-    for (const char* stale : {"launch_megatron.sh", "megatron_args.txt", "launch_torchtitan.sh", "torchtitan.toml"}) {
-      std::filesystem::remove(sub / stale, ec);  // an earlier confirm's launch for the other framework
-    }
-    const planner::LaunchHeader header{{fmt::format("parasim confirm {}: plan {} of {} on {} x {}", s.name, i + 1, chosen.size(), s.cluster.gpus(),
-                                                    s.cluster.node.gpu.name),
-                                        fmt::format("Launches {}", planner::plan_name(c.plan)),
-                                        fmt::format("Predicted: {} (#{} of {} simulated)", predicted_text(*c.ranked), c.rank, searched.report.ranked.size()),
-                                        fmt::format("{} iterations; the runners in .. write its logs here, parasim confirm --read reads them", o.steps)},
-                                       s.cluster.nodes, s.cluster.node.gpus};
-    nlohmann::json entry = {{"dir", plan_dir(i)},
-                            {"plan", planner::plan_name(c.plan)},
-                            {"simulated_rank", c.rank},
-                            {"predicted_iteration_s", c.ranked->simulated.iteration.value()},
-                            {"predicted_memory_bytes", c.ranked->simulated.memory.peak().value()}};
-    if (on_torchtitan(searched)) {
-      write_output_file(sub / "launch_torchtitan.sh", planner::torchtitan_launch_script(header), true);
-      write_output_file(sub / "torchtitan.toml", planner::torchtitan_toml(c.plan, *s.model, *s.training, header.lines, s.cluster.node.gpus, o.steps), false);
-      nlohmann::json checked = nlohmann::json::array();
-      for (const auto& [key, value] : planner::torchtitan_settings(c.plan, *s.training)) checked.push_back({key, std::to_string(value)});
-      entry["checked_arguments"] = checked;
-    } else {
-      write_output_file(sub / "launch_megatron.sh", planner::megatron_launch_script(c.launch, header), true);
-      write_output_file(sub / "megatron_args.txt", planner::megatron_argument_file(c.launch, header), false);
-      entry["megatron_arguments"] = planner::megatron_argument_line(c.launch);
-      entry["checked_arguments"] = checked_arguments(c.launch);
-    }
-    plans.push_back(std::move(entry));
-    runner.plan_dirs.push_back(plan_dir(i));
-    predicted.push_back(c.ranked->simulated.iteration.value());
+  const auto sub = dir / plan_dir(i);
+  std::filesystem::create_directories(sub, ec);
+  for (const auto& entry : std::filesystem::directory_iterator(sub, ec)) {
+    if (entry.path().extension() == ".log") std::filesystem::remove(entry.path(), ec);  // an earlier run's logs are not this plan's
   }
-  runner.header = {fmt::format("parasim confirm {}: the {} fastest plans {} runs of {} on {} x {},", s.name, chosen.size(),
-                               runner.framework.name, s.model->name, s.cluster.gpus(), s.cluster.node.gpu.name),
-                   fmt::format("{} iterations each, predicted fastest first (confirm.json has the predictions).", o.steps)};
-  runner.wall_seconds = planner::confirm_wall_seconds(predicted, o.steps);
-  write_output_file(dir / "confirm.sbatch", planner::confirm_sbatch(runner), true);
-  write_output_file(dir / "run_on_node.sh", planner::confirm_node_script(runner), true);
+  for (const char* stale : {"launch_megatron.sh", "megatron_args.txt", "launch_torchtitan.sh", "torchtitan.toml"}) {
+    std::filesystem::remove(sub / stale, ec);  // an earlier confirm's launch for the other framework
+  }
+  return sub;
+}
+
+// Writes plan i's launch files into its folder; its entry of confirm.json.
+nlohmann::json write_plan(const Options& o, const PlanSearch& searched, const std::vector<Candidate>& chosen, std::size_t i,
+                          const std::filesystem::path& sub) {
+  const auto& s = searched.scenario;
+  const auto& c = chosen[i];
+  const planner::LaunchHeader header{{fmt::format("parasim confirm {}: plan {} of {} on {} x {}", s.name, i + 1, chosen.size(), s.cluster.gpus(),
+                                                  s.cluster.node.gpu.name),
+                                      fmt::format("Launches {}", planner::plan_name(c.plan)),
+                                      fmt::format("Predicted: {} (#{} of {} simulated)", predicted_text(*c.ranked), c.rank, searched.report.ranked.size()),
+                                      fmt::format("{} iterations; the runners in .. write its logs here, parasim confirm --read reads them", o.steps)},
+                                     s.cluster.nodes, s.cluster.node.gpus};
+  nlohmann::json entry = {{"dir", plan_dir(i)},
+                          {"plan", planner::plan_name(c.plan)},
+                          {"simulated_rank", c.rank},
+                          {"predicted_iteration_s", c.ranked->simulated.iteration.value()},
+                          {"predicted_memory_bytes", c.ranked->simulated.memory.peak().value()}};
+  if (on_torchtitan(searched)) {
+    write_output_file(sub / "launch_torchtitan.sh", planner::torchtitan_launch_script(header), true);
+    write_output_file(sub / "torchtitan.toml", planner::torchtitan_toml(c.plan, *s.model, *s.training, header.lines, s.cluster.node.gpus, o.steps), false);
+    nlohmann::json checked = nlohmann::json::array();
+    for (const auto& [key, value] : planner::torchtitan_settings(c.plan, *s.training)) checked.push_back({key, std::to_string(value)});
+    entry["checked_arguments"] = checked;
+  } else {
+    write_output_file(sub / "launch_megatron.sh", planner::megatron_launch_script(c.launch, header), true);
+    write_output_file(sub / "megatron_args.txt", planner::megatron_argument_file(c.launch, header), false);
+    entry["megatron_arguments"] = planner::megatron_argument_line(c.launch);
+    entry["checked_arguments"] = checked_arguments(c.launch);
+  }
+  return entry;
+}
+
+// confirm.json without its plans: what ran where, and which framework release.
+nlohmann::json confirm_manifest(const Options& o, const PlanSearch& searched) {
+  const auto& s = searched.scenario;
   nlohmann::json manifest = {{"parasim_confirm", kManifestVersion},
                              {"scenario", s.name},
                              {"model", s.model->name},
@@ -170,6 +165,32 @@ nlohmann::json write_confirm(const Options& o, const PlanSearch& searched, const
     manifest["megatron_lm_commit"] = std::string(planner::kMegatronCommit);
     manifest["site_arguments"] = o.extra_args;
   }
+  return manifest;
+}
+
+nlohmann::json write_confirm(const Options& o, const PlanSearch& searched, const std::vector<Candidate>& chosen) {
+  const auto& s = searched.scenario;
+  const std::filesystem::path dir(o.out);
+  std::error_code ec;
+  std::filesystem::create_directories(dir, ec);
+  nlohmann::json plans = nlohmann::json::array();
+  planner::ConfirmRunner runner;
+  runner.framework = framework_of(searched);
+  runner.nodes = s.cluster.nodes;
+  runner.gpus_per_node = s.cluster.node.gpus;
+  std::vector<double> predicted;
+  for (std::size_t i = 0; i < chosen.size(); ++i) {
+    plans.push_back(write_plan(o, searched, chosen, i, fresh_plan_dir(dir, i)));
+    runner.plan_dirs.push_back(plan_dir(i));
+    predicted.push_back(chosen[i].ranked->simulated.iteration.value());
+  }
+  runner.header = {fmt::format("parasim confirm {}: the {} fastest plans {} runs of {} on {} x {},", s.name, chosen.size(),
+                               runner.framework.name, s.model->name, s.cluster.gpus(), s.cluster.node.gpu.name),
+                   fmt::format("{} iterations each, predicted fastest first (confirm.json has the predictions).", o.steps)};
+  runner.wall_seconds = planner::confirm_wall_seconds(predicted, o.steps);
+  write_output_file(dir / "confirm.sbatch", planner::confirm_sbatch(runner), true);
+  write_output_file(dir / "run_on_node.sh", planner::confirm_node_script(runner), true);
+  auto manifest = confirm_manifest(o, searched);
   manifest["plans"] = plans;
   write_output_file(dir / "confirm.json", manifest.dump(2) + "\n", false);
   return manifest;
