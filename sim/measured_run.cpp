@@ -257,6 +257,7 @@ MeasuredRun read_row(const yaml::Node& node) {
   m.id = r.string("id");
   m.family = m.id.substr(0, m.id.find('-'));
   m.source = r.string("source");
+  if (r.has("notes")) m.notes = r.string("notes");
   m.where = node.location();
   const auto& model = r.section("model");
   read_model(model, m);

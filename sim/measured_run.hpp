@@ -28,6 +28,7 @@ struct MeasuredRun {
   std::string id;
   std::string family;  ///< the id's first word: sc21, korthikanti, foundry, dgxc, …
   std::string source;
+  std::string notes;  ///< what the row's author inferred and its caveats, as written
   SourceLocation where;
   // model
   std::string arch;  ///< gpt | llama | moe

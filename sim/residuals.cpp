@@ -4,6 +4,7 @@
 #include <cmath>
 #include <fmt/format.h>
 #include <map>
+#include <regex>
 
 namespace parasim::sim {
 
@@ -48,6 +49,18 @@ void apply_rule_of_thumb(std::vector<RowResult>& rows, double mfu) {
   for (auto& r : rows) r.rule_of_thumb_error = counted(r) && mfu > 0 ? measured_mfu(r) / mfu - 1 : 0.0;
 }
 
+std::string release_of(const MeasuredRun& run) {
+  static const std::regex nvidia(R"((?:^|[^\d.])(\d{2}\.\d{2})(?:\.\d+)?(?![\d.]))");
+  static const std::regex megatron_core(R"(\br(\d+\.\d+)(?:\.\d+)?\b)");
+  static const std::regex year(R"(\b(20(?:1[5-9]|2[0-9]))\b)");  // 2015-2029: not 2048 tokens or GPUs
+  std::smatch m;
+  if (std::regex_search(run.source, m, nvidia)) return m[1];
+  if (std::regex_search(run.source, m, megatron_core)) return "r" + m[1].str();
+  const std::string dated = run.source + " " + run.notes;
+  if (std::regex_search(dated, m, year)) return m[1];
+  return "unstated";
+}
+
 bool is_residual_field(std::string_view field) { return std::find(std::begin(kResidualFields), std::end(kResidualFields), field) != std::end(kResidualFields); }
 
 std::string row_property(const RowResult& r, const std::string& file, std::string_view field) {
@@ -56,6 +69,7 @@ std::string row_property(const RowResult& r, const std::string& file, std::strin
   if (field == "file") return file;
   if (field == "family") return run.family;
   if (field == "stack") return std::string(software_stack_name(r.stack));
+  if (field == "release") return release_of(run);
   if (field == "gpu") return run.gpu;
   if (field == "precision") return run.precision;
   if (field == "attention") return run.attention;

@@ -21,11 +21,17 @@ double fit_rule_of_thumb(const std::vector<RowResult>& rows);
 void apply_rule_of_thumb(std::vector<RowResult>& rows, double mfu);
 
 /// The properties rows can be grouped by, in the order `validate --help` lists them.
-inline constexpr std::string_view kResidualFields[] = {"file", "family", "stack", "gpu", "precision", "attention", "arch",   "tp",
-                                                       "pp",   "cp",     "ep",    "zero", "schedule", "seq",      "gpus", "comm"};
+inline constexpr std::string_view kResidualFields[] = {"file", "family", "stack", "release", "gpu", "precision", "attention", "arch", "tp",
+                                                       "pp",   "cp",     "ep",    "zero",    "schedule", "seq",    "gpus",      "comm"};
 bool is_residual_field(std::string_view field);
 
-/// A row's value of a property: its file, family, the stack its source names, GPU, precision,
+/// The software release a row's source names, for grouping errors by it (the stacks changed their
+/// kernels release by release): NVIDIA's YY.MM releases ("release 25.04.02", "NeMo 24.03.01" →
+/// 25.04, 24.03), Megatron-Core's ("Megatron-Core r0.8.0" → r0.8); else the year the source or the
+/// notes date the run in ("Dec 2024", "2022-02-21" → 2024, 2022); else "unstated".
+std::string release_of(const MeasuredRun& run);
+
+/// A row's value of a property: its file, family, the stack its source names and its release, GPU, precision,
 /// attention kernel, architecture; the simulated plan's tp (1, 2-8, >8), pp, cp, ep (1 or >1), ZeRO
 /// stage and schedule; sequence length (<=2K, 4K, 8K, 16-32K, >32K), GPU count (<=64, 65-512,
 /// 513-4096, >4096) and exposed-communication share of the iteration (<10%, 10-25%, 25-50%, >=50%).

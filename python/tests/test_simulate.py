@@ -88,6 +88,14 @@ def test_validate_is_the_cli_json():
     assert report.simulated == json.loads(text)["summary"]["simulated"] and 0 < report.mape < 1
 
 
+def test_validate_by_release_groups_as_the_cli_does():
+    rows = ["tests/data/validation/stacks.yaml"]
+    report = parasim.validate(rows, by="stack,release", threads=1).to_dict()
+    assert same_document(report, cli_json("validate", *rows, "--by", "stack,release", "--json"))
+    keys = {(g["key"]["stack"], g["key"]["release"]) for g in report["by"]["groups"]}
+    assert ("Megatron-DeepSpeed", "2022") in keys and ("NeMo", "25.04") in keys and ("Megatron-LM", "r0.8") in keys
+
+
 def test_validate_a_bad_grouping_is_an_input_error():
     with pytest.raises(parasim.InputError) as e:
         parasim.validate(["tests/data/validation/sample.yaml"], by="colour")

@@ -126,6 +126,12 @@ parasim_cli_test(NAME validate_by ARGS validate tests/data/validation/schedules.
                               "dualpipe +moe +1 +[0-9.]+% +[+-][0-9.]+% +[0-9.]+%" "zb-v +llama +1 ")
 parasim_cli_test(NAME validate_by_json ARGS validate tests/data/validation/schedules.yaml --by gpus,comm --json
                  JSON by.fields.0=gpus by.fields.1=comm by.groups.0.key.gpus=<=64 summary.simulated=5 rows.0.id=zb-1p)
+# By the release the sources name (NVIDIA's YY.MM, Megatron-Core's rX.Y, else the year the source or
+# notes give): the stacks changed their kernels release by release.
+parasim_cli_test(NAME validate_by_release ARGS validate tests/data/validation/stacks.yaml --by release MAX_COLUMNS 120
+                 STDOUT_REGEX "By release \\(bias" "\n2022 +1 +[0-9.]+% +-[0-9.]+%" "\n2024 +2 " "\n25\\.04 +2 " "\nr0\\.8 +1 " "\nunstated +1 ")
+parasim_cli_test(NAME validate_by_release_json ARGS validate tests/data/validation/stacks.yaml --by stack,release --json
+                 JSON by.fields.1=release by.groups.1.key.stack=Megatron-DeepSpeed by.groups.1.key.release=2022 by.groups.5.key.release=2024 by.groups.5.rows=2)
 parasim_cli_test(NAME validate_bad_by ARGS validate tests/data/validation/schedules.yaml --by colour RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_bad_by.expected)
 # Peak memory against the sources' figures, per row (a note under it), per file and per family, and by

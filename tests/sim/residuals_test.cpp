@@ -90,6 +90,27 @@ TEST_CASE("residuals grouped by row properties: count, MAPE, signed bias and the
   CHECK_FALSE(is_residual_field("colour"));
 }
 
+TEST_CASE("the release a row's source names: NVIDIA's YY.MM, Megatron-Core's rX.Y, else the year the source or notes date the run") {
+  MeasuredRun m;
+  m.source = "NVIDIA/dgxc-benchmarking: llama3.1/README.md (release 25.04.02, NeMo 2 / Megatron-Core)";
+  CHECK(release_of(m) == "25.04");
+  m.source = "NVIDIA/NeMo: docs/source/performance/performance_long_sequence.md (LLAMA2-7B FP8, DGX-H100, NeMo 24.03.01)";
+  CHECK(release_of(m) == "24.03");
+  m.source = "NVIDIA-NeMo/Megatron-Bridge: docs/performance-summary-archive.md (NeMo 25.09 container, Pre-Training, DGX-H100)";
+  CHECK(release_of(m) == "25.09");
+  m.source = "NVIDIA/Megatron-LM README \"Performance Benchmarking\" (Megatron-Core r0.8.0) (weak scaling table)";
+  CHECK(release_of(m) == "r0.8");
+  m.source = "pytorch/torchtitan: benchmarks/llama3_h100_202412_torchtitan.md (Dec 2024; also docs/performance.md)";
+  CHECK(release_of(m) == "2024");
+  // The year may be in the notes only; token and GPU counts are not years, nor are version parts.
+  m.source = "bigscience-workshop/bigscience: train/tr11-176B-ml/chronicles-prequel.md";
+  m.notes = "BLOOM-176B topology search, run date 2022-02-21, 2048 sequences on 384 GPUs";
+  CHECK(release_of(m) == "2022");
+  m.notes = "seq 2048 on 2048 GPUs; v1.10.3";
+  CHECK(release_of(m) == "unstated");
+  CHECK(is_residual_field("release"));
+}
+
 TEST_CASE("memory against the printed peaks: median and worst of the absolute errors, bias of the signed ones, rows without a peak left out") {
   MeasuredRun run;
   std::vector<RowResult> rows(4);
