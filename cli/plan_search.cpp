@@ -4,7 +4,6 @@
 #include <iostream>
 #include <memory>
 #include <thread>
-#include <unistd.h>
 
 #include "cli/launch_files.hpp"
 #include "planner/torchtitan_rules.hpp"
@@ -129,7 +128,7 @@ PlanSearch run_plan_search(const PlanSearchOptions& o, sim::Scenario scenario, b
   std::string bar_phase;
   if (o.on_progress) {
     out.options.progress = o.on_progress;
-  } else if (progress && isatty(STDERR_FILENO)) {
+  } else if (progress) {
     out.options.progress = [&bar, &bar_phase](const char* phase, std::size_t done, std::size_t total) {
       if (!bar || bar_phase != phase) {
         bar.reset();

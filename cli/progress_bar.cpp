@@ -1,12 +1,14 @@
 #include "cli/progress_bar.hpp"
 
 #include <fmt/format.h>
+#include <unistd.h>
+
 #include <iostream>
 
 namespace parasim::cli {
 
 ProgressBar::ProgressBar(std::string what, std::size_t total, bool enabled)
-    : what_(std::move(what)), total_(total), start_(std::chrono::steady_clock::now()), enabled_(enabled) {
+    : what_(std::move(what)), total_(total), start_(std::chrono::steady_clock::now()), enabled_(enabled), terminal_(isatty(STDERR_FILENO) != 0) {
   if (!enabled_) return;
   ticker_ = std::thread([this] {
     std::unique_lock lock(mutex_);
@@ -31,7 +33,23 @@ void ProgressBar::set_done(std::size_t done) { done_ = done; }
 
 double ProgressBar::elapsed() const { return std::chrono::duration<double>(std::chrono::steady_clock::now() - start_).count(); }
 
+// Plain lines are few: one once the first second has passed, then one every 5 seconds, and the last.
+constexpr double kLineInterval = 5.0;
+
+void ProgressBar::print_line(bool last) {
+  const double now = elapsed();
+  if (!last && drawn_ && now - last_line_ < kLineInterval) return;
+  const std::size_t done = done_;
+  const std::string what = what_.substr(0, what_.find_last_not_of(' ') + 1);
+  std::cerr << fmt::format("{}: {}/{} ({:.0f}%), {:.0f} s{}\n", what, done, total_, 100.0 * static_cast<double>(done) / static_cast<double>(std::max<std::size_t>(1, total_)),
+                           now, last ? ", done" : "")
+            << std::flush;
+  last_line_ = now;
+  drawn_ = true;
+}
+
 void ProgressBar::draw(bool last) {
+  if (!terminal_) return print_line(last);
   constexpr std::size_t width = 30;
   const std::size_t done = done_;
   const std::size_t filled = width * done / std::max<std::size_t>(1, total_);

@@ -1,7 +1,8 @@
 #pragma once
-// A progress bar on stderr for work that takes more than a second: it appears only on a terminal,
-// only once a second has passed, and redraws itself a few times a second (so a long variant still
-// shows the clock moving). Nothing of it reaches stdout or the files a command writes.
+// Progress on stderr for work that takes more than a second, shown only once a second has passed. On
+// a terminal a bar that redraws itself a few times a second (so a long variant still shows the clock
+// moving); elsewhere (a pipe, a CI log) a plain line every few seconds and one at the end. Nothing of
+// it reaches stdout or the files a command writes.
 #include <atomic>
 #include <chrono>
 #include <condition_variable>
@@ -13,7 +14,7 @@ namespace parasim::cli {
 
 class ProgressBar {
  public:
-  /// `enabled` false (not a terminal, --json) makes every call a no-op.
+  /// `enabled` false (--json, a rank other than the first) makes every call a no-op.
   ProgressBar(std::string what, std::size_t total, bool enabled);
   ~ProgressBar();
   ProgressBar(const ProgressBar&) = delete;
@@ -25,11 +26,14 @@ class ProgressBar {
 
  private:
   void draw(bool last);
+  void print_line(bool last);
   std::string what_;
   std::size_t total_;
   std::atomic<std::size_t> done_{0};
   std::chrono::steady_clock::time_point start_;
   bool enabled_;
+  bool terminal_;          ///< redraw one bar in place; else plain lines
+  double last_line_ = 0;   ///< when the last plain line was printed (seconds since the start)
   bool drawn_ = false;
   std::mutex mutex_;
   std::condition_variable wake_;

@@ -7,7 +7,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
-#include <unistd.h>
 
 #include "cli/commands.hpp"
 #include "cli/prediction_interval.hpp"
@@ -287,7 +286,7 @@ Action add_validate_command(CLI::App& app) {
     options.hardware_dir = o->hardware;
     options.threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
     std::unique_ptr<ProgressBar> bar;
-    if (isatty(STDERR_FILENO)) {
+    if (!o->json) {
       options.progress = [&bar](std::size_t done, std::size_t total) {
         if (!bar) bar = std::make_unique<ProgressBar>("validate", total, true);
         bar->set_done(done);

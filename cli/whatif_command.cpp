@@ -8,7 +8,6 @@
 #include <fstream>
 #include <iostream>
 #include <thread>
-#include <unistd.h>
 
 #include "cli/commands.hpp"
 #include "cli/constraint_options.hpp"
@@ -121,7 +120,7 @@ int run_study(const Options& o, const planner::WhatifOptions& base_options) {
   options.fixed_plan = r.study.fixed_plan;
   double seconds = 0;
   {
-    ProgressBar bar("variants", scenarios.size(), isatty(STDERR_FILENO) && !o.json && is_root_process());
+    ProgressBar bar("variants", scenarios.size(), !o.json && is_root_process());
     options.progress = [&](std::size_t done, std::size_t) { bar.set_done(done); };
     r.outcomes = evaluate_distributed(planner::study_jobs(scenarios, r.study.fixed_plan), options);
     seconds = bar.elapsed();
@@ -148,7 +147,7 @@ int run_sensitivity(const Options& o, const planner::WhatifOptions& base_options
   std::vector<planner::Outcome> outcomes;
   double seconds = 0;
   {
-    ProgressBar bar("sensitivity", jobs.jobs.size(), isatty(STDERR_FILENO) && !o.json && is_root_process());
+    ProgressBar bar("sensitivity", jobs.jobs.size(), !o.json && is_root_process());
     auto options = base_options;
     options.progress = [&](std::size_t done, std::size_t) { bar.set_done(done); };
     outcomes = evaluate_distributed(jobs.jobs, options);

@@ -147,3 +147,12 @@ parasim_cli_test(NAME plan_ds_config_ulysses_mesh ARGS plan scenarios/jobs/llama
 parasim_cli_test(NAME plan_recompute_modules_launch ARGS plan scenarios/jobs/deepseek-v3-2048-h800.yaml --framework megatron --top 3
                  STDOUT_REGEX "recompute selective \\(moe_act,layernorm,mla_up_proj\\)" "--recompute-granularity selective"
                  "--recompute-modules moe_act layernorm mla_up_proj" "--fp8-recipe tensorwise")
+# Work over a second reports progress on stderr: a bar on a terminal, plain lines elsewhere (here a
+# pipe): one once a second has passed, one every 5 s, and the last with "done" (the default job's
+# analytical scan takes seconds); none with --json.
+add_test(NAME cli_plan_progress_lines COMMAND sh -c "$<TARGET_FILE:parasim> plan scenarios/default.yaml 2>&1 >/dev/null")
+set_tests_properties(cli_plan_progress_lines PROPERTIES WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} LABELS cli
+                     PASS_REGULAR_EXPRESSION "\nanalytical: [0-9]+/[0-9]+ \\([0-9]+%\\), [0-9]+ s, done\n" FAIL_REGULAR_EXPRESSION "\\[#")
+add_test(NAME cli_plan_progress_silent_json COMMAND sh -c "$<TARGET_FILE:parasim> plan scenarios/jobs/qwen3-30b-a3b-64-h100.yaml --json 2>&1 >/dev/null")
+set_tests_properties(cli_plan_progress_silent_json PROPERTIES WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} LABELS cli
+                     PASS_REGULAR_EXPRESSION "^searched [0-9]+ candidates" FAIL_REGULAR_EXPRESSION "analytical:")
