@@ -7,7 +7,6 @@
 #include <memory>
 #include <nlohmann/json.hpp>
 #include <thread>
-#include <unistd.h>
 
 #include "cli/commands.hpp"
 #include "cli/launch_files.hpp"
@@ -316,74 +315,98 @@ PublishedCheck check_published(const sim::MeasuredRun& run, const Options& o) {
   return c;
 }
 
-int check_published_file(const Options& o) {
+// The file's rows, or those --rows names, in its order.
+std::vector<sim::MeasuredRun> published_rows(const Options& o) {
   auto runs = sim::load_measured_runs(o.published);
-  if (!o.rows.empty()) {
-    std::vector<sim::MeasuredRun> kept;
-    for (const auto& id : o.rows) {
-      const auto it = std::find_if(runs.begin(), runs.end(), [&](const sim::MeasuredRun& r) { return r.id == id; });
-      if (it == runs.end()) throw InputError({o.published, 0, 0}, "--rows", fmt::format("no row '{}' in the file", id));
-      kept.push_back(*it);
-    }
-    runs = std::move(kept);
+  if (o.rows.empty()) return runs;
+  std::vector<sim::MeasuredRun> kept;
+  for (const auto& id : o.rows) {
+    const auto it = std::find_if(runs.begin(), runs.end(), [&](const sim::MeasuredRun& r) { return r.id == id; });
+    if (it == runs.end()) throw InputError({o.published, 0, 0}, "--rows", fmt::format("no row '{}' in the file", id));
+    kept.push_back(*it);
   }
-  std::vector<PublishedCheck> checks;
-  for (std::size_t i = 0; i < runs.size(); ++i) {
-    if (isatty(STDERR_FILENO) && !o.json) std::cerr << fmt::format("\rplanning row {}/{}: {:<40}", i + 1, runs.size(), runs[i].id) << std::flush;
-    checks.push_back(check_published(runs[i], o));
-  }
-  if (isatty(STDERR_FILENO) && !o.json) std::cerr << "\n";
+  return kept;
+}
+
+struct PublishedTally {
   int checked = 0, sound = 0, top10 = 0;
   double speedup_sum = 0;
+};
+
+PublishedTally tally(const std::vector<PublishedCheck>& checks) {
+  PublishedTally t;
   for (const auto& c : checks) {
     if (c.skipped) continue;
-    ++checked;
-    sound += c.sound;
-    top10 += c.published_rank <= 10;
-    speedup_sum += c.published_s / c.best_s;
+    ++t.checked;
+    t.sound += c.sound;
+    t.top10 += c.published_rank <= 10;
+    t.speedup_sum += c.published_s / c.best_s;
   }
+  return t;
+}
+
+nlohmann::json published_json(const Options& o, const std::vector<PublishedCheck>& checks, const PublishedTally& n) {
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& c : checks) {
+    if (c.skipped) {
+      rows.push_back({{"id", c.id}, {"skipped", *c.skipped}});
+      continue;
+    }
+    rows.push_back({{"id", c.id},
+                    {"published_plan", c.published_plan},
+                    {"published_iteration_s", c.published_s},
+                    {"published_rank", c.published_rank},
+                    {"published_fits", c.published_fits},
+                    {"best_plan", c.best_plan},
+                    {"best_iteration_s", c.best_s},
+                    {"sound", c.sound},
+                    {"unsimulated_fillings", c.unsimulated},
+                    {"explanation", c.explanation},
+                    {"why", c.why}});
+  }
+  return {{"file", o.published}, {"rows", rows}, {"checked", n.checked}, {"sound", n.sound}, {"published_in_top_10", n.top10}};
+}
+
+std::string published_text(const std::vector<PublishedCheck>& checks, const PublishedTally& n) {
+  Table t({"row", "published plan (simulated)", "time", "rank", "best plan found", "time", "speed-up", "verdict"},
+          {Table::Align::left, Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::left, Table::Align::right,
+           Table::Align::right, Table::Align::left});
+  for (const auto& c : checks) {
+    if (c.skipped) {
+      t.add({c.id, "skipped: " + *c.skipped, "", "", "", "", "", ""});
+      continue;
+    }
+    t.add({c.id, c.published_plan, format_duration(Seconds(c.published_s)), fmt::format("{}", c.published_rank), c.best_plan,
+           format_duration(Seconds(c.best_s)), fmt::format("{:.2f}x", c.published_s / c.best_s),
+           !c.sound ? "UNSOUND: published plan faster" : c.why.empty() ? "ok" : c.why});
+  }
+  std::string out = t.render();
+  for (const auto& c : checks) {
+    if (!c.explanation.empty()) out += "\n" + c.explanation;
+  }
+  out += fmt::format("\n{} rows planned: the best plan found is at least as fast as the published one on {}; the published plan is in the "
+                     "top 10 on {}; mean speed-up {:.2f}x\n",
+                     n.checked, n.sound, n.top10, n.checked ? n.speedup_sum / n.checked : 0.0);
+  return out;
+}
+
+int check_published_file(const Options& o) {
+  const auto runs = published_rows(o);
+  std::vector<PublishedCheck> checks;
+  {
+    ProgressBar bar("planning rows", runs.size(), !o.json);
+    for (std::size_t i = 0; i < runs.size(); ++i) {
+      checks.push_back(check_published(runs[i], o));
+      bar.set_done(i + 1);
+    }
+  }
+  const auto n = tally(checks);
   if (o.json) {
-    nlohmann::json rows = nlohmann::json::array();
-    for (const auto& c : checks) {
-      if (c.skipped) {
-        rows.push_back({{"id", c.id}, {"skipped", *c.skipped}});
-        continue;
-      }
-      rows.push_back({{"id", c.id},
-                      {"published_plan", c.published_plan},
-                      {"published_iteration_s", c.published_s},
-                      {"published_rank", c.published_rank},
-                      {"published_fits", c.published_fits},
-                      {"best_plan", c.best_plan},
-                      {"best_iteration_s", c.best_s},
-                      {"sound", c.sound},
-                      {"unsimulated_fillings", c.unsimulated},
-                      {"explanation", c.explanation},
-                      {"why", c.why}});
-    }
-    std::cout << nlohmann::json{{"file", o.published}, {"rows", rows}, {"checked", checked}, {"sound", sound}, {"published_in_top_10", top10}}.dump(2) << "\n";
+    std::cout << published_json(o, checks, n).dump(2) << "\n";
   } else {
-    Table t({"row", "published plan (simulated)", "time", "rank", "best plan found", "time", "speed-up", "verdict"},
-            {Table::Align::left, Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::left, Table::Align::right,
-             Table::Align::right, Table::Align::left});
-    for (const auto& c : checks) {
-      if (c.skipped) {
-        t.add({c.id, "skipped: " + *c.skipped, "", "", "", "", "", ""});
-        continue;
-      }
-      t.add({c.id, c.published_plan, format_duration(Seconds(c.published_s)), fmt::format("{}", c.published_rank), c.best_plan,
-             format_duration(Seconds(c.best_s)), fmt::format("{:.2f}x", c.published_s / c.best_s),
-             !c.sound ? "UNSOUND: published plan faster" : c.why.empty() ? "ok" : c.why});
-    }
-    std::cout << t.render();
-    for (const auto& c : checks) {
-      if (!c.explanation.empty()) std::cout << "\n" << c.explanation;
-    }
-    std::cout << fmt::format("\n{} rows planned: the best plan found is at least as fast as the published one on {}; the published plan is in the "
-                             "top 10 on {}; mean speed-up {:.2f}x\n",
-                             checked, sound, top10, checked ? speedup_sum / checked : 0.0);
+    std::cout << published_text(checks, n);
   }
-  return sound == checked ? 0 : 3;
+  return n.sound == n.checked ? 0 : 3;
 }
 
 }  // namespace
