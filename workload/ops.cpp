@@ -421,6 +421,33 @@ Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
   return blk;
 }
 
+namespace {
+
+// Selective recompute of the MLP: Megatron-Core's mlp module reruns it whole, torchtitan's op-level
+// policy the norm, w3 and the activation; otherwise everything is kept.
+void recompute_mlp_selectively(const ModelSpec& m, const TrainingSpec& tr, const Dims& d, RecomputeModules modules, Block& blk) {
+  const bool swiglu = m.activation == Activation::swiglu;
+  const double up = (swiglu ? 2 : 1) * d.f / d.t;
+  const double inner = d.f / d.t;
+  blk.stored_activation_bytes = blk.full_activation_bytes;
+  // Megatron-Core's mlp module: a checkpoint of the whole MLP keeps its input (the norm's, the
+  // residual stream) and reruns it all; the dropout after it is outside, its mask kept.
+  if (recomputes_by_module(m, tr) && modules.has(RecomputeModule::mlp)) {
+    blk.stored_activation_bytes = d.Tr * d.h * (d.e + d.mask);
+    std::copy_if(blk.forward.begin(), blk.forward.end(), std::back_inserter(blk.recompute), [](const Op& op) { return op.name != "bias_dropout_add"; });
+  }
+  // torchtitan's op-level policy (see keep_every_second_matmul): w1's output and w2's are kept
+  // (fc1's alone without a gate); the norm, w3 and the activation are rerun.
+  if (!recomputes_by_module(m, tr)) {
+    blk.stored_activation_bytes = swiglu ? d.e * d.T * (inner + d.h) : d.e * d.T * up;
+    blk.recompute.push_back(memory("norm2", 2 * d.e * d.Tr * d.h, tr.precision));
+    if (swiglu) blk.recompute.push_back(after_norm(gemm("fc1_up", d.T, inner, d.h, d, d.gemm)));
+    blk.recompute.push_back(memory(swiglu ? "swiglu" : "gelu", d.e * d.T * (up + inner), tr.precision));
+  }
+}
+
+}  // namespace
+
 Block mlp_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
   const Dims d = dims_of(m, tr, sh);
   const bool swiglu = m.activation == Activation::swiglu;
@@ -454,23 +481,7 @@ Block mlp_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh
   blk.transient_bytes = d.e * (d.Tr * d.h + d.T * up);
   switch (sh.recompute) {
     case Recompute::none: blk.stored_activation_bytes = blk.full_activation_bytes; break;
-    case Recompute::selective:
-      blk.stored_activation_bytes = blk.full_activation_bytes;
-      // Megatron-Core's mlp module: a checkpoint of the whole MLP keeps its input (the norm's, the
-      // residual stream) and reruns it all; the dropout after it is outside, its mask kept.
-      if (recomputes_by_module(m, tr) && sh.modules.has(RecomputeModule::mlp)) {
-        blk.stored_activation_bytes = d.Tr * d.h * (d.e + d.mask);
-        std::copy_if(f.begin(), f.end(), std::back_inserter(blk.recompute), [](const Op& op) { return op.name != "bias_dropout_add"; });
-      }
-      // torchtitan's op-level policy (see keep_every_second_matmul): w1's output and w2's are kept
-      // (fc1's alone without a gate); the norm, w3 and the activation are rerun.
-      if (!recomputes_by_module(m, tr)) {
-        blk.stored_activation_bytes = swiglu ? d.e * d.T * (inner + d.h) : d.e * d.T * up;
-        blk.recompute.push_back(memory("norm2", 2 * d.e * d.Tr * d.h, tr.precision));
-        if (swiglu) blk.recompute.push_back(after_norm(gemm("fc1_up", d.T, inner, d.h, d, d.gemm)));
-        blk.recompute.push_back(memory(swiglu ? "swiglu" : "gelu", d.e * d.T * (up + inner), tr.precision));
-      }
-      break;
+    case Recompute::selective: recompute_mlp_selectively(m, tr, d, sh.modules, blk); break;
     case Recompute::full:
       blk.stored_activation_bytes = 0;  // recomputed from the layer input kept by the attention block
       blk.recompute = f;
