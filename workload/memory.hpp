@@ -1,5 +1,4 @@
 #pragma once
-
 // Bytes per GPU, per pipeline stage: model state by ZeRO stage, activations in flight under the
 // schedule, buffers, and an allowance for what PyTorch and CUDA keep besides tensors.
 #include <algorithm>

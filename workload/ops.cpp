@@ -341,7 +341,12 @@ void core_ops(const Dims& d, bool flash, CoreOps& core) {
 
 // The block's passes in order: the norm, the projections, the core, the output projection and the
 // residual; backward the same in reverse, the weight gradients apart.
-void attention_passes(const TrainingSpec& tr, const Dims& d, double v_width, const Projections& in, const CoreOps& core, bool flash, Block& blk) {
+// The widths on this rank of the projections' output (q, k and v) and of the attention output.
+struct HeadWidths {
+  double qkv, v;
+};
+
+void attention_passes(const TrainingSpec& tr, const Dims& d, HeadWidths w, const Projections& in, const CoreOps& core, bool flash, Block& blk) {
   auto& f = blk.forward;
   auto& bi = blk.backward_input;
   auto& bw = blk.backward_weight;
@@ -352,7 +357,7 @@ void attention_passes(const TrainingSpec& tr, const Dims& d, double v_width, con
   // gathers the output gradient, scatters q, k and v's gradients into zeros and concatenates them
   // into the QKV projection's gradient.
   const bool unpadded = flash && d.flash_kernel == FlashKernel::flash1;
-  const double qkv_width = (d.q + 2 * d.kv) / d.t;
+  const double qkv_width = w.qkv, v_width = w.v;
   if (unpadded) f.push_back(memory("unpad_qkv", 2 * d.e * d.T * qkv_width, tr.precision));
   f.insert(f.end(), core.forward.begin(), core.forward.end());
   if (unpadded) f.push_back(memory("pad_output", 3 * d.e * d.T * v_width, tr.precision));
@@ -372,7 +377,8 @@ void attention_passes(const TrainingSpec& tr, const Dims& d, double v_width, con
 
 // What the block keeps for backward without recompute, and what its backward holds beside that.
 // Returns the core's share of what is kept (its statistics, or the eager scores).
-double attention_memory(const Dims& d, double v_width, const Projections& in, bool flash, Block& blk) {
+double attention_memory(const Dims& d, HeadWidths w, const Projections& in, bool flash, Block& blk) {
+  const double v_width = w.v;
   // Stored for backward (see the header for the term-by-term account): the norm input and the
   // dropout mask, what the projections keep, the output projection's input, the core's statistics.
   const double kept = d.Tr * d.h * (d.e + d.mask) + in.kept + d.T * d.e_in * v_width;
@@ -384,8 +390,7 @@ double attention_memory(const Dims& d, double v_width, const Projections& in, bo
   // it, and the core's gradients. Eager: the probabilities' gradient, s² elements a head (Megatron's
   // fused softmax writes the scores' gradient over it), and with dropout the dropped probabilities'
   // gradient beside it. Flash: q, k and v's gradients beside the output's.
-  const double qkv_width = (d.q + 2 * d.kv) / d.t;
-  blk.transient_bytes = d.e * d.Tr * d.h + (flash ? d.e * d.T * (qkv_width + v_width) : d.e * score_elems * (d.mask > 0 ? 2 : 1));
+  blk.transient_bytes = d.e * d.Tr * d.h + (flash ? d.e * d.T * (w.qkv + v_width) : d.e * score_elems * (d.mask > 0 ? 2 : 1));
   return scores;
 }
 
@@ -397,11 +402,11 @@ Block attention_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
   Block blk;
   blk.kind = BlockKind::attention;
   const auto in = m.is_mla() ? latent_projections(m, tr, d) : qkv_projections(m, tr, d);
-  const double v_width = static_cast<double>(m.v_width()) / d.t;  // the attention output on this rank
+  const HeadWidths widths{(d.q + 2 * d.kv) / d.t, static_cast<double>(m.v_width()) / d.t};
   CoreOps core;
   core_ops(d, flash, core);
-  attention_passes(tr, d, v_width, in, core, flash, blk);
-  const double scores = attention_memory(d, v_width, in, flash, blk);
+  attention_passes(tr, d, widths, in, core, flash, blk);
+  const double scores = attention_memory(d, widths, in, flash, blk);
   switch (sh.recompute) {
     case Recompute::none: blk.stored_activation_bytes = blk.full_activation_bytes; break;
     case Recompute::selective:
