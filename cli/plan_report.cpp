@@ -28,6 +28,7 @@ nlohmann::json ranked_plan_json(const planner::RankedPlan& r, const planner::Sea
           {"micro_batch", r.plan.micro_batch},
           {"recompute", workload::recompute_text(r.plan)},
           {"schedule", workload::schedule_name(r.plan.schedule)},
+          {"microbatch_group", r.plan.schedule == workload::Schedule::interleaved_1f1b ? nlohmann::json(r.plan.microbatch_group_size()) : nlohmann::json(nullptr)},
           {"ep_overlap", r.plan.overlap.ep_comm},
           {"iteration_s", s.iteration.value()},
           {"analytical_iteration_s", r.estimate.iteration.value()},

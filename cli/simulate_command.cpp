@@ -92,7 +92,7 @@ std::string to_text(const sim::Scenario& s, const sim::Result& r) {
                      p.sp ? " (sp)" : "", p.pp, p.vpp > 1 ? fmt::format(" (vpp {})", p.vpp) : "", p.dp,
                      p.cp > 1 ? fmt::format(" x cp {} ({})", p.cp, workload::cp_kind_name(p.cp_kind)) : "",
                      s.model->is_moe() ? fmt::format(", ep {} etp {}{}", p.ep, p.expert_tp(), p.overlap.ep_comm ? " (all-to-all overlapped)" : "") : "",
-                     workload::schedule_name(p.schedule),
+                     workload::schedule_text(p),
                      p.micro_batch, p.global_batch, workload::recompute_text(p), p.zero);
   out += fmt::format("Iteration   {} (80% interval {})   {} tokens/s   {} samples/s\n", seconds(r.iteration),
                      interval_text(interval_of(bundled_error_model(), r, s.training->precision)), format_number(r.tokens_per_s, 6),

@@ -164,7 +164,7 @@ std::string tasks_report(const sim::Scenario& s, const TaskGraph& g, const TaskS
   out += fmt::format("Plan      tp {}{} x pp {}{} x dp {}{}{}, {}, {} micro-batches of {} per replica (global batch {}), recompute {}, zero {}\n\n",
                      p.tp, p.sp ? " (sp)" : "", p.pp, p.vpp > 1 ? fmt::format(" (vpp {})", p.vpp) : "", p.dp,
                      p.cp > 1 ? fmt::format(" x cp {} ({})", p.cp, cp_kind_name(p.cp_kind)) : "",
-                     m.is_moe() ? fmt::format(", ep {} etp {}", p.ep, p.expert_tp()) : "", schedule_name(p.schedule), g.micro_batches,
+                     m.is_moe() ? fmt::format(", ep {} etp {}", p.ep, p.expert_tp()) : "", schedule_text(p), g.micro_batches,
                      p.micro_batch, p.global_batch, workload::recompute_text(p), p.zero);
   Table tk({"task", "count"}, {Table::Align::left, Table::Align::right});
   for (const auto& [k, n] : t.kinds) tk.add({k, fmt::format("{}", n)});

@@ -28,22 +28,24 @@ struct ScheduleChoice {
   Schedule schedule;
   int vpp;
   bool ep_overlap;
+  int microbatch_group = 0;
 };
 
 // What a candidate of pp stages and `micro` micro-batches a replica may run: 1F1B; with a pipeline
 // Qi et al.'s ZB-1P and ZB-2P (ZB-1P is planned under ZB-H1's memory and never idles longer than its
-// hand-made order, so ZB-H1 is left to plans given), interleaved 1F1B at every chunk count that splits the
-// layers, the V-shaped ZB-V and DualPipe-V, and DualPipe (pp even); each schedule that pairs
-// forwards with backwards (1F1B without a pipeline, interleaved, the DualPipes) once more with the
-// expert all-to-all overlap when there is expert parallelism.
+// hand-made order, so ZB-H1 is left to plans given), interleaved 1F1B at every chunk count that splits
+// the layers (micro-batches that pp does not divide in Megatron-Core's smallest group that takes
+// them), the V-shaped ZB-V and DualPipe-V, and DualPipe (pp even); each schedule that pairs forwards
+// with backwards (1F1B without a pipeline, interleaved, the DualPipes) once more with the expert
+// all-to-all overlap when there is expert parallelism.
 std::vector<ScheduleChoice> schedule_choices(int pp, int micro, int ep, const workload::ModelSpec& model, std::optional<Schedule> pinned) {
   const bool overlap = ep > 1;
   std::vector<ScheduleChoice> out{{Schedule::one_f_one_b, 1, false}};
   // What is searched only when asked for by name (--fix schedule=...).
   if (pinned == Schedule::gpipe || (pinned == Schedule::zb_h1 && pp > 1)) out.push_back({*pinned, 1, false});
-  auto both = [&](Schedule s, int vpp) {
-    out.push_back({s, vpp, false});
-    if (overlap) out.push_back({s, vpp, true});
+  auto both = [&](Schedule s, int vpp, int group = 0) {
+    out.push_back({s, vpp, false, group});
+    if (overlap) out.push_back({s, vpp, true, group});
   };
   if (pp == 1) {
     if (overlap) out.push_back({Schedule::one_f_one_b, 1, true});
@@ -53,7 +55,7 @@ std::vector<ScheduleChoice> schedule_choices(int pp, int micro, int ep, const wo
   // v chunks a stage split the layers evenly, or the stages are uneven anyway (layers % pp != 0).
   auto splits = [&](int v) { return v * pp <= model.layers && (model.layers % (pp * v) == 0 || model.layers % pp != 0); };
   for (int v = 2; v * pp <= model.layers && v <= 16; ++v) {
-    if (splits(v) && micro % pp == 0) both(Schedule::interleaved_1f1b, v);
+    if (splits(v) && micro >= pp) both(Schedule::interleaved_1f1b, v, micro % pp == 0 ? 0 : workload::smallest_microbatch_group(micro, pp));
   }
   if (splits(2) && micro >= pp) out.push_back({Schedule::zb_v, 2, false});
   if (splits(2) && micro >= 2 * pp) both(Schedule::dualpipe_v, 2);
@@ -110,12 +112,13 @@ std::vector<Plan> global_candidates(const topology::ClusterSpec& spec, const wor
                 if (per_replica == 0 || per_replica % mb != 0) continue;
                 const int micro = per_replica / mb;
                 const auto schedules = schedule_choices(pp, micro, ep, model, options.constraints.schedule);
-                for (const auto& [schedule, vpp, ep_overlap] : schedules) {
+                for (const auto& [schedule, vpp, ep_overlap, group] : schedules) {
                   Plan p;
                   p.tp = tp;
                   p.sp = tp > 1;
                   p.pp = pp;
                   p.vpp = vpp;
+                  p.microbatch_group = group;
                   p.dp = dp;
                   p.cp = cp;
                   p.cp_kind = kind;

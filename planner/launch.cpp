@@ -16,6 +16,7 @@ std::string plan_yaml(const Plan& p, const std::string& comment) {
   std::istringstream lines(comment);
   for (std::string line; std::getline(lines, line);) out += "# " + line + "\n";
   out += fmt::format("tp: {}\nsp: {}\npp: {}\nvpp: {}\ndp: {}\n", p.tp, p.sp ? "true" : "false", p.pp, p.vpp, p.dp);
+  if (p.microbatch_group > 0) out += fmt::format("microbatch_group: {}\n", p.microbatch_group);
   if (p.cp > 1) out += fmt::format("cp: {}\ncp_kind: {}\n", p.cp, workload::cp_kind_name(p.cp_kind));
   if (p.ep > 1) out += fmt::format("ep: {}\n", p.ep);
   if (p.etp > 0) out += fmt::format("etp: {}\n", p.etp);

@@ -67,6 +67,7 @@ constexpr auto kFlags = std::to_array<MegatronFlag>({
     {"--max-position-embeddings", true, FlagRole::model},
     {"--merge-file", true, FlagRole::run},
     {"--micro-batch-size", true, FlagRole::plan},
+    {"--microbatch-group-size-per-virtual-pipeline-stage", true, FlagRole::plan},
     {"--min-lr", true, FlagRole::run},
     {"--mock-data", false, FlagRole::run},
     {"--moe-aux-loss-coeff", true, FlagRole::training},

@@ -146,6 +146,7 @@ MegatronArgumentGroup parallel_arguments(const Plan& p, const workload::ModelSpe
   } else if (p.vpp > 1) {
     g.add("--num-virtual-stages-per-pipeline-rank", p.vpp);
   }
+  if (p.microbatch_group > 0 && p.microbatch_group != p.pp) g.add("--microbatch-group-size-per-virtual-pipeline-stage", p.microbatch_group);
   if (p.cp > 1) g.add("--context-parallel-size", p.cp).add("--cp-comm-type", p.cp_kind == workload::CpKind::ring ? "p2p" : "a2a");
   if (m.is_moe()) {
     g.add("--expert-model-parallel-size", p.ep);

@@ -170,6 +170,9 @@ void Reader::plan_flag(const std::string& f, const std::string& v) {
   if (const auto it = integers.find(f); it != integers.end()) {
     *it->second = integer(f, v);
     dp_given |= f == "--data-parallel-size";
+  } else if (f == "--microbatch-group-size-per-virtual-pipeline-stage") {
+    plan.microbatch_group = integer(f, v);
+    if (plan.microbatch_group < 1) fail(f, "must be at least 1");
   } else if (f == "--sequence-parallel") {
     plan.sp = true;
   } else if (f == "--use-distributed-optimizer") {
@@ -284,6 +287,8 @@ void Reader::finish(int gpus) {
     if (last_stage > 0) plan.chunk_layers.back() = last_stage;
   }
   plan.schedule = plan.vpp > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b;
+  // Only the interleaved schedule reads the group; pp is its default.
+  if (plan.vpp == 1 || plan.microbatch_group == plan.pp) plan.microbatch_group = 0;
   if (fsdp) plan.zero = sharding == "optim_grads_params" || sharding.empty() ? 3 : sharding == "optim_grads" ? 2 : sharding == "optim" ? 1 : 0;
   if (instances > 1) {
     if (plan.zero != 1) fail("--num-distributed-optimizer-instances", "needs the distributed optimizer without Megatron-FSDP");
@@ -371,6 +376,7 @@ Plan megatron_form(Plan p, const workload::ModelSpec& m) {
   if (p.tp == 1) p.sp = false;
   if (p.zero == 0 || !p.overlap.grad_reduce) p.overlap.param_gather = false;
   if (p.zero_group == p.data_ranks()) p.zero_group = 0;
+  if (p.microbatch_group == p.pp) p.microbatch_group = 0;
   p.order = workload::full_order(p.order);
   if (p.pp == 1 || p.dp == 1 || p.order[2] != workload::ParallelDim::pp) {
     p.order = {workload::ParallelDim::tp, workload::ParallelDim::cp, workload::ParallelDim::dp, workload::ParallelDim::pp};

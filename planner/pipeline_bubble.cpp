@@ -19,7 +19,7 @@ PipelineIdle PipelineBubbles::idle(const workload::Plan& p, double forward, doub
   const double all = forward + backward + weight;
   if (all <= 0) return {};
   const int f = static_cast<int>(std::lround(1000 * forward / all)), b = static_cast<int>(std::lround(1000 * backward / all));
-  const Key key{static_cast<int>(p.schedule), p.pp, p.vpp, p.micro_batches(), p.overlap.ep_comm, f, b};
+  const Key key{static_cast<int>(p.schedule), p.pp, p.vpp, p.micro_batches(), p.microbatch_group_size(), p.overlap.ep_comm, f, b};
   auto it = cache_.find(key);
   if (it == cache_.end()) {
     // One micro-batch's chunk on a stage: the stage's work over the chunks it passes (DualPipe's

@@ -22,7 +22,7 @@ class PipelineBubbles {
   PipelineIdle idle(const workload::Plan& plan, double forward, double backward, double weight);
 
  private:
-  using Key = std::tuple<int, int, int, int, bool, int, int>;
+  using Key = std::tuple<int, int, int, int, int, bool, int, int>;
   std::map<Key, PipelineIdle> cache_;  // per unit of a micro-batch's work
 };
 

@@ -101,6 +101,14 @@ std::optional<std::string> pipeline_problem(const Plan& p) {
     return fmt::format("torchtitan has no {} schedule{}", workload::schedule_name(p.schedule), p.vpp > 1 ? " with virtual stages" : "");
   }
   if (p.schedule == Schedule::interleaved_1f1b && p.vpp < 2) return std::string("torchtitan's Interleaved1F1B needs two stages a rank or more");
+  if (p.schedule == Schedule::interleaved_1f1b) {
+    // PyTorch's ScheduleInterleaved1F1B runs max(1, m / pp) rounds of equal size: its micro-batch group.
+    const int m = p.micro_batches(), rounds = std::max(1, m / p.pp);
+    if (m % rounds != 0) return fmt::format("PyTorch's Interleaved1F1B splits the {} micro-batches into {} equal rounds, which they are not", m, rounds);
+    if (p.microbatch_group_size() != m / rounds) {
+      return fmt::format("PyTorch's Interleaved1F1B runs the {} micro-batches in rounds of {}, not groups of {}", m, m / rounds, p.microbatch_group_size());
+    }
+  }
   if (p.schedule == Schedule::dualpipe_v && p.ep > 1 && p.recompute != workload::Recompute::none) {
     return std::string("torchtitan refuses DualPipeV with expert parallelism and activation checkpointing together");
   }

@@ -75,6 +75,7 @@ void bind_plan(py::module_& m) {
                            {"plan", "the plan in parasim's notation, e.g. 'tp8 sp · pp4 vpp5 interleaved-1f1b · dp32 zero1 · mb1'"},
                            {"tp", ""}, {"sp", ""}, {"pp", ""}, {"vpp", ""}, {"dp", ""}, {"cp", ""}, {"ep", ""}, {"zero", ""},
                            {"micro_batch", ""}, {"schedule", ""},
+                           {"microbatch_group", "interleaved 1F1B: micro-batches a chunk runs before the next (pp unless they do not divide); else None"},
                            {"recompute", "none, full or selective, with its modules where not Megatron-Core's default: 'selective (mlp,mla_up_proj)'"},
                            {"iteration_s", "simulated seconds per iteration"},
                            {"interval", "the 80% prediction interval, {'lo': s, 'hi': s}"},

@@ -79,7 +79,10 @@ const char* const kFillPolicy =
     "           memory is simulated and reported out of memory); a plan fits when its tensors and the fixed\n"
     "           allowance do (the allocator's fragmentation estimate left out: tuned runs keep it small). The\n"
     "           schedule the row names (plan.schedule), else 1F1B, interleaved with vpp > 1; an interleaved row\n"
-    "           without vpp searches vpp > 1. stage_layers splits each stage's layers evenly over its vpp chunks.\n"
+    "           without vpp searches vpp > 1. Interleaved micro-batches that pp does not divide run in groups as\n"
+    "           the runtime groups them: Megatron-Core's smallest --microbatch-group-size-per-virtual-pipeline-stage\n"
+    "           that takes them, PyTorch's max(1, m / pp) equal rounds for torchtitan. stage_layers splits each\n"
+    "           stage's layers evenly over its vpp chunks.\n"
     "           Without it, layers that do not divide into pp x vpp chunks are split as the row's stack splits\n"
     "           them: NeMo and Megatron-LM count the embedding and the loss as a layer each where layers + 2\n"
     "           divide (Megatron-Core's account_for_embedding/loss_in_pipeline_split, NeMo's recipes), so the\n"
@@ -546,6 +549,10 @@ void note_search_fills(const MeasuredRun& r, const RowScenario& s, const Plan& p
   if (!r.recompute) filled.push_back(fmt::format("recompute={} (searched)", workload::recompute_name(p.recompute)));
   if (!s.vpp_choices.empty()) filled.push_back(fmt::format("vpp={} (searched)", p.vpp));
   if (!s.zero_choices.empty()) filled.push_back(fmt::format("zero={} (searched)", p.zero));
+  if (p.microbatch_group > 0) {
+    filled.push_back(fmt::format("microbatch_group={} ({}: {} micro-batches that pp {} does not divide)", p.microbatch_group,
+                                 s.stack == SoftwareStack::torchtitan ? "PyTorch's interleaved rounds" : "Megatron-Core's smallest group", p.micro_batches(), p.pp));
+  }
   if (r.stage_layers.empty() && !p.chunk_layers.empty()) {
     const bool megatron = p.chunk_layers.front() < p.chunk_layers[1 % p.chunk_layers.size()] && (r.layers + 2) % p.chunks() == 0 &&
                           (s.stack == SoftwareStack::nemo || s.stack == SoftwareStack::megatron_lm);
@@ -554,10 +561,26 @@ void note_search_fills(const MeasuredRun& r, const RowScenario& s, const Plan& p
   }
 }
 
+// Interleaved micro-batches that pp does not divide, grouped as the row's runtime groups them:
+// PyTorch's ScheduleInterleaved1F1B in max(1, m / pp) equal rounds (torchtitan), Megatron-Core's
+// --microbatch-group-size-per-virtual-pipeline-stage at the smallest group that takes them (else).
+int row_microbatch_group(SoftwareStack stack, const Plan& p) {
+  const int m = p.micro_batches();
+  if (p.schedule != workload::Schedule::interleaved_1f1b || m % p.pp == 0 || m < p.pp) return 0;
+  if (stack == SoftwareStack::torchtitan) {
+    const int rounds = std::max(1, m / p.pp);
+    return m % rounds == 0 ? m / rounds : 0;
+  }
+  return workload::smallest_microbatch_group(m, p.pp);
+}
+
 // The fill search's view of a row: complete a plan, probe its memory, simulate it.
 FillEvaluator row_evaluator(const MeasuredRun& r, const RowScenario& s, const topology::Cluster& cluster, const calibrate::CostModel& cost) {
   FillEvaluator evaluator;
-  evaluator.complete = [&r, &s](Plan& p) { p.chunk_layers = row_chunk_layers(r, s.stack, p.vpp, p.schedule); };
+  evaluator.complete = [&r, &s](Plan& p) {
+    p.chunk_layers = row_chunk_layers(r, s.stack, p.vpp, p.schedule);
+    p.microbatch_group = row_microbatch_group(s.stack, p);
+  };
   evaluator.probe = [&s, &cluster](const Plan& p) {
     FillProbe probe;
     if (workload::find_plan_problem(p, s.model, cluster.gpu_count(), s.training.seq_len)) return probe;

@@ -40,6 +40,7 @@ constexpr Field kPlanFields[] = {
     {.name = "sp", .type = FieldType::boolean, .description = "sequence parallelism (Megatron-LM, with tp)", .default_text = "false"},
     {.name = "pp", .type = FieldType::integer, .description = "pipeline-parallel degree", .default_text = "1", .min = 1},
     {.name = "vpp", .type = FieldType::integer, .description = "model chunks per pipeline stage (interleaved 1F1B; 2 for zb-v and dualpipe-v)", .default_text = "1", .min = 1},
+    {.name = "microbatch_group", .type = FieldType::integer, .description = "interleaved 1F1B: micro-batches a chunk runs before the next chunk (Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage); default pp", .min = 1},
     {.name = "dp", .type = FieldType::integer, .description = "data-parallel degree; default: GPUs / (tp x pp x cp)", .min = 1},
     {.name = "cp", .type = FieldType::integer, .description = "context-parallel degree: each rank holds seq_len / cp tokens of every sample", .default_text = "1", .min = 1},
     {.name = "ep", .type = FieldType::integer, .description = "expert-parallel degree (MoE): experts spread over ep of the dp x cp ranks", .default_text = "1", .min = 1},
@@ -114,6 +115,19 @@ std::vector<ParallelDim> full_order(const std::vector<ParallelDim>& order) {
     out.insert(tp == out.end() ? out.begin() : tp + 1, ParallelDim::cp);
   }
   return out;
+}
+
+std::string schedule_text(const Plan& p) {
+  std::string out(schedule_name(p.schedule));
+  if (p.microbatch_group > 0) out += fmt::format(" in groups of {}", p.microbatch_group);
+  return out;
+}
+
+int smallest_microbatch_group(int micro_batches, int pp) {
+  for (int n = pp; n <= micro_batches; ++n) {
+    if (micro_batches % n == 0 || micro_batches % n >= pp) return n;
+  }
+  return 0;
 }
 
 double Plan::gradient_bucket_params() const {
@@ -247,8 +261,23 @@ std::optional<PlanProblem> find_ep_overlap_problem(const Plan& p) {
 std::optional<PlanProblem> find_schedule_batch_problem(const Plan& p) {
   auto problem = [](std::string key, std::string message) { return PlanProblem{std::move(key), std::move(message)}; };
   const int m = p.micro_batches();
-  if (p.schedule == Schedule::interleaved_1f1b && m % p.pp != 0) {
-    return problem("global_batch", fmt::format("interleaved-1f1b needs the {} micro-batches to be a multiple of pp {} (Megatron-LM)", m, p.pp));
+  if (p.microbatch_group > 0 && p.schedule != Schedule::interleaved_1f1b) {
+    return problem("microbatch_group", fmt::format("groups micro-batches of interleaved-1f1b's chunks; the schedule is {}", schedule_name(p.schedule)));
+  }
+  if (p.schedule == Schedule::interleaved_1f1b) {
+    const int n = p.microbatch_group_size();
+    if (n < p.pp || n > m) {
+      return problem(p.microbatch_group > 0 ? "microbatch_group" : "global_batch",
+                     fmt::format("interleaved-1f1b runs groups of {} micro-batches, which must lie in [pp {}, the {} micro-batches] (Megatron-LM)", n,
+                                 p.pp, m));
+    }
+    if (m % n != 0 && m % n < p.pp) {
+      const int smallest = smallest_microbatch_group(m, p.pp);
+      return problem(p.microbatch_group > 0 ? "microbatch_group" : "global_batch",
+                     fmt::format("interleaved-1f1b: the {} micro-batches leave a last group of {}, fewer than pp {} (Megatron-LM); "
+                                 "microbatch_group {} would run them",
+                                 m, m % n, p.pp, smallest));
+    }
   }
   // DualPipe sends half the micro-batches from each end; both it and DualPipe-V need at least two
   // per rank and direction to fill their warm-up (DeepSeek's dualpipe asserts as much).
@@ -493,6 +522,7 @@ Plan parse_plan(const yaml::Record& r, const ModelSpec& model, int gpus, int seq
   p.sp = r.boolean("sp") && p.tp > 1;
   p.pp = static_cast<int>(r.integer("pp"));
   p.vpp = static_cast<int>(r.integer("vpp"));
+  p.microbatch_group = r.has("microbatch_group") ? static_cast<int>(r.integer("microbatch_group")) : 0;
   p.cp = static_cast<int>(r.integer("cp"));
   p.ep = static_cast<int>(r.integer("ep"));
   p.etp = r.has("etp") ? static_cast<int>(r.integer("etp")) : 0;

@@ -68,6 +68,9 @@ struct Plan {
   bool sp = false;  ///< Megatron sequence parallelism (with tp > 1)
   int pp = 1;
   int vpp = 1;      ///< model chunks per pipeline stage (interleaved 1F1B; 2 for zb-v and dualpipe-v)
+  /// Interleaved 1F1B: the micro-batches a chunk runs before the stage moves on to its next chunk
+  /// (Megatron-Core's --microbatch-group-size-per-virtual-pipeline-stage); 0 = pp, its default.
+  int microbatch_group = 0;
   int dp = 1;
   int cp = 1;  ///< context-parallel degree: each rank holds seq_len / cp tokens of every sample
   CpKind cp_kind = CpKind::ring;
@@ -114,6 +117,7 @@ struct Plan {
   /// Model chunks: pp·vpp. DualPipe holds two of them on each stage (chunk s and its mirror's), as
   /// copies: see workload/chunk_placement.hpp.
   int chunks() const { return pp * vpp; }
+  int microbatch_group_size() const { return microbatch_group > 0 ? microbatch_group : pp; }
   /// Whether each pipeline transfer blocks: under 1F1B and GPipe a send meets its receive and the
   /// sender's next kernel waits for it (Megatron-LM's p2p outside the interleaved schedule,
   /// DeepSpeed's pipeline engine). The interleaved schedule overlaps them with the chunks' compute
@@ -125,6 +129,14 @@ struct Plan {
   /// recompute_modules apply.
   bool recomputes_selectively() const;
 };
+
+/// Interleaved 1F1B's smallest micro-batch group that `micro_batches` divide into as Megatron-LM
+/// runs them: at least pp, and a last group of none or at least pp; 0 when there are fewer than pp.
+int smallest_microbatch_group(int micro_batches, int pp);
+
+/// The plan's schedule as reports print it: its name, and interleaved 1F1B's micro-batch group when
+/// it is not pp ("interleaved-1f1b in groups of 6").
+std::string schedule_text(const Plan& p);
 
 /// What is wrong with a plan, as a value: the key it concerns and why.
 struct PlanProblem {

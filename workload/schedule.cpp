@@ -15,12 +15,13 @@ PipelineShape pipeline_shape(const Plan& plan, const PassTimes& times) {
   s.pp = plan.pp;
   s.vpp = plan.vpp;
   s.micro_batches = plan.micro_batches();
+  s.microbatch_group = plan.microbatch_group_size();
   s.times = times;
   s.pair_forward_backward = plan.overlap.ep_comm;
   return s;
 }
 
-int warmup_steps(Schedule schedule, int pp, int vpp, int stage, int m, bool paired) {
+int warmup_steps(Schedule schedule, int pp, int vpp, int stage, int m, bool paired, int group) {
   const int extra = paired ? 1 : 0;
   switch (schedule) {
     case Schedule::gpipe: return m;
@@ -29,7 +30,7 @@ int warmup_steps(Schedule schedule, int pp, int vpp, int stage, int m, bool pair
     case Schedule::interleaved_1f1b: {
       const int total = m * vpp;
       if (m == pp) return total;
-      return std::min((pp - stage - 1) * 2 + (vpp - 1) * pp + extra, total);
+      return std::min((pp - stage - 1) * 2 + (vpp - 1) * (group > 0 ? group : pp) + extra, total);
     }
     default: break;
   }
@@ -75,22 +76,39 @@ std::vector<ScheduleStep> gpipe(int m) {
   return out;
 }
 
+// Interleaved 1F1B's virtual steps in Megatron-LM's order (its get_schedule_table): groups of
+// `group` micro-batches, the last taking what remains; within a group every chunk in turn runs the
+// group's micro-batches. Without interleaving step k is micro-batch k of chunk 0.
+std::vector<ScheduleStep> virtual_steps(int m, int v, int group) {
+  std::vector<ScheduleStep> table;
+  table.reserve(static_cast<std::size_t>(m) * v);
+  for (int first = 0; first < m; first += group) {
+    const int end = first + group >= m ? m : first + group;
+    for (int chunk = 0; chunk < v; ++chunk) {
+      for (int micro = first; micro < end; ++micro) table.push_back({Pass::forward, micro, chunk});
+    }
+    if (end == m) break;
+  }
+  return table;
+}
+
 // 1F1B and interleaved 1F1B (Megatron-LM's schedules.py); `paired` runs each steady-state forward
 // and backward as one step.
-std::vector<ScheduleStep> one_f_one_b(Schedule schedule, int pp, int vpp, int stage, int m, bool paired) {
-  std::vector<ScheduleStep> out;
-  const int v = schedule == Schedule::interleaved_1f1b ? vpp : 1;
+std::vector<ScheduleStep> one_f_one_b(const PipelineShape& shape, int stage) {
+  const int m = shape.micro_batches, pp = shape.pp;
+  const int v = shape.schedule == Schedule::interleaved_1f1b ? shape.vpp : 1;
+  const int group = v > 1 && shape.microbatch_group > 0 ? shape.microbatch_group : pp;
+  const auto table = virtual_steps(m, v, v > 1 ? group : m);
   const int total = m * v;
-  const int group = pp * v;
+  std::vector<ScheduleStep> out;
   auto step = [&](Pass pass, int k) {
-    const int in_group = k % group;
-    int chunk = in_group / pp;
-    if (pass == Pass::backward) chunk = v - 1 - chunk;
-    const int micro = (k / group) * pp + k % pp;
-    // Without interleaving micro-batch k is simply k (pp divides nothing here).
-    return ScheduleStep{pass, v == 1 ? k : micro, chunk};
+    ScheduleStep s = table[static_cast<std::size_t>(k)];
+    s.pass = pass;
+    if (pass == Pass::backward) s.chunk = v - 1 - s.chunk;
+    return s;
   };
-  const int warmup = warmup_steps(schedule, pp, vpp, stage, m, paired);
+  const bool paired = shape.pair_forward_backward;
+  const int warmup = warmup_steps(shape.schedule, pp, shape.vpp, stage, m, paired, group);
   for (int k = 0; k < warmup; ++k) out.push_back(step(Pass::forward, k));
   for (int i = 0; i < total - warmup; ++i) {
     out.push_back(step(Pass::forward, warmup + i));
@@ -117,17 +135,18 @@ std::vector<std::vector<ScheduleStep>> pipeline_schedule(const PipelineShape& sh
   for (int stage = 0; stage < pp; ++stage) {
     if (shape.schedule == Schedule::zb_h1) out.push_back(zb_h1(pp, stage, m));
     else if (shape.schedule == Schedule::gpipe) out.push_back(gpipe(m));
-    else out.push_back(one_f_one_b(shape.schedule, pp, shape.vpp, stage, m, shape.pair_forward_backward));
+    else out.push_back(one_f_one_b(shape, stage));
   }
   return out;
 }
 
-std::vector<ScheduleStep> stage_schedule(Schedule schedule, int pp, int vpp, int stage, int m) {
+std::vector<ScheduleStep> stage_schedule(Schedule schedule, int pp, int vpp, int stage, int m, int microbatch_group) {
   PipelineShape shape;
   shape.schedule = schedule;
   shape.pp = pp;
   shape.vpp = vpp;
   shape.micro_batches = m;
+  shape.microbatch_group = microbatch_group;
   return pipeline_schedule(shape)[static_cast<std::size_t>(stage)];
 }
 

@@ -5,9 +5,13 @@
 //   GPipe: every forward, then every backward.
 //   1F1B: warm-up of min(pp − stage − 1, m) forwards, then one forward / one backward, then the
 //     remaining backwards.
-//   Interleaved 1F1B with v chunks: warm-up of (pp − stage − 1)·2 + (v − 1)·pp virtual forwards (all
-//     of them when m = pp), then one forward / one backward. Virtual step k runs chunk
-//     (k mod pp·v) div pp (reversed for backward) on micro-batch (k div pp·v)·pp + k mod pp.
+//   Interleaved 1F1B with v chunks and groups of N micro-batches (Megatron-Core's
+//     --microbatch-group-size-per-virtual-pipeline-stage, default pp): warm-up of
+//     (pp − stage − 1)·2 + (v − 1)·N virtual forwards (all of them when m = pp), then one forward /
+//     one backward. The virtual steps run group by group (the last group takes what remains, none
+//     or at least pp micro-batches), each chunk in turn over the group's micro-batches; backwards
+//     take the chunks in reverse. With N = pp and pp dividing m, step k runs chunk (k mod pp·v) div pp
+//     on micro-batch (k div pp·v)·pp + k mod pp.
 //   These run each backward's weight gradients right after its input gradients. With the MoE
 //   all-to-all overlap (Megatron-LM's --overlap-moe-expert-parallel-comm) each steady-state forward
 //   and backward run as one step, after one more warm-up forward (Megatron-LM's combined 1F1B).
@@ -63,6 +67,7 @@ struct PipelineShape {
   int pp = 1;
   int vpp = 1;
   int micro_batches = 1;
+  int microbatch_group = 0;  ///< interleaved 1F1B's micro-batch group; 0 = pp
   PassTimes times;
   /// Forwards and backwards paired into F&B steps where the schedule can (overlap.ep_comm).
   bool pair_forward_backward = false;
@@ -73,11 +78,11 @@ PipelineShape pipeline_shape(const Plan& plan, const PassTimes& times = {});
 std::vector<std::vector<ScheduleStep>> pipeline_schedule(const PipelineShape& shape);
 
 /// One stage's steps under equal pass times and no pairing.
-std::vector<ScheduleStep> stage_schedule(Schedule schedule, int pp, int vpp, int stage, int micro_batches);
+std::vector<ScheduleStep> stage_schedule(Schedule schedule, int pp, int vpp, int stage, int micro_batches, int microbatch_group = 0);
 
 /// Forward passes a stage runs before its first backward under GPipe, 1F1B, ZB-H1 and interleaved
 /// 1F1B (with `paired`, Megatron-LM's one more for the combined 1F1B).
-int warmup_steps(Schedule schedule, int pp, int vpp, int stage, int micro_batches, bool paired = false);
+int warmup_steps(Schedule schedule, int pp, int vpp, int stage, int micro_batches, bool paired = false, int microbatch_group = 0);
 
 /// True when the schedule runs some weight gradients as steps of their own.
 bool defers_weights(Schedule schedule);

@@ -137,6 +137,15 @@ def test_plan_is_the_cli_json_with_its_launch_files(tmp_path):
     assert lo <= report.candidates[0].iteration_s <= hi or lo < hi
 
 
+def test_plan_runs_interleaved_micro_batches_pp_does_not_divide_in_megatron_groups():
+    # 6 micro-batches a replica over pp 4: Megatron-Core's groups of 6, launched as printed.
+    report = parasim.plan(LAB, set={"plan.global_batch": 24}, fix={"pp": 4, "schedule": "interleaved-1f1b", "mb": 1},
+                          framework="megatron", top=1)
+    best = report.candidates[0]
+    assert best.microbatch_group == 6 and "in groups of 6" in best.plan
+    assert "--microbatch-group-size-per-virtual-pipeline-stage 6" in report.launch_files["megatron_args.txt"]
+
+
 def test_plan_for_torchtitan_writes_its_job_config():
     report = parasim.plan(LAB, set={"model": "scenarios/models/llama-3-8b.yaml"}, framework="torchtitan", top=1)
     assert report.framework == "torchtitan" and "torchtitan.toml" in report.launch_files

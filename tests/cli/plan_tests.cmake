@@ -89,11 +89,11 @@ parasim_cli_test(NAME plan_framework_torchtitan_json ARGS plan scenarios/jobs/ll
                  JSON launch.framework=torchtitan launch.torchtitan_release=v0.2.2 plans.0.schedule=1f1b)
 parasim_cli_test(NAME plan_torchtitan_refused ARGS plan ${lab} --framework torchtitan RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/plan_torchtitan_refused.expected)
-# Megatron-LM cannot launch the zero-bubble schedules: when the nominal best needs one (ZB-V for 7
-# micro-batches), what is launched is the fastest plan Megatron-LM runs, and the nominal best is named
-# with the gap and the reason.
-parasim_cli_test(NAME plan_megatron_launchable ARGS plan ${lab} --global-batch 7
-                 STDOUT_REGEX "Launch +tp[0-9]+ .*1f1b" "Nominal +tp[0-9]+ sp · pp[0-9]+ vpp2 zb-v [^\n]*\n +is [0-9.]+% faster [^\n]*Megatron-LM cannot run it:\n +Megatron-LM has no zero-bubble schedule \\(zb-v: torchtitan's ZBVZeroBubble"
+# Megatron-LM cannot launch DeepSeek's schedules: when the nominal best needs one (DualPipe-V for 17
+# micro-batches over pp 8), what is launched is the fastest plan Megatron-LM runs (interleaved in groups
+# of 9 and 8), and the nominal best is named with the gap and the reason.
+parasim_cli_test(NAME plan_megatron_launchable ARGS plan ${lab} --global-batch 17
+                 STDOUT_REGEX "Launch +tp[0-9]+ .*1f1b" "Nominal +tp[0-9]+ sp · pp[0-9]+ vpp2 dualpipe-v [^\n]*\n +is [0-9.]+% faster [^\n]*Megatron-LM cannot run it:\n +Megatron-LM has no DualPipe schedule \\(dualpipe-v: torchtitan's DualPipeV"
                               "Megatron-LM arguments \\(Megatron-LM d98e8a6")
 # --from-megatron-args reads a launch line, script or file; a flag it does not know is exit 2 naming it,
 # or skipped and listed under --ignore-unknown-flags.
@@ -143,10 +143,12 @@ parasim_cli_test(NAME plan_ds_config_ulysses_mesh ARGS plan scenarios/jobs/llama
                               "\"sequence_parallel_size\": 8,")
 # Megatron-LM runs DeepSeek-V3 with selective recompute by module where the attention core alone does
 # not fit and full recompute is slower: the launch line lists the modules, with the fp8 recipe that
-# allows recomputing the norms and the experts' activation.
+# allows recomputing the norms and the experts' activation. Its 60 micro-batches a replica over pp 8
+# run interleaved in Megatron-Core's groups of 10.
 parasim_cli_test(NAME plan_recompute_modules_launch ARGS plan scenarios/jobs/deepseek-v3-2048-h800.yaml --framework megatron --top 3
-                 STDOUT_REGEX "recompute selective \\(moe_act,layernorm,mla_up_proj\\)" "--recompute-granularity selective"
-                 "--recompute-modules moe_act layernorm mla_up_proj" "--fp8-recipe tensorwise")
+                 STDOUT_REGEX "recompute selective \\(([a-z_]+,)*moe_act,([a-z_]+,)*mla_up_proj\\)" "--recompute-granularity selective"
+                 "--recompute-modules ([a-z_]+ )*moe_act ([a-z_]+ )*mla_up_proj" "--fp8-recipe tensorwise"
+                 "interleaved-1f1b in groups of 10" "--microbatch-group-size-per-virtual-pipeline-stage 10")
 # Work over a second reports progress on stderr: a bar on a terminal, plain lines elsewhere (here a
 # pipe): one once a second has passed, one every 5 s, and the last with "done" (the default job's
 # analytical scan takes seconds); none with --json.
@@ -156,3 +158,7 @@ set_tests_properties(cli_plan_progress_lines PROPERTIES WORKING_DIRECTORY ${PROJ
 add_test(NAME cli_plan_progress_silent_json COMMAND sh -c "$<TARGET_FILE:parasim> plan scenarios/jobs/qwen3-30b-a3b-64-h100.yaml --json 2>&1 >/dev/null")
 set_tests_properties(cli_plan_progress_silent_json PROPERTIES WORKING_DIRECTORY ${PROJECT_SOURCE_DIR} LABELS cli
                      PASS_REGULAR_EXPRESSION "^searched [0-9]+ candidates" FAIL_REGULAR_EXPRESSION "analytical:")
+# 6 micro-batches a replica over pp 4: the planner runs interleaved 1F1B in Megatron-Core's groups of 6
+# (--microbatch-group-size-per-virtual-pipeline-stage), named in the plan and in its JSON.
+parasim_cli_test(NAME plan_interleaved_microbatch_group ARGS plan ${lab} --set plan.global_batch=24 --fix pp=4 --fix schedule=interleaved-1f1b
+                 --fix mb=1 --framework megatron --json JSON plans.0.microbatch_group=6 plans.0.schedule=interleaved-1f1b)

@@ -144,3 +144,13 @@ parasim_cli_test(NAME simulate_help_full_replay ARGS simulate --help STDOUT_REGE
 parasim_cli_test(NAME simulate_recompute_modules ARGS simulate scenarios/jobs/deepseek-v3-2048-h800.yaml --set plan.schedule=dualpipe
                  --set plan.overlap.ep_comm=true --set plan.recompute=selective "--set=plan.recompute_modules=[layernorm,mla_up_proj]"
                  STDOUT_REGEX "dualpipe, micro-batch 1, global batch 15360, recompute selective \\(layernorm,mla_up_proj\\)" "Iteration +1[0-9]\\.[0-9]+ s")
+# Interleaved 1F1B whose micro-batches pp does not divide (6 over pp 4): Megatron-Core runs them in
+# groups of --microbatch-group-size-per-virtual-pipeline-stage; without one the error names the group
+# that would, and a group that leaves a last group smaller than pp is refused.
+set(six_over_pp4 --set plan.tp=1 --set plan.pp=4 --set plan.vpp=2 --set plan.dp=4 --set plan.global_batch=24)
+parasim_cli_test(NAME simulate_interleaved_microbatch_group ARGS simulate scenarios/jobs/llama2-7b-lab.yaml ${six_over_pp4}
+                 --set plan.microbatch_group=6 STDOUT_REGEX "interleaved-1f1b in groups of 6, micro-batch 1, global batch 24")
+parasim_cli_test(NAME simulate_interleaved_needs_group ARGS simulate scenarios/jobs/llama2-7b-lab.yaml ${six_over_pp4} RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/simulate_interleaved_needs_group.expected)
+parasim_cli_test(NAME simulate_interleaved_bad_group ARGS simulate scenarios/jobs/llama2-7b-lab.yaml ${six_over_pp4} --set plan.microbatch_group=5 RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/simulate_interleaved_bad_group.expected)

@@ -122,6 +122,24 @@ TEST_CASE("an uneven split is printed as Megatron-LM's pipeline layout, equal mi
   CHECK(back.chunk_layers == q.chunk_layers);
 }
 
+TEST_CASE("an interleaved micro-batch group other than pp is launched, written to plan.yaml, and read back") {
+  const auto m = test::gpt175b();
+  auto p = megatron_plan();
+  p.global_batch = 16 * 12;  // 12 micro-batches a replica over pp 8: groups of 12
+  p.microbatch_group = 12;
+  CHECK_FALSE(workload::find_plan_problem(p, m, p.gpus(), 2048));
+  const auto args = launch_words(p, m, test::training(2048));
+  CHECK(has(args, "--microbatch-group-size-per-virtual-pipeline-stage 12"));
+  CHECK(round_trip(p, m, 2048) == megatron_form(p, m));
+  const auto node = yaml::parse_text(plan_yaml(p, ""), "plan.yaml");
+  CHECK(workload::parse_plan(yaml::Record(node, workload::kPlanSchema), m, p.gpus(), 2048) == p);
+  // pp itself is Megatron-Core's default: not printed, and read back as the default.
+  p.global_batch = 1536;
+  p.microbatch_group = 8;
+  CHECK_FALSE(has_flag(launch_words(p, m, test::training(2048)), "--microbatch-group-size-per-virtual-pipeline-stage"));
+  CHECK(round_trip(p, m, 2048).microbatch_group == 0);
+}
+
 TEST_CASE("ZeRO-2 and ZeRO-3 run as Megatron-FSDP, with its checkpoint format and without a single device queue") {
   auto p = test::plan(2, 1, 8, 1, 64);
   p.sp = true;

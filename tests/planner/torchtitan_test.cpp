@@ -77,6 +77,19 @@ TEST_CASE("torchtitan runs FSDP2 (or DDP alone), TP with SP, ring CP and its own
   groups.recompute = Recompute::full;
   groups.recompute_layers = 2;
   CHECK(torchtitan_plan_problem(groups) == "torchtitan checkpoints each layer on its own, not Megatron-LM's groups or blocks of layers");
+  // PyTorch's ScheduleInterleaved1F1B groups the micro-batches in max(1, m / pp) equal rounds.
+  auto rounds = plan(1, 4, 2, 3);
+  rounds.schedule = Schedule::interleaved_1f1b;
+  rounds.vpp = 2;
+  rounds.global_batch = 20;  // 10 micro-batches a replica: 2 rounds of 5
+  CHECK(torchtitan_plan_problem(rounds) == "PyTorch's Interleaved1F1B runs the 10 micro-batches in rounds of 5, not groups of 4");
+  rounds.microbatch_group = 5;
+  CHECK_FALSE(torchtitan_plan_problem(rounds));
+  rounds.global_batch = 14;  // 7 micro-batches over pp 2: Megatron-Core's groups of 4 and 3, no equal rounds
+  rounds.pp = 2;
+  rounds.dp = 2;
+  rounds.microbatch_group = 4;
+  CHECK(torchtitan_plan_problem(rounds) == "PyTorch's Interleaved1F1B splits the 7 micro-batches into 3 equal rounds, which they are not");
   auto ragged = plan(1, 1, 8, 3);
   ragged.global_batch = 60;
   CHECK(torchtitan_plan_problem(ragged) == "torchtitan accumulates whole local batches: global batch 60 is no multiple of 1 x dp 8");

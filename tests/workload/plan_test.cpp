@@ -31,6 +31,31 @@ TEST_CASE("plans a pipeline cannot run are problems, as values") {
   CHECK(find_plan_problem(p, m, 8)->message == "dp 2 x tp 2 x pp 1 = 4 GPUs, but the cluster has 8");
 }
 
+TEST_CASE("interleaved 1F1B's micro-batch groups: at least pp, and a last group of none or at least pp") {
+  // Megatron-Core's checks: pp <= N <= m, and m mod N is 0 or at least pp.
+  CHECK(smallest_microbatch_group(8, 4) == 4);
+  CHECK(smallest_microbatch_group(6, 4) == 6);   // 6 mod 4 = 2, 6 mod 5 = 1 leave too few
+  CHECK(smallest_microbatch_group(10, 4) == 5);
+  CHECK(smallest_microbatch_group(7, 2) == 4);   // groups of 4 and 3
+  CHECK(smallest_microbatch_group(3, 4) == 0);   // fewer micro-batches than stages
+  const auto m = test::small_gpt(8);
+  auto p = test::plan(1, 4, 1, 1, 6);
+  p.vpp = 2;
+  p.schedule = Schedule::interleaved_1f1b;
+  CHECK(find_plan_problem(p, m, 4)->message ==
+        "interleaved-1f1b: the 6 micro-batches leave a last group of 2, fewer than pp 4 (Megatron-LM); microbatch_group 6 would run them");
+  p.microbatch_group = 5;
+  CHECK(find_plan_problem(p, m, 4)->key == "microbatch_group");
+  p.microbatch_group = 6;
+  CHECK_FALSE(find_plan_problem(p, m, 4).has_value());
+  p.microbatch_group = 7;
+  CHECK(find_plan_problem(p, m, 4)->message == "interleaved-1f1b runs groups of 7 micro-batches, which must lie in [pp 4, the 6 micro-batches] (Megatron-LM)");
+  p.vpp = 1;
+  p.schedule = Schedule::one_f_one_b;
+  p.microbatch_group = 6;
+  CHECK(find_plan_problem(p, m, 4)->message == "groups micro-batches of interleaved-1f1b's chunks; the schedule is 1f1b");
+}
+
 TEST_CASE("context parallelism: degrees, Ulysses heads and ring's sequence chunks") {
   const auto m = test::llama3_8b();  // 32 heads, 8 key/value heads
   auto p = test::plan(2, 1, 2, 1, 8);

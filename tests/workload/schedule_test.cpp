@@ -66,6 +66,24 @@ TEST_CASE("interleaved 1F1B matches Megatron-LM for pp = 4, vpp = 2, 8 micro-bat
   CHECK(warmup_steps(Schedule::interleaved_1f1b, 4, 2, 0, 4) == 8);
 }
 
+TEST_CASE("interleaved 1F1B with a micro-batch group other than pp runs Megatron-Core's table") {
+  // Megatron-Core's ModelParallelConfig docstring: pp = 2, vpp = 2, groups of 3, 5 micro-batches run
+  // their forwards as 0 1 2 0 1 2 3 4 3 4 on both ranks (chunk 0 then chunk 1 of each group).
+  // Rank 0 warms up with (2 - 0 - 1)·2 + (2 - 1)·3 = 5 forwards; backward k takes table entry k with
+  // its chunk reversed.
+  CHECK(warmup_steps(Schedule::interleaved_1f1b, 2, 2, 0, 5, false, 3) == 5);
+  CHECK(render(stage_schedule(Schedule::interleaved_1f1b, 2, 2, 0, 5, 3)) ==
+        "F0 F1 F2 F0.1 F1.1 F2.1 B0.1 F3 B1.1 F4 B2.1 F3.1 B0 F4.1 B1 B2 B3.1 B4.1 B3 B4");
+  // Rank 1 warms up with (2 - 1)·3 = 3.
+  CHECK(render(stage_schedule(Schedule::interleaved_1f1b, 2, 2, 1, 5, 3)) ==
+        "F0 F1 F2 F0.1 B0.1 F1.1 B1.1 F2.1 B2.1 F3 B0 F4 B1 F3.1 B2 F4.1 B3.1 B4.1 B3 B4");
+  // The group of pp is the default: the same steps as without one.
+  CHECK(stage_schedule(Schedule::interleaved_1f1b, 4, 2, 1, 8, 4) == stage_schedule(Schedule::interleaved_1f1b, 4, 2, 1, 8));
+  // A larger group warms up longer and holds more activations: (v - 1)·N more forwards.
+  CHECK(chunks_in_flight(stage_schedule(Schedule::interleaved_1f1b, 4, 2, 0, 16, 8)) >
+        chunks_in_flight(stage_schedule(Schedule::interleaved_1f1b, 4, 2, 0, 16, 4)));
+}
+
 TEST_CASE("ZB-H1: 1F1B's warm-up, then stage x (F, B) with W deferred, (F, B, W), (B, W), the deferred W's") {
   // pp = 4, m = 6. Stage 0 defers nothing: warm-up F0 F1 F2, then F B W triples, then B W pairs.
   CHECK(render(stage_schedule(Schedule::zb_h1, 4, 1, 0, 6)) == "F0 F1 F2 F3 B0 W0 F4 B1 W1 F5 B2 W2 B3 W3 B4 W4 B5 W5");
