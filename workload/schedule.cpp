@@ -87,7 +87,6 @@ std::vector<ScheduleStep> virtual_steps(int m, int v, int group) {
     for (int chunk = 0; chunk < v; ++chunk) {
       for (int micro = first; micro < end; ++micro) table.push_back({Pass::forward, micro, chunk});
     }
-    if (end == m) break;
   }
   return table;
 }
