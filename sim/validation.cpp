@@ -613,7 +613,8 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   const topology::Cluster cluster(s.cluster);
   const auto& gpu = s.cluster.node.gpu;
   const calibrate::CostModel cost(gpu, profile ? *profile : calibrate::default_profile(gpu.name));
-  const auto found = joint_fill_search(s.candidates.front(), fill_fields(r, s), row_evaluator(r, s, cluster, cost));
+  const auto evaluator = row_evaluator(r, s, cluster, cost);
+  const auto found = joint_fill_search(s.candidates.front(), fill_fields(r, s), evaluator);
   for (const auto& step : found.steps) {
     out.search.push_back({step.field, plan_line(step.plan), step.probe.fits, step.probe.peak,
                           step.run ? std::optional<double>(step.run->time) : std::nullopt, step.kept});
@@ -621,7 +622,11 @@ RowResult run_row(const MeasuredRun& r, const std::filesystem::path& hardware_di
   out.features = found.run.features;
   const auto& p = found.plan;
   if (!std::isfinite(found.run.time)) {
-    out.skipped = fmt::format("no valid plan: {}", workload::find_plan_problem(p, s.model, cluster.gpu_count(), s.training.seq_len)->message);
+    // Why the plan as the search completes it (its chunk split, its micro-batch groups) cannot run.
+    Plan completed = p;
+    evaluator.complete(completed);
+    const auto problem = workload::find_plan_problem(completed, s.model, cluster.gpu_count(), s.training.seq_len);
+    out.skipped = fmt::format("no valid plan: {}", problem ? problem->message : "no value of the unprinted fields completes it");
     return out;
   }
   note_search_fills(r, s, p, out.filled);
