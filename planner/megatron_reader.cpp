@@ -148,11 +148,16 @@ struct Reader {
   }
 
   void plan_flag(const std::string& f, const std::string& v);
+  bool integer_flag(const std::string& f, const std::string& v);
+  bool recompute_flag(const std::string& f, const std::string& v);
   void model_flag(const std::string& f, const std::string& v);
   void finish(int gpus);
+  void finish_split();
+  void finish_recompute();
 };
 
-void Reader::plan_flag(const std::string& f, const std::string& v) {
+// The plan's whole-number flags; false when `f` is none of them.
+bool Reader::integer_flag(const std::string& f, const std::string& v) {
   const std::map<std::string, int*> integers{{"--tensor-model-parallel-size", &plan.tp},
                                              {"--pipeline-model-parallel-size", &plan.pp},
                                              {"--num-virtual-stages-per-pipeline-rank", &plan.vpp},
@@ -167,10 +172,43 @@ void Reader::plan_flag(const std::string& f, const std::string& v) {
                                              {"--recompute-num-layers", &plan.recompute_layers},
                                              {"--num-distributed-optimizer-instances", &instances},
                                              {"--data-parallel-size", &plan.dp}};
-  if (const auto it = integers.find(f); it != integers.end()) {
-    *it->second = integer(f, v);
-    dp_given |= f == "--data-parallel-size";
-  } else if (f == "--microbatch-group-size-per-virtual-pipeline-stage") {
+  const auto it = integers.find(f);
+  if (it == integers.end()) return false;
+  *it->second = integer(f, v);
+  dp_given |= f == "--data-parallel-size";
+  return true;
+}
+
+// The recompute flags (granularity, method, modules); false when `f` is none of them.
+bool Reader::recompute_flag(const std::string& f, const std::string& v) {
+  if (f == "--recompute-granularity") {
+    if (v != "full" && v != "selective") fail(f, fmt::format("'{}' is not full or selective", v));
+    granularity = v;
+  } else if (f == "--recompute-activations") {
+    granularity = "selective";
+  } else if (f == "--recompute-modules") {
+    modules = workload::RecomputeModules::of({});
+    for (std::size_t at = 0; at <= v.size();) {
+      const auto end = std::min(v.find(' ', at), v.size());
+      const auto name = v.substr(at, end - at);
+      at = end + 1;
+      if (name.empty()) continue;
+      const auto m = workload::recompute_module_from_name(name);
+      if (!m) fail(f, fmt::format("'{}' is not a module parasim prices (core_attn, mlp, moe, moe_act, shared_experts, layernorm, mla_up_proj)", name));
+      modules = modules->with(*m);
+    }
+  } else if (f == "--recompute-method") {
+    if (v != "uniform" && v != "block") fail(f, fmt::format("'{}' is not uniform or block", v));
+    method = v;
+  } else {
+    return false;
+  }
+  return true;
+}
+
+void Reader::plan_flag(const std::string& f, const std::string& v) {
+  if (integer_flag(f, v) || recompute_flag(f, v)) return;
+  if (f == "--microbatch-group-size-per-virtual-pipeline-stage") {
     plan.microbatch_group = integer(f, v);
     if (plan.microbatch_group < 1) fail(f, "must be at least 1");
   } else if (f == "--sequence-parallel") {
@@ -196,25 +234,6 @@ void Reader::plan_flag(const std::string& f, const std::string& v) {
     plan.bucket_params = integer(f, v);
   } else if (f == "--pipeline-model-parallel-layout") {
     layout = v;
-  } else if (f == "--recompute-granularity") {
-    if (v != "full" && v != "selective") fail(f, fmt::format("'{}' is not full or selective", v));
-    granularity = v;
-  } else if (f == "--recompute-activations") {
-    granularity = "selective";
-  } else if (f == "--recompute-modules") {
-    modules = workload::RecomputeModules::of({});
-    for (std::size_t at = 0; at <= v.size();) {
-      const auto end = std::min(v.find(' ', at), v.size());
-      const auto name = v.substr(at, end - at);
-      at = end + 1;
-      if (name.empty()) continue;
-      const auto m = workload::recompute_module_from_name(name);
-      if (!m) fail(f, fmt::format("'{}' is not a module parasim prices (core_attn, mlp, moe, moe_act, shared_experts, layernorm, mla_up_proj)", name));
-      modules = modules->with(*m);
-    }
-  } else if (f == "--recompute-method") {
-    if (v != "uniform" && v != "block") fail(f, fmt::format("'{}' is not uniform or block", v));
-    method = v;
   } else if (f == "--cp-comm-type") {
     if (v == "p2p") plan.cp_kind = workload::CpKind::ring;
     else if (v == "a2a") plan.cp_kind = workload::CpKind::ulysses;
@@ -253,16 +272,8 @@ void Reader::model_flag(const std::string& f, const std::string& v) {
   if (f == "--seq-length" && seq_len > 0 && integer(f, v) != seq_len) fail(f, fmt::format("{}, but the scenario trains on {} tokens", v, seq_len));
 }
 
-void Reader::finish(int gpus) {
-  if (plan.global_batch == 0) fail("--global-batch-size", "is required");
-  if (plan.tp < 1 || plan.pp < 1 || plan.cp < 1 || plan.ep < 1 || plan.vpp < 1 || plan.micro_batch < 1) {
-    fail("--tensor-model-parallel-size", "parallel sizes and the micro-batch must be at least 1");
-  }
-  if (!dp_given) {
-    const long long used = 1LL * plan.tp * plan.pp * plan.cp;
-    if (gpus % used != 0) fail("--tensor-model-parallel-size", fmt::format("tp {} x pp {} x cp {} = {} does not divide the {} GPUs", plan.tp, plan.pp, plan.cp, used, gpus));
-    plan.dp = static_cast<int>(gpus / used);
-  }
+// The layer split: a layout, layers per virtual stage, or lighter first and last stages.
+void Reader::finish_split() {
   if (!layout.empty()) {
     if (layers_per_virtual > 0 || first_stage > 0 || last_stage > 0) fail("--pipeline-model-parallel-layout", "cannot be combined with other split flags");
     plan.chunk_layers = layout_chunks(layout, model.layers, model.mtp_layers, [&](const std::string& m) { fail("--pipeline-model-parallel-layout", m); });
@@ -286,15 +297,10 @@ void Reader::finish(int gpus) {
     if (first_stage > 0) plan.chunk_layers.front() = first_stage;
     if (last_stage > 0) plan.chunk_layers.back() = last_stage;
   }
-  plan.schedule = plan.vpp > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b;
-  // Only the interleaved schedule reads the group; pp is its default.
-  if (plan.vpp == 1 || plan.microbatch_group == plan.pp) plan.microbatch_group = 0;
-  if (fsdp) plan.zero = sharding == "optim_grads_params" || sharding.empty() ? 3 : sharding == "optim_grads" ? 2 : sharding == "optim" ? 1 : 0;
-  if (instances > 1) {
-    if (plan.zero != 1) fail("--num-distributed-optimizer-instances", "needs the distributed optimizer without Megatron-FSDP");
-    if (plan.data_ranks() % instances != 0) fail("--num-distributed-optimizer-instances", fmt::format("{} does not divide the {} data ranks", instances, plan.data_ranks()));
-    plan.zero_group = plan.data_ranks() / instances;
-  }
+}
+
+// Recompute as Megatron-LM reads it: modules under selective only, full needs its method.
+void Reader::finish_recompute() {
   if (granularity == "selective") plan.recompute = Recompute::selective;
   // Megatron-LM reads the modules under selective recompute only, as parasim's plan does.
   if (modules && granularity == "selective") plan.recompute_modules = *modules;
@@ -306,6 +312,29 @@ void Reader::finish(int gpus) {
   } else {
     plan.recompute_layers = 1;
   }
+}
+
+void Reader::finish(int gpus) {
+  if (plan.global_batch == 0) fail("--global-batch-size", "is required");
+  if (plan.tp < 1 || plan.pp < 1 || plan.cp < 1 || plan.ep < 1 || plan.vpp < 1 || plan.micro_batch < 1) {
+    fail("--tensor-model-parallel-size", "parallel sizes and the micro-batch must be at least 1");
+  }
+  if (!dp_given) {
+    const long long used = 1LL * plan.tp * plan.pp * plan.cp;
+    if (gpus % used != 0) fail("--tensor-model-parallel-size", fmt::format("tp {} x pp {} x cp {} = {} does not divide the {} GPUs", plan.tp, plan.pp, plan.cp, used, gpus));
+    plan.dp = static_cast<int>(gpus / used);
+  }
+  finish_split();
+  plan.schedule = plan.vpp > 1 ? workload::Schedule::interleaved_1f1b : workload::Schedule::one_f_one_b;
+  // Only the interleaved schedule reads the group; pp is its default.
+  if (plan.vpp == 1 || plan.microbatch_group == plan.pp) plan.microbatch_group = 0;
+  if (fsdp) plan.zero = sharding == "optim_grads_params" || sharding.empty() ? 3 : sharding == "optim_grads" ? 2 : sharding == "optim" ? 1 : 0;
+  if (instances > 1) {
+    if (plan.zero != 1) fail("--num-distributed-optimizer-instances", "needs the distributed optimizer without Megatron-FSDP");
+    if (plan.data_ranks() % instances != 0) fail("--num-distributed-optimizer-instances", fmt::format("{} does not divide the {} data ranks", instances, plan.data_ranks()));
+    plan.zero_group = plan.data_ranks() / instances;
+  }
+  finish_recompute();
   if (plan.overlap.ep_comm) {
     // TransformerConfig's checks of the overlap at the target commit, in its own terms.
     const auto flag = "--overlap-moe-expert-parallel-comm";
