@@ -29,7 +29,6 @@ int warmup_steps(Schedule schedule, int pp, int vpp, int stage, int m, bool pair
     case Schedule::zb_h1: return std::min(pp - stage - 1 + extra, m);
     case Schedule::interleaved_1f1b: {
       const int total = m * vpp;
-      if (m == pp) return total;
       return std::min((pp - stage - 1) * 2 + (vpp - 1) * (group > 0 ? group : pp) + extra, total);
     }
     default: break;

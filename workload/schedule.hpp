@@ -7,7 +7,8 @@
 //     remaining backwards.
 //   Interleaved 1F1B with v chunks and groups of N micro-batches (Megatron-Core's
 //     --microbatch-group-size-per-virtual-pipeline-stage, default pp): warm-up of
-//     (pp − stage − 1)·2 + (v − 1)·N virtual forwards (all of them when m = pp), then one forward /
+//     (pp − stage − 1)·2 + (v − 1)·N virtual forwards (m = pp included: Megatron-LM before Megatron-Core's
+//     Nov 2024 schedule table made every step warm-up then; Llama 3's schedule and today's do not), then one forward /
 //     one backward. The virtual steps run group by group (the last group takes what remains, none
 //     or at least pp micro-batches), each chunk in turn over the group's micro-batches; backwards
 //     take the chunks in reverse. With N = pp and pp dividing m, step k runs chunk (k mod pp·v) div pp

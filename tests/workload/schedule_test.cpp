@@ -62,8 +62,12 @@ TEST_CASE("interleaved 1F1B matches Megatron-LM for pp = 4, vpp = 2, 8 micro-bat
         "F0 F1 F2 F3 "
         "F0.1 B0.1 F1.1 B1.1 F2.1 B2.1 F3.1 B3.1 F4 B0 F5 B1 F6 B2 F7 B3 F4.1 B4.1 F5.1 B5.1 F6.1 B6.1 F7.1 B7.1 "
         "B4 B5 B6 B7");
-  // m = pp: every step is warm-up (Megatron-LM's special case).
+  // m = pp: the same rule (Megatron-Core since its Nov 2024 schedule table; the 2021-24 special case
+  // that made every step warm-up is gone). Stage 0 warms up with min(6 + 4, 8) = 8, stage 3 with 4
+  // and then alternates.
   CHECK(warmup_steps(Schedule::interleaved_1f1b, 4, 2, 0, 4) == 8);
+  CHECK(warmup_steps(Schedule::interleaved_1f1b, 4, 2, 3, 4) == 4);
+  CHECK(render(stage_schedule(Schedule::interleaved_1f1b, 4, 2, 3, 4)) == "F0 F1 F2 F3 F0.1 B0.1 F1.1 B1.1 F2.1 B2.1 F3.1 B3.1 B0 B1 B2 B3");
 }
 
 TEST_CASE("interleaved 1F1B with a micro-batch group other than pp runs Megatron-Core's table") {
