@@ -6,6 +6,7 @@
 #include <fmt/ranges.h>
 #include <functional>
 
+#include "workload/microbatch_group.hpp"
 #include "workload/plan.hpp"
 
 namespace parasim::planner {

@@ -1,7 +1,10 @@
 #include "planner/torchtitan_rules.hpp"
 
+#include <algorithm>
 #include <array>
 #include <fmt/format.h>
+
+#include "workload/microbatch_group.hpp"
 
 namespace parasim::planner {
 
@@ -102,11 +105,10 @@ std::optional<std::string> pipeline_problem(const Plan& p) {
   }
   if (p.schedule == Schedule::interleaved_1f1b && p.vpp < 2) return std::string("torchtitan's Interleaved1F1B needs two stages a rank or more");
   if (p.schedule == Schedule::interleaved_1f1b) {
-    // PyTorch's ScheduleInterleaved1F1B runs max(1, m / pp) rounds of equal size: its micro-batch group.
-    const int m = p.micro_batches(), rounds = std::max(1, m / p.pp);
-    if (m % rounds != 0) return fmt::format("PyTorch's Interleaved1F1B splits the {} micro-batches into {} equal rounds, which they are not", m, rounds);
-    if (p.microbatch_group_size() != m / rounds) {
-      return fmt::format("PyTorch's Interleaved1F1B runs the {} micro-batches in rounds of {}, not groups of {}", m, m / rounds, p.microbatch_group_size());
+    const int m = p.micro_batches(), round = workload::pytorch_interleaved_group(m, p.pp);
+    if (round == 0) return fmt::format("PyTorch's Interleaved1F1B splits the {} micro-batches into {} equal rounds, which they are not", m, std::max(1, m / p.pp));
+    if (p.microbatch_group_size() != round) {
+      return fmt::format("PyTorch's Interleaved1F1B runs the {} micro-batches in rounds of {}, not groups of {}", m, round, p.microbatch_group_size());
     }
   }
   if (p.schedule == Schedule::dualpipe_v && p.ep > 1 && p.recompute != workload::Recompute::none) {

@@ -17,6 +17,7 @@
 #include "sim/residuals.hpp"
 #include "workload/chunk_placement.hpp"
 #include "workload/memory.hpp"
+#include "workload/microbatch_group.hpp"
 
 namespace parasim::sim {
 
@@ -567,11 +568,7 @@ void note_search_fills(const MeasuredRun& r, const RowScenario& s, const Plan& p
 int row_microbatch_group(SoftwareStack stack, const Plan& p) {
   const int m = p.micro_batches();
   if (p.schedule != workload::Schedule::interleaved_1f1b || m % p.pp == 0 || m < p.pp) return 0;
-  if (stack == SoftwareStack::torchtitan) {
-    const int rounds = std::max(1, m / p.pp);
-    return m % rounds == 0 ? m / rounds : 0;
-  }
-  return workload::smallest_microbatch_group(m, p.pp);
+  return stack == SoftwareStack::torchtitan ? workload::pytorch_interleaved_group(m, p.pp) : workload::smallest_microbatch_group(m, p.pp);
 }
 
 // The fill search's view of a row: complete a plan, probe its memory, simulate it.

@@ -8,6 +8,7 @@
 #include <numeric>
 
 #include "workload/chunk_placement.hpp"
+#include "workload/microbatch_group.hpp"
 #include "workload/schedule.hpp"
 
 namespace parasim::workload {
@@ -121,13 +122,6 @@ std::string schedule_text(const Plan& p) {
   std::string out(schedule_name(p.schedule));
   if (p.microbatch_group > 0) out += fmt::format(" in groups of {}", p.microbatch_group);
   return out;
-}
-
-int smallest_microbatch_group(int micro_batches, int pp) {
-  for (int n = pp; n <= micro_batches; ++n) {
-    if (micro_batches % n == 0 || micro_batches % n >= pp) return n;
-  }
-  return 0;
 }
 
 double Plan::gradient_bucket_params() const {

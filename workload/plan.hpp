@@ -130,10 +130,6 @@ struct Plan {
   bool recomputes_selectively() const;
 };
 
-/// Interleaved 1F1B's smallest micro-batch group that `micro_batches` divide into as Megatron-LM
-/// runs them: at least pp, and a last group of none or at least pp; 0 when there are fewer than pp.
-int smallest_microbatch_group(int micro_batches, int pp);
-
 /// The plan's schedule as reports print it: its name, and interleaved 1F1B's micro-batch group when
 /// it is not pp ("interleaved-1f1b in groups of 6").
 std::string schedule_text(const Plan& p);

@@ -118,6 +118,28 @@ TEST_CASE("1F1B (Megatron-LM): bubble (PP-1)(F+B) in DeepSeek's notation, (p-1)(
   }
 }
 
+TEST_CASE("interleaved 1F1B in groups of 3 (pp 2, v 2, 5 micro-batches): the replay's makespan by hand") {
+  // Chunk passes F = 1, B = 2 (weights with the backward), free transfers; the steps of Megatron-Core's
+  // docstring example (schedule_test). Rank 0 holds model chunks 0 and 2, rank 1 chunks 1 and 3;
+  // (g, k) is chunk g on micro-batch k. Walking both ranks' orders by hand:
+  //   rank 0: F(0,0..2) 0-3, F(2,0..2) 3-6, B(2,0) 7-9, F(0,3) 9-10, B(2,1) 10-12, F(0,4) 12-13,
+  //           B(2,2) 13-15, F(2,3) 15-16, B(0,0) 16-18, F(2,4) 18-19, B(0,1) 19-21, B(0,2) 22-24,
+  //           B(2,3) 25-27, B(2,4) 27-29, B(0,3) 29-31, B(0,4) 31-33;
+  //   rank 1: F(1,0..2) 1-4, F(3,0) 4-5, B(3,0) 5-7, F(3,1) 7-8, B(3,1) 8-10, F(3,2) 10-11,
+  //           B(3,2) 11-13, F(1,3) 13-14, B(1,0) 14-16, F(1,4) 16-17, B(1,1) 17-19, F(3,3) 19-20,
+  //           B(1,2) 20-22, F(3,4) 22-23, B(3,3) 23-25, B(3,4) 25-27, B(1,3) 27-29, B(1,4) 29-31.
+  // 33 against a rank's 30 of work: a bubble of 3, where 1F1B on whole stages (F 2, B 4) would idle
+  // (pp - 1)(F + B) = 6.
+  PipelineShape shape = shape_of(Schedule::interleaved_1f1b, 2, 5, PassTimes{1.0, 2.0, 0.0}, 2);
+  shape.microbatch_group = 3;
+  const auto timing = replay_pipeline(shape, pipeline_schedule(shape));
+  CHECK(timing.makespan == doctest::Approx(33));
+  CHECK(timing.first_start[1] == doctest::Approx(1));
+  CHECK(timing.last_end[1] == doctest::Approx(31));
+  CHECK(makespan_bubble(shape, 2) == doctest::Approx(3));
+  CHECK(makespan_bubble(shape_of(Schedule::one_f_one_b, 2, 5, PassTimes{2.0, 4.0, 0.0}), 1) == doctest::Approx(6));
+}
+
 TEST_CASE("ZB-1P (Qi et al.'s scheduler, limit pp): bubble (PP-1)(F+B-2W), DeepSeek's notation; ZB-H1's; pp activations") {
   for (const PassTimes t : {PassTimes{1, 1, 1}, PassTimes{1.0, 1.2, 0.7}, PassTimes{1.0, 0.9, 0.5}}) {
     for (int pp : {4, 8}) {

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "tests/workload/fixtures.hpp"
+#include "workload/microbatch_group.hpp"
 
 using namespace parasim;
 using namespace parasim::workload;
@@ -38,6 +39,11 @@ TEST_CASE("interleaved 1F1B's micro-batch groups: at least pp, and a last group 
   CHECK(smallest_microbatch_group(10, 4) == 5);
   CHECK(smallest_microbatch_group(7, 2) == 4);   // groups of 4 and 3
   CHECK(smallest_microbatch_group(3, 4) == 0);   // fewer micro-batches than stages
+  // PyTorch's ScheduleInterleaved1F1B: max(1, m / pp) equal rounds.
+  CHECK(pytorch_interleaved_group(8, 4) == 4);   // 2 rounds of 4
+  CHECK(pytorch_interleaved_group(10, 4) == 5);  // 2 rounds of 5
+  CHECK(pytorch_interleaved_group(9, 4) == 0);   // 2 rounds cannot be equal
+  CHECK(pytorch_interleaved_group(3, 4) == 3);   // 1 round of fewer than pp
   const auto m = test::small_gpt(8);
   auto p = test::plan(1, 4, 1, 1, 6);
   p.vpp = 2;
