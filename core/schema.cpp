@@ -197,7 +197,7 @@ namespace {
 // A scalar's text; a mapping or a list where a scalar belongs fails at it.
 std::string scalar_text(const Field& f, const Node& v) {
   const YAML::Node& raw = v.raw();
-  if (!is_scalar(raw)) v.fail(fmt::format("expected {}, found {}", with_article(f), raw.IsMap() ? "a mapping" : "a list"));
+  if (!is_scalar(raw)) v.fail(fmt::format("expected {}, found {}", with_article(f), raw.IsMap() ? "a mapping" : raw.IsSequence() ? "a list" : "nothing"));
   return raw.as<std::string>();
 }
 

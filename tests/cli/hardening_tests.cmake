@@ -67,3 +67,6 @@ endforeach()
 foreach(help_of IN ITEMS show diff from-trace from-log fit)
   parasim_cli_test(NAME help_width_calibrate_${help_of} ARGS calibrate ${help_of} --help MAX_COLUMNS 120 STDOUT_REGEX "Usage")
 endforeach()
+# An empty --set value says what it lacks (it read "found a list" before).
+parasim_cli_test(NAME simulate_set_empty_value ARGS simulate ${lab} --set plan.tp= RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/simulate_set_empty_value.expected)

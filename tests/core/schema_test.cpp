@@ -97,6 +97,9 @@ TEST_CASE("--set overrides reach any key by its path and unknown paths fail") {
   Overrides wrong;
   wrong.add("gpus=many");
   CHECK(error_of("name: n\ngpus: 8\n", &wrong) == "--set: error: gpus: 'many' is not an integer");
+  Overrides empty;
+  empty.add("gpus=");
+  CHECK(error_of("name: n\ngpus: 8\n", &empty) == "--set: error: gpus: expected an integer, found nothing");
   CHECK_THROWS_AS(Overrides().add("novalue"), InputError);
 }
 
