@@ -120,6 +120,30 @@ std::optional<SustainedSample> ActivityLog::sustained(std::size_t p) const {
   return s;
 }
 
+CollectiveSample ActivityLog::collective_sample(std::size_t p, double seconds) const {
+  const Probe& probe = probes_[p];
+  CollectiveSample c;
+  c.kind = probe.collective;
+  c.ranks = probe.ranks;
+  c.bytes = probe.bytes;
+  c.seconds = seconds;
+  c.intra_node = true;
+  c.fabric = probe.fabric;
+  c.algorithm = probe.algorithm;
+  c.protocol = probe.protocol;
+  if (!c.protocol.empty() && !c.algorithm.empty()) return c;
+  // What the kernel names say, where NCCL names its kernels by algorithm and protocol.
+  for (const auto& r : kernels_) {
+    const auto it = external_.find(r.correlation);
+    if (it == external_.end() || (it->second >> 16) != p + 1 || !is_nccl(r)) continue;
+    const auto parsed = parse_nccl_kernel_name(r.name);
+    if (c.protocol.empty()) c.protocol = parsed.protocol;
+    if (c.algorithm.empty()) c.algorithm = parsed.algorithm;
+    break;
+  }
+  return c;
+}
+
 Measurements ActivityLog::reduce(std::vector<std::size_t>* missing) const {
   Measurements m;
   std::vector<double> medians(probes_.size(), 0.0);
@@ -148,30 +172,7 @@ Measurements ActivityLog::reduce(std::vector<std::size_t>* missing) const {
         }
         break;
       }
-      case ProbeKind::collective: {
-        CollectiveSample c;
-        c.kind = probe.collective;
-        c.ranks = probe.ranks;
-        c.bytes = probe.bytes;
-        c.seconds = medians[p];
-        c.intra_node = true;
-        c.fabric = probe.fabric;
-        c.algorithm = probe.algorithm;
-        c.protocol = probe.protocol;
-        if (c.protocol.empty() || c.algorithm.empty()) {
-          // What the kernel names say, where NCCL names its kernels by algorithm and protocol.
-          for (const auto& r : kernels_) {
-            const auto it = external_.find(r.correlation);
-            if (it == external_.end() || (it->second >> 16) != p + 1 || !is_nccl(r)) continue;
-            const auto parsed = parse_nccl_kernel_name(r.name);
-            if (c.protocol.empty()) c.protocol = parsed.protocol;
-            if (c.algorithm.empty()) c.algorithm = parsed.algorithm;
-            break;
-          }
-        }
-        m.collectives.push_back(c);
-        break;
-      }
+      case ProbeKind::collective: m.collectives.push_back(collective_sample(p, medians[p])); break;
       case ProbeKind::gemm_beside_collective:
       case ProbeKind::collective_beside_gemm: {
         if (!probe.alone || counts[*probe.alone] == 0) {

@@ -83,6 +83,10 @@ class ActivityLog {
   std::optional<SustainedSample> sustained(std::size_t probe) const;
 
  private:
+  /// A collective probe's sample, its algorithm and protocol from its NCCL kernel's name where the probe
+  /// did not set them.
+  CollectiveSample collective_sample(std::size_t probe, double seconds) const;
+
   std::vector<Probe> probes_;
   std::vector<ActivityRecord> kernels_;                  ///< kernels, copies and memsets
   std::map<std::uint32_t, std::uint64_t> external_;      ///< correlation id -> external id

@@ -24,12 +24,11 @@ ModelFigures model_figures(const workload::ModelSpec& m, int seq_len) {
   return f;
 }
 
-nlohmann::json model_json(const workload::ModelSpec& m, const ModelFigures& f) {
-  const auto& p = f.parameters;
-  const int seq = f.seq;
-  const double flops = f.training_flops_per_token, palm = f.palm_flops_per_token;
-  const double act_flash = f.activation_bytes_flash, act_eager = f.activation_bytes_eager;
-  nlohmann::json j{
+namespace {
+
+// The architecture as the model file and the Hugging Face config state it.
+nlohmann::json shape_json(const workload::ModelSpec& m) {
+  return {
       {"name", m.name},
       {"architecture", m.architecture},
       {"layers", m.layers},
@@ -52,38 +51,47 @@ nlohmann::json model_json(const workload::ModelSpec& m, const ModelFigures& f) {
       {"mlm_head", m.mlm_head},
       {"experts", m.experts},
       {"top_k", m.top_k},
-      {"moe_layers", p.moe_layers},
-      {"qk_norm", m.qk_norm},
-      {"sliding_window", m.sliding_window},
-      {"attention_chunk", m.attention_chunk},
-      {"global_every", m.global_every},
-      {"mtp_layers", m.mtp_layers},
-      {"parameters",
-       {{"total", p.total()},
-        {"embedding", p.embedding},
-        {"position", p.position},
-        {"per_layer", p.per_layer()},
-        {"attention_per_layer", p.attention},
-        {"mlp_per_layer", p.mlp},
-        {"norms_per_layer", p.layer_norms},
-        {"final_norm", p.final_norm},
-        {"token_type", p.token_type},
-        {"embedding_norm", p.embedding_norm},
-        {"head_transform", p.head_transform},
-        {"lm_head", p.lm_head},
-        {"in_matmuls", p.in_matmuls()},
-        {"active", p.active()},
-        {"active_without_embedding", p.active() - p.embedding - p.position - p.token_type},
-        {"mtp", p.mtp},
-        {"active_in_matmuls", p.active_in_matmuls()},
-        {"router_per_moe_layer", p.router},
-        {"expert", p.expert},
-        {"shared_experts_per_moe_layer", p.shared}}},
-      {"seq_len", seq},
-      {"training_flops_per_token", flops},
-      {"palm_flops_per_token", palm},
-      {"activation_bytes_per_token_per_layer", {{"flash", act_flash}, {"eager", act_eager}}},
   };
+}
+
+nlohmann::json parameters_json(const workload::ParameterCount& p) {
+  return {{"total", p.total()},
+          {"embedding", p.embedding},
+          {"position", p.position},
+          {"per_layer", p.per_layer()},
+          {"attention_per_layer", p.attention},
+          {"mlp_per_layer", p.mlp},
+          {"norms_per_layer", p.layer_norms},
+          {"final_norm", p.final_norm},
+          {"token_type", p.token_type},
+          {"embedding_norm", p.embedding_norm},
+          {"head_transform", p.head_transform},
+          {"lm_head", p.lm_head},
+          {"in_matmuls", p.in_matmuls()},
+          {"active", p.active()},
+          {"active_without_embedding", p.active() - p.embedding - p.position - p.token_type},
+          {"mtp", p.mtp},
+          {"active_in_matmuls", p.active_in_matmuls()},
+          {"router_per_moe_layer", p.router},
+          {"expert", p.expert},
+          {"shared_experts_per_moe_layer", p.shared}};
+}
+
+}  // namespace
+
+nlohmann::json model_json(const workload::ModelSpec& m, const ModelFigures& f) {
+  nlohmann::json j = shape_json(m);
+  j["moe_layers"] = f.parameters.moe_layers;
+  j["qk_norm"] = m.qk_norm;
+  j["sliding_window"] = m.sliding_window;
+  j["attention_chunk"] = m.attention_chunk;
+  j["global_every"] = m.global_every;
+  j["mtp_layers"] = m.mtp_layers;
+  j["parameters"] = parameters_json(f.parameters);
+  j["seq_len"] = f.seq;
+  j["training_flops_per_token"] = f.training_flops_per_token;
+  j["palm_flops_per_token"] = f.palm_flops_per_token;
+  j["activation_bytes_per_token_per_layer"] = {{"flash", f.activation_bytes_flash}, {"eager", f.activation_bytes_eager}};
   if (m.is_mla()) {
     j["mla"] = {{"q_lora_rank", m.mla.q_lora_rank},
                 {"kv_lora_rank", m.mla.kv_lora_rank},

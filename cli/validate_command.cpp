@@ -240,20 +240,74 @@ std::string validate_text(const sim::ValidationReport& report, const LoadedRows&
   return out;
 }
 
+struct ValidateOptions {
+  std::vector<std::string> files;
+  bool json = false;
+  double max_mape = -1;
+  int threads = 0;
+  std::vector<std::string> explain;
+  std::string by;
+  std::string fit_error_model;
+  std::string hardware = bundled_hardware_dir();
+};
+
+void declare_options(CLI::App& cmd, ValidateOptions& o) {
+  cmd.add_option("files", o.files, "measured-run YAML files (../shared/validation/*.yaml)")->required();
+  cmd.add_flag("--json", o.json, "print JSON: one object per row with id and predicted_iteration_s, and the summary");
+  cmd.add_option("--max-mape", o.max_mape, "exit with code 3 when the overall MAPE (in %) is above this");
+  cmd.add_option("--threads", o.threads, "rows simulated at once (default: the machine's cores)");
+  cmd.add_option("--by", o.by, fmt::format("group the errors by row properties, comma-separated: {}", fmt::join(sim::kResidualFields, ", ")));
+  cmd.add_option("--fit-error-model", o.fit_error_model,
+                 "write the prediction-error model fitted on every row simulated to this file (the bundled one: scenarios/error_model.yaml)");
+  cmd.add_option("--explain", o.explain, "print where one row's predicted time goes (its id; repeatable) instead of the table");
+  cmd.add_option("--hardware", o.hardware, "directory of the bundled hardware files (default: the project's scenarios/hardware)");
+}
+
+// Every row simulated, with a progress bar on a table run.
+sim::ValidationReport simulate_rows(const LoadedRows& loaded, const ValidateOptions& o) {
+  sim::ValidateOptions options;
+  options.hardware_dir = o.hardware;
+  options.threads = o.threads > 0 ? o.threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+  std::unique_ptr<ProgressBar> bar;
+  if (!o.json) {
+    options.progress = [&bar](std::size_t done, std::size_t total) {
+      if (!bar) bar = std::make_unique<ProgressBar>("validate", total, true);
+      bar->set_done(done);
+    };
+  }
+  auto report = sim::validate(loaded.runs, loaded.file_of, options);
+  bar.reset();
+  return report;
+}
+
+int run_validate(const ValidateOptions& o) {
+  const auto loaded = load_rows(o.files);
+  const auto fields = residual_fields(o.by);  // a bad --by is an error before any row runs
+  if (!o.explain.empty()) {
+    print_explanations(o.explain, loaded, o.files, o.hardware);
+    return 0;
+  }
+  const auto report = simulate_rows(loaded, o);
+  if (!o.fit_error_model.empty()) write_error_model(o.fit_error_model, report.error_model, report.overall.simulated);
+  if (o.json) {
+    std::cout << validate_json(loaded, report, fields).dump(2) << "\n";
+  } else {
+    std::cout << validate_text(report, loaded, fields);
+  }
+  // Each row that could not be read is one error line, and the exit code of bad input.
+  for (const auto& e : loaded.errors) std::cerr << e.error.what() << "\n";
+  if (!loaded.errors.empty()) return 2;
+  if (o.max_mape >= 0 && 100 * report.overall.mape > o.max_mape) {
+    std::cerr << fmt::format("parasim: validate: MAPE {:.1f}% is above --max-mape {}\n", 100 * report.overall.mape, o.max_mape);
+    return 3;
+  }
+  return 0;
+}
+
 }  // namespace
 
 Action add_validate_command(CLI::App& app) {
-  struct Options {
-    std::vector<std::string> files;
-    bool json = false;
-    double max_mape = -1;
-    int threads = 0;
-    std::vector<std::string> explain;
-    std::string by;
-    std::string fit_error_model;
-    std::string hardware = bundled_hardware_dir();
-  };
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<ValidateOptions>();
   auto* cmd = app.add_subcommand("validate", "Simulate published training runs and compare with their measured step times");
   cmd->footer(
       "Rows that state what parasim does not model yet are skipped with the reason; a row with an unknown key\n"
@@ -263,53 +317,8 @@ Action add_validate_command(CLI::App& app) {
       "  parasim validate ../shared/validation/megatron.yaml --json > megatron.json\n"
       "  parasim validate ../shared/validation/megatron.yaml --explain sc21-t1-01\n"
       "  parasim validate ../shared/validation/*.yaml --by gpu,precision");
-  cmd->add_option("files", o->files, "measured-run YAML files (../shared/validation/*.yaml)")->required();
-  cmd->add_flag("--json", o->json, "print JSON: one object per row with id and predicted_iteration_s, and the summary");
-  cmd->add_option("--max-mape", o->max_mape, "exit with code 3 when the overall MAPE (in %) is above this");
-  cmd->add_option("--threads", o->threads, "rows simulated at once (default: the machine's cores)");
-  cmd->add_option("--by", o->by, fmt::format("group the errors by row properties, comma-separated: {}", fmt::join(sim::kResidualFields, ", ")));
-  cmd->add_option("--fit-error-model", o->fit_error_model,
-                  "write the prediction-error model fitted on every row simulated to this file (the bundled one: scenarios/error_model.yaml)");
-  cmd->add_option("--explain", o->explain, "print where one row's predicted time goes (its id; repeatable) instead of the table");
-  cmd->add_option("--hardware", o->hardware, "directory of the bundled hardware files (default: the project's scenarios/hardware)");
-  return [o]() {
-    const auto loaded = load_rows(o->files);
-    const auto& runs = loaded.runs;
-    const auto& file_of = loaded.file_of;
-    residual_fields(o->by);  // a bad --by is an error before any row runs
-    if (!o->explain.empty()) {
-      print_explanations(o->explain, loaded, o->files, o->hardware);
-      return 0;
-    }
-    const auto fields = residual_fields(o->by);
-    sim::ValidateOptions options;
-    options.hardware_dir = o->hardware;
-    options.threads = o->threads > 0 ? o->threads : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
-    std::unique_ptr<ProgressBar> bar;
-    if (!o->json) {
-      options.progress = [&bar](std::size_t done, std::size_t total) {
-        if (!bar) bar = std::make_unique<ProgressBar>("validate", total, true);
-        bar->set_done(done);
-      };
-    }
-    const auto report = sim::validate(runs, file_of, options);
-    bar.reset();
-    if (!o->fit_error_model.empty()) write_error_model(o->fit_error_model, report.error_model, report.overall.simulated);
-
-    if (o->json) {
-      std::cout << validate_json(loaded, report, fields).dump(2) << "\n";
-    } else {
-      std::cout << validate_text(report, loaded, fields);
-    }
-    // Each row that could not be read is one error line, and the exit code of bad input.
-    for (const auto& e : loaded.errors) std::cerr << e.error.what() << "\n";
-    if (!loaded.errors.empty()) return 2;
-    if (o->max_mape >= 0 && 100 * report.overall.mape > o->max_mape) {
-      std::cerr << fmt::format("parasim: validate: MAPE {:.1f}% is above --max-mape {}\n", 100 * report.overall.mape, o->max_mape);
-      return 3;
-    }
-    return 0;
-  };
+  declare_options(*cmd, *o);
+  return [o]() { return run_validate(*o); };
 }
 
 }  // namespace parasim::cli
