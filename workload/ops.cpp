@@ -531,21 +531,16 @@ Block embedding_block(const ModelSpec& m, const TrainingSpec& tr, const BlockSha
   return blk;
 }
 
-Block head_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
-  const Dims d = dims_of(m, tr, sh);
-  const double v = static_cast<double>(padded_vocab(m, sh.tp)) / d.t;
-  // Transformer Engine keeps the output layer out of fp8.
-  const Precision head = tr.precision == Precision::fp8 ? Precision::bf16 : tr.precision;
-  Block blk;
-  blk.kind = BlockKind::head;
-  // Post-LN models norm inside every layer and have no final norm; BERT's masked-LM head
-  // transforms the rank's tokens first (a replicated dense layer, GELU, LayerNorm).
-  if (!m.post_norm) blk.forward.push_back(memory("final_norm", 2 * d.e * d.Tr * d.h, tr.precision));
-  if (m.mlm_head) {
-    blk.forward.push_back(gemm("mlm_transform", d.Tr, d.h, d.h, d, head));
-    blk.forward.push_back(memory("mlm_gelu_norm", 4 * d.e * d.Tr * d.h, tr.precision));
-  }
-  blk.forward.push_back(gemm("lm_head", d.T, v, d.h, d, head));
+namespace {
+
+// Bytes the loss moves and holds per logit (of the rank's vocabulary shard), by its kernels.
+struct LossBytes {
+  double forward, backward;
+  double kept;       ///< what backward needs
+  double transient;  ///< held beyond it while forward or backward runs
+};
+
+LossBytes loss_bytes(CrossEntropy loss, double e, double tp) {
   // Megatron-LM's vocabulary-parallel cross-entropy is a chain of unfused passes over the rank's
   // logits, bytes per logit: the cast to fp32 (e read, 4 written), the max (4), subtracting it in
   // place (8), exp in place (8), the sum (4), dividing by it in place (8): e + 36; the fp32 softmax
@@ -564,19 +559,12 @@ Block head_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& s
   // from the shifted copy (8): e + 36, the log-softmax kept. Backward builds the logits' gradient
   // from zeros (4), adds the exponentials of the kept log-softmax (8 for the exp, 12 for the sum),
   // scales it by the loss gradient (12) and casts it back (4 + e): 40 + e.
-  const double logits = d.T * v;
-  const auto loss = tr.cross_entropy;
-  const bool loss_parallel = loss == CrossEntropy::torch && d.t > 1;
-  const double forward_bytes = loss == CrossEntropy::fused ? d.e : loss_parallel ? d.e + 36 : loss == CrossEntropy::torch ? d.e + 16 : d.e + 36;
-  const double backward_bytes = loss == CrossEntropy::fused ? 2 * d.e : loss_parallel ? 40 + d.e : loss == CrossEntropy::torch ? 20 + d.e : 12 + d.e;
-  blk.forward.push_back(memory("cross_entropy", logits * forward_bytes, Precision::fp32));
-  blk.backward_input.push_back(memory("cross_entropy_grad", logits * backward_bytes, Precision::fp32));
-  blk.backward_input.push_back(gemm("lm_head_dgrad", d.T, d.h, v, d, head));
-  if (!m.post_norm) blk.backward_input.push_back(memory("final_norm_grad", 4 * d.e * d.Tr * d.h, tr.precision));
-  blk.backward_weight.push_back(gemm("lm_head_wgrad", d.h, v, d.T, d, head));
-  // Final-norm input, LM-head input, and the fp32 softmax (unfused), the fp32 log-softmax (torch) or
-  // the logits (fused).
-  blk.full_activation_bytes = blk.stored_activation_bytes = d.e * d.Tr * d.h * 2 + (loss == CrossEntropy::fused ? d.e : 4.0) * logits;
+  const bool loss_parallel = loss == CrossEntropy::torch && tp > 1;
+  LossBytes b;
+  b.forward = loss == CrossEntropy::fused ? e : loss_parallel ? e + 36 : loss == CrossEntropy::torch ? e + 16 : e + 36;
+  b.backward = loss == CrossEntropy::fused ? 2 * e : loss_parallel ? 40 + e : loss == CrossEntropy::torch ? 20 + e : 12 + e;
+  // Kept: the fp32 softmax (unfused), the fp32 log-softmax (torch) or the logits (fused).
+  b.kept = loss == CrossEntropy::fused ? e : 4.0;
   // Beyond what is kept, per logit: Megatron-LM's chain holds the head's e-byte logits while it
   // computes the fp32 softmax from them, and in backward the gradient cast back (e); a fused kernel
   // its gradient (e); PyTorch's the logits and their fp32 copy in forward (e + 4), in backward the
@@ -585,7 +573,38 @@ Block head_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& s
   // shifted copy and its exponentials (e + 12 before the log-softmax exists, so e + 8 beyond the 4
   // kept); in backward, beside the kept log-softmax, the zeros-built gradient, its sum with the
   // exponentials and their product with the loss gradient (12).
-  blk.transient_bytes = logits * (loss_parallel ? std::max(d.e + 8, 12.0) : loss == CrossEntropy::torch ? std::max(d.e + 4, 8.0) : d.e);
+  b.transient = loss_parallel ? std::max(e + 8, 12.0) : loss == CrossEntropy::torch ? std::max(e + 4, 8.0) : e;
+  return b;
+}
+
+}  // namespace
+
+Block head_block(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
+  const Dims d = dims_of(m, tr, sh);
+  const double v = static_cast<double>(padded_vocab(m, sh.tp)) / d.t;
+  // Transformer Engine keeps the output layer out of fp8.
+  const Precision head = tr.precision == Precision::fp8 ? Precision::bf16 : tr.precision;
+  Block blk;
+  blk.kind = BlockKind::head;
+  // Post-LN models norm inside every layer and have no final norm; BERT's masked-LM head
+  // transforms the rank's tokens first (a replicated dense layer, GELU, LayerNorm).
+  if (!m.post_norm) blk.forward.push_back(memory("final_norm", 2 * d.e * d.Tr * d.h, tr.precision));
+  if (m.mlm_head) {
+    blk.forward.push_back(gemm("mlm_transform", d.Tr, d.h, d.h, d, head));
+    blk.forward.push_back(memory("mlm_gelu_norm", 4 * d.e * d.Tr * d.h, tr.precision));
+  }
+  blk.forward.push_back(gemm("lm_head", d.T, v, d.h, d, head));
+  const double logits = d.T * v;
+  const LossBytes loss = loss_bytes(tr.cross_entropy, d.e, d.t);
+  blk.forward.push_back(memory("cross_entropy", logits * loss.forward, Precision::fp32));
+  blk.backward_input.push_back(memory("cross_entropy_grad", logits * loss.backward, Precision::fp32));
+  blk.backward_input.push_back(gemm("lm_head_dgrad", d.T, d.h, v, d, head));
+  if (!m.post_norm) blk.backward_input.push_back(memory("final_norm_grad", 4 * d.e * d.Tr * d.h, tr.precision));
+  blk.backward_weight.push_back(gemm("lm_head_wgrad", d.h, v, d.T, d, head));
+  // Final-norm input, LM-head input, and the fp32 softmax (unfused), the fp32 log-softmax (torch) or
+  // the logits (fused).
+  blk.full_activation_bytes = blk.stored_activation_bytes = d.e * d.Tr * d.h * 2 + loss.kept * logits;
+  blk.transient_bytes = logits * loss.transient;
   if (m.mlm_head) {
     blk.backward_input.push_back(memory("mlm_gelu_norm_grad", 6 * d.e * d.Tr * d.h, tr.precision));
     blk.backward_input.push_back(gemm("mlm_transform_dgrad", d.Tr, d.h, d.h, d, head));
