@@ -9,38 +9,48 @@
 
 namespace parasim::planner {
 
-std::optional<std::vector<int>> choose_within_budget(const std::vector<std::vector<LayerOption>>& layers, double budget, int resolution) {
-  if (budget < 0) return std::nullopt;
-  const std::size_t n = layers.size();
-  // Rounding up loses at most one step per layer: with 16 steps per layer at least, under 1/16 of
-  // the budget.
-  const std::size_t q = std::max(static_cast<std::size_t>(std::max(resolution, 1)), 16 * n);
+namespace {
+
+constexpr double kInf = std::numeric_limits<double>::infinity();
+using Units = std::vector<std::vector<long>>;
+
+// Each option's bytes in units of budget / q, rounded up (computed once, not once per reachable
+// state); with no budget any bytes at all are more than q units.
+Units option_units(const std::vector<std::vector<LayerOption>>& layers, double budget, std::size_t q) {
   const double unit = budget > 0 ? budget / static_cast<double>(q) : 1.0;
   auto units = [&](double bytes) -> long {
     if (bytes <= 0) return 0;
     return budget > 0 ? static_cast<long>(std::ceil(bytes / unit - 1e-9)) : static_cast<long>(q) + 1;
   };
-  constexpr double kInf = std::numeric_limits<double>::infinity();
-  // Each option's units, computed once (not once per reachable state).
-  std::vector<std::vector<long>> cost(n);
-  for (std::size_t i = 0; i < n; ++i) {
+  Units cost(layers.size());
+  for (std::size_t i = 0; i < layers.size(); ++i) {
     for (const auto& option : layers[i]) cost[i].push_back(units(option.bytes));
   }
-  // Every layer at its first option fits, and that option alone costs no time: the table below would
-  // find that path and no other at time 0 (every other option costs time), so it is the answer.
-  bool first_is_free = true;
+  return cost;
+}
+
+// Whether every layer at its first option fits while that option alone costs no time: the table
+// would find that path and no other at time 0 (every other option costs time), so it is the answer.
+bool first_options_answer(const std::vector<std::vector<LayerOption>>& layers, const Units& cost, std::size_t q) {
   long first_units = 0;
-  for (std::size_t i = 0; i < n && first_is_free; ++i) {
-    first_is_free = !layers[i].empty() && layers[i][0].seconds == 0;
-    for (std::size_t o = 1; o < layers[i].size() && first_is_free; ++o) first_is_free = layers[i][o].seconds > 0;
-    if (first_is_free) first_units += cost[i][0];
+  for (std::size_t i = 0; i < layers.size(); ++i) {
+    if (layers[i].empty() || layers[i][0].seconds != 0) return false;
+    for (std::size_t o = 1; o < layers[i].size(); ++o) {
+      if (!(layers[i][o].seconds > 0)) return false;
+    }
+    first_units += cost[i][0];
   }
-  if (first_is_free && first_units <= static_cast<long>(q)) return std::vector<int>(n, 0);
-  // Row by row: time[u], the least time for the layers so far holding exactly u units; choice[i * w + u]
-  // the option that got layer i there, to recover the path (a byte each: options are few).
-  const std::size_t w = q + 1;
-  std::vector<double> time(w, kInf), next_time(w);
+  return first_units <= static_cast<long>(q);
+}
+
+// Row by row: time[u], the least time for the layers so far holding exactly u units; the returned
+// choice[i * (q + 1) + u] is the option that got layer i there, to recover the path (a byte each:
+// options are few). `time` ends as the last row.
+std::vector<std::int8_t> fill_table(const std::vector<std::vector<LayerOption>>& layers, const Units& cost, std::size_t q, std::vector<double>& time) {
+  const std::size_t n = layers.size(), w = q + 1;
+  std::vector<double> next_time(w);
   std::vector<std::int8_t> choice(n * w, -1);
+  time.assign(w, kInf);
   time[0] = 0;
   for (std::size_t i = 0; i < n; ++i) {
     if (layers[i].size() > 127) throw std::logic_error("choose_within_budget: more than 127 options for a layer");
@@ -60,7 +70,21 @@ std::optional<std::vector<int>> choose_within_budget(const std::vector<std::vect
     }
     time.swap(next_time);
   }
-  const double* last = time.data();
+  return choice;
+}
+
+}  // namespace
+
+std::optional<std::vector<int>> choose_within_budget(const std::vector<std::vector<LayerOption>>& layers, double budget, int resolution) {
+  if (budget < 0) return std::nullopt;
+  const std::size_t n = layers.size();
+  // Rounding up loses at most one step per layer: with 16 steps per layer at least, under 1/16 of
+  // the budget.
+  const std::size_t q = std::max(static_cast<std::size_t>(std::max(resolution, 1)), 16 * n);
+  const Units cost = option_units(layers, budget, q);
+  if (first_options_answer(layers, cost, q)) return std::vector<int>(n, 0);
+  std::vector<double> last;
+  const auto choice = fill_table(layers, cost, q, last);
   std::size_t best = q + 1;
   for (std::size_t u = 0; u <= q; ++u) {
     if (last[u] < kInf && (best > q || last[u] < last[best])) best = u;
@@ -69,7 +93,7 @@ std::optional<std::vector<int>> choose_within_budget(const std::vector<std::vect
   std::vector<int> out(n);
   std::size_t u = best;
   for (std::size_t i = n; i > 0; --i) {
-    const int o = choice[(i - 1) * w + u];
+    const int o = choice[(i - 1) * (q + 1) + u];
     out[i - 1] = o;
     u -= static_cast<std::size_t>(cost[i - 1][static_cast<std::size_t>(o)]);
   }
