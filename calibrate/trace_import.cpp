@@ -70,8 +70,10 @@ std::uint64_t peak_rss_bytes() {
   return static_cast<std::uint64_t>(u.ru_maxrss) * 1024;  // Linux reports KiB
 }
 
-ImportResult import_traces(const ImportOptions& o) {
-  ImportResult r;
+namespace {
+
+// Reads and analyzes every trace (one GPU model throughout), filling the result's reading figures.
+void read_and_analyze(const ImportOptions& o, ImportResult& r) {
   const auto start = std::chrono::steady_clock::now();
   std::vector<KinetoTrace> traces;
   std::string first_device_file;
@@ -93,8 +95,30 @@ ImportResult import_traces(const ImportOptions& o) {
   r.read_seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
   r.peak_rss_bytes = peak_rss_bytes();
   r.analysis = analyze_traces(traces, {o.gpus_per_node});
-  traces.clear();
+}
 
+// The bundled profile of the GPU's family (its file named in the result), else the built-in one with
+// every figure marked assumed.
+Profile base_profile(const ImportOptions& o, ImportResult& r) {
+  const std::string family = default_profile(r.gpu ? r.gpu->name : normalized_gpu_name(r.device)).name;
+  for (const auto& f : yaml_files(o.profiles_dir)) {
+    Profile p = load_profile(f);
+    if (p.name == family) {
+      r.base = f.string();
+      return p;
+    }
+  }
+  Profile base = default_profile(r.gpu ? r.gpu->name : normalized_gpu_name(r.device));
+  r.base = fmt::format("default_profile (built-in {})", base.name);
+  for (const auto& key : unsourced_numbers(base)) base.sources[key] = fmt::format("assumed: the built-in {} profile's figure", base.name);
+  return base;
+}
+
+}  // namespace
+
+ImportResult import_traces(const ImportOptions& o) {
+  ImportResult r;
+  read_and_analyze(o, r);
   // The datasheet.
   std::optional<std::filesystem::path> hardware = o.hardware;
   if (!hardware && !r.device.empty()) hardware = find_hardware(r.device, o.hardware_dir);
@@ -102,26 +126,7 @@ ImportResult import_traces(const ImportOptions& o) {
     r.gpu = topology::parse_gpu(yaml::Record(yaml::load_file(*hardware), topology::kGpuSchema));
     r.hardware_file = hardware->string();
   }
-
-  // The base profile: the bundled one of this GPU family, else the generic one.
-  const std::string family = default_profile(r.gpu ? r.gpu->name : normalized_gpu_name(r.device)).name;
-  Profile base;
-  bool found = false;
-  for (const auto& f : yaml_files(o.profiles_dir)) {
-    Profile p = load_profile(f);
-    if (p.name == family) {
-      base = std::move(p);
-      r.base = f.string();
-      found = true;
-      break;
-    }
-  }
-  if (!found) {
-    base = default_profile(r.gpu ? r.gpu->name : normalized_gpu_name(r.device));
-    r.base = fmt::format("default_profile (built-in {})", base.name);
-    for (const auto& key : unsourced_numbers(base)) base.sources[key] = fmt::format("assumed: the built-in {} profile's figure", base.name);
-  }
-
+  const Profile base = base_profile(o, r);
   FitOptions fit;
   fit.gpu = r.gpu;
   fit.network_bandwidth = o.network_bandwidth;
