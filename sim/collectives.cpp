@@ -190,6 +190,31 @@ const LinkUsage& CollectiveLowering::pairwise(std::uint64_t group, const workloa
   return cache_.emplace(key, finish(all, static_cast<double>(n - 1) / static_cast<double>(n), static_cast<int>(n - 1), own)).first->second;
 }
 
+namespace {
+
+// The two levels of a hierarchical collective pipelined: one phase at the buffer's rate, each link
+// loaded by both levels' traffic per byte.
+LinkUsage pipelined(const topology::Cluster& cluster, const LinkUsage& in, const LinkUsage& out, bool nvls, int island_ranks) {
+  std::map<FluidModel::ResourceId, double> weights;
+  for (const auto& x : in.usage) weights[x.resource] += x.weight * in.bytes_factor;
+  for (const auto& x : out.usage) weights[x.resource] += x.weight * out.bytes_factor;
+  LinkUsage u;
+  u.bytes_factor = 1.0;
+  u.alone_rate = std::numeric_limits<double>::infinity();
+  for (const auto& [link, w] : weights) {
+    u.usage.push_back({link, w});
+    u.capacities.push_back(cluster.link(link).bandwidth.value());
+    u.alone_rate = std::min(u.alone_rate, u.capacities.back() / w);
+  }
+  u.fabric = std::max(in.fabric, out.fabric);
+  u.steps = in.steps + out.steps;
+  u.step_latency = std::max(in.step_latency, out.step_latency);
+  u.parts = {{in.fabric, in.steps, in.step_latency, nvls, island_ranks}, {out.fabric, out.steps, out.step_latency, false, 1}};
+  return u;
+}
+
+}  // namespace
+
 const LinkUsage& CollectiveLowering::hierarchical(std::uint64_t group, const workload::Twins& twins, bool nvls) {
   const auto key = std::make_tuple(group, static_cast<int>(Algorithm::hierarchical), nvls ? 1 : 0);
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
@@ -237,23 +262,7 @@ const LinkUsage& CollectiveLowering::hierarchical(std::uint64_t group, const wor
   // down, counted by its weights); all-reduce of the 1/m shard across islands, 2(p−1)/p/m.
   const LinkUsage in = finish(intra, nvls ? 1.0 : 2.0 * (m - 1) / m, nvls ? 2 : 2 * (m - 1), own_intra);
   const LinkUsage out = finish(inter, 2.0 * (p - 1) / p / m, 2 * (p - 1), own_inter);
-  // Pipelined: one phase at the buffer's rate, each link loaded by both levels' traffic per byte.
-  std::map<FluidModel::ResourceId, double> weights;
-  for (const auto& x : in.usage) weights[x.resource] += x.weight * in.bytes_factor;
-  for (const auto& x : out.usage) weights[x.resource] += x.weight * out.bytes_factor;
-  LinkUsage u;
-  u.bytes_factor = 1.0;
-  u.alone_rate = std::numeric_limits<double>::infinity();
-  for (const auto& [link, w] : weights) {
-    u.usage.push_back({link, w});
-    u.capacities.push_back(cluster.link(link).bandwidth.value());
-    u.alone_rate = std::min(u.alone_rate, u.capacities.back() / w);
-  }
-  u.fabric = std::max(in.fabric, out.fabric);
-  u.steps = in.steps + out.steps;
-  u.step_latency = std::max(in.step_latency, out.step_latency);
-  u.parts = {{in.fabric, in.steps, in.step_latency, nvls, m}, {out.fabric, out.steps, out.step_latency, false, 1}};
-  return cache_.emplace(key, std::move(u)).first->second;
+  return cache_.emplace(key, pipelined(cluster, in, out, nvls, m)).first->second;
 }
 
 std::string_view protocol_name(Protocol p) { return p == Protocol::simple ? "simple" : "ll"; }
