@@ -402,13 +402,152 @@ void sustain(ActivityLog& log, GemmRunner& gemm, cudaStream_t stream, const std:
   check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
 }
 
+// The GEMM sweep on GPU 0, every format the GPU has; the id of the 8192^3 bf16 (else fp16) probe, the
+// twin of the overlap probe.
+std::optional<std::size_t> measure_gemms(ActivityLog& log, GemmRunner& gemm, cudaStream_t stream, const std::vector<Precision>& formats,
+                                         const std::vector<GemmShape4>& shapes, int reps) {
+  std::optional<std::size_t> overlap_alone;
+  for (auto p : formats) {
+    gemm.fill(p);
+    for (const auto& s : shapes) {
+      if (p == Precision::fp8 && s.batch > 1) continue;
+      Probe probe;
+      probe.kind = ProbeKind::gemm;
+      probe.precision = p;
+      probe.batch = s.batch;
+      probe.m = s.m;
+      probe.n = s.n;
+      probe.k = s.k;
+      const std::size_t id = log.add(probe);
+      if (s.batch == 1 && s.m == 8192 && s.n == 8192 && s.k == 8192 && (p == Precision::bf16 || (!overlap_alone && p == Precision::fp16))) overlap_alone = id;
+      for (int i = 0; i < reps; ++i) {
+        ProbeScope scope(id, i);
+        gemm.run(p, s.batch, s.m, s.n, s.k);
+      }
+      check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+    }
+  }
+  return overlap_alone;
+}
+
+// Copies and the elementwise kernel (cuBLAS's saxpy) from 1 MiB up, by powers of 4.
+void measure_memory(ActivityLog& log, GemmRunner& gemm, cudaStream_t stream, bool quick, int reps) {
+  const double top = quick ? 268435456.0 : 1073741824.0;
+  DeviceBuffer x(static_cast<std::size_t>(top)), y(static_cast<std::size_t>(top));
+  for (double bytes = 1048576.0; bytes <= top; bytes *= 4) {
+    Probe copy;
+    copy.kind = ProbeKind::copy;
+    copy.bytes = 2 * bytes;  // read and written
+    const std::size_t copy_id = log.add(copy);
+    for (int i = 0; i < reps; ++i) {
+      ProbeScope scope(copy_id, i);
+      check(cudaMemcpyAsync(y.ptr, x.ptr, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
+    }
+    Probe axpy;
+    axpy.kind = ProbeKind::elementwise;
+    axpy.bytes = 3 * bytes;  // reads x and y, writes y
+    const std::size_t axpy_id = log.add(axpy);
+    const float alpha = 1.0f;
+    const int elements = static_cast<int>(bytes / 4);
+    for (int i = 0; i < reps; ++i) {
+      ProbeScope scope(axpy_id, i);
+      check(cublasSaxpy(gemm.handle, elements, &alpha, static_cast<const float*>(x.ptr), 1, static_cast<float*>(y.ptr), 1), "cublasSaxpy");
+    }
+    check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
+  }
+}
+
+// The fabric between the local GPUs: NVLink when the datasheet has it and every pair has peer access.
+Fabric local_fabric(int gpus, const std::optional<topology::GpuSpec>& spec) {
+  bool peers = true;
+  for (int a = 0; a < gpus; ++a) {
+    for (int b = 0; b < gpus; ++b) {
+      int can = 0;
+      if (a != b && cudaDeviceCanAccessPeer(&can, a, b) == cudaSuccess && !can) peers = false;
+    }
+  }
+  return spec && spec->nvlink && peers ? Fabric::nvlink : Fabric::pcie;
+}
+
+// Every collective kind at every size over the communicators (made with one NCCL protocol); the id
+// of the largest all-reduce probe.
+std::optional<std::size_t> measure_collectives(ActivityLog& log, Communicators& comms, const std::string& protocol, Fabric fabric,
+                                               const std::vector<double>& sizes, int reps) {
+  std::optional<std::size_t> largest_all_reduce;
+  for (auto kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter, CollectiveKind::all_to_all,
+                    CollectiveKind::send_recv}) {
+    for (double bytes : sizes) {
+      Probe probe;
+      probe.kind = ProbeKind::collective;
+      probe.collective = kind;
+      probe.ranks = kind == CollectiveKind::send_recv ? 2 : comms.n;
+      probe.bytes = bytes;
+      probe.fabric = fabric;
+      probe.protocol = protocol;
+      const std::size_t id = log.add(probe);
+      if (kind == CollectiveKind::all_reduce && bytes == sizes.back()) largest_all_reduce = id;
+      for (int i = 0; i < reps; ++i) {
+        ProbeScope scope(id, i);
+        comms.run(kind, static_cast<std::size_t>(bytes));
+      }
+      comms.synchronize();
+    }
+  }
+  return largest_all_reduce;
+}
+
+// Overlap: every GPU runs the overlap GEMM on its own stream while the largest all-reduce runs.
+void measure_overlap(ActivityLog& log, Communicators& comms, std::size_t gemm_alone, std::size_t comm_alone, Fabric fabric, std::size_t buffer,
+                     int reps) {
+  const int gpus = comms.n;
+  const Probe g = log.probes()[gemm_alone];  // a copy: adding probes below moves the list
+  Probe gemm_beside;
+  gemm_beside.kind = ProbeKind::gemm_beside_collective;
+  gemm_beside.precision = g.precision;
+  gemm_beside.m = g.m;
+  gemm_beside.n = g.n;
+  gemm_beside.k = g.k;
+  gemm_beside.fabric = fabric;
+  gemm_beside.alone = gemm_alone;
+  const std::size_t gemm_id = log.add(gemm_beside);
+  Probe comm_beside = log.probes()[comm_alone];
+  comm_beside.kind = ProbeKind::collective_beside_gemm;
+  comm_beside.alone = comm_alone;
+  const std::size_t comm_id = log.add(comm_beside);
+  std::vector<std::unique_ptr<GemmRunner>> runners;
+  std::vector<cudaStream_t> compute(static_cast<std::size_t>(gpus));
+  for (int d = 0; d < gpus; ++d) {
+    check(cudaSetDevice(d), "cudaSetDevice");
+    check(cudaStreamCreateWithFlags(&compute[static_cast<std::size_t>(d)], cudaStreamNonBlocking), "cudaStreamCreate");
+    runners.push_back(std::make_unique<GemmRunner>(static_cast<std::size_t>(g.m * g.k) * element_size(g.precision) * 2,
+                                                   compute[static_cast<std::size_t>(d)]));
+  }
+  for (int i = 0; i < reps; ++i) {
+    {
+      ProbeScope scope(comm_id, i);
+      comms.run(CollectiveKind::all_reduce, buffer);
+    }
+    ProbeScope scope(gemm_id, i);
+    for (int d = 0; d < gpus; ++d) {
+      check(cudaSetDevice(d), "cudaSetDevice");
+      runners[static_cast<std::size_t>(d)]->run(g.precision, 1, g.m, g.n, g.k);
+    }
+    comms.synchronize();
+    for (int d = 0; d < gpus; ++d) {
+      check(cudaSetDevice(d), "cudaSetDevice");
+      check(cudaStreamSynchronize(compute[static_cast<std::size_t>(d)]), "cudaStreamSynchronize");
+    }
+  }
+  runners.clear();
+  for (auto s : compute) cudaStreamDestroy(s);
+}
+
 void measure(ActivityLog& log, const Options& o, int gpus, const cudaDeviceProp& prop, const std::optional<topology::GpuSpec>& spec) {
   const int reps = o.iterations + 2;  // two warm-up launches per probe
   check(cudaSetDevice(0), "cudaSetDevice");
   cudaStream_t stream = nullptr;
   check(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking), "cudaStreamCreate");
 
-  // GEMMs on GPU 0.
   auto shapes = gemm_sweep();
   if (o.quick) shapes.resize(std::min<std::size_t>(shapes.size(), 6));
   std::size_t largest = 0;
@@ -419,169 +558,55 @@ void measure(ActivityLog& log, const Options& o, int gpus, const cudaDeviceProp&
   std::optional<std::size_t> overlap_alone;
   {
     GemmRunner gemm(largest * 4, stream);
-    for (auto p : gemm_formats(prop.major, prop.minor)) {
-      gemm.fill(p);
-      for (const auto& s : shapes) {
-        if (p == Precision::fp8 && s.batch > 1) continue;
-        Probe probe;
-        probe.kind = ProbeKind::gemm;
-        probe.precision = p;
-        probe.batch = s.batch;
-        probe.m = s.m;
-        probe.n = s.n;
-        probe.k = s.k;
-        const std::size_t id = log.add(probe);
-        if (s.batch == 1 && s.m == 8192 && s.n == 8192 && s.k == 8192 && (p == Precision::bf16 || (!overlap_alone && p == Precision::fp16))) overlap_alone = id;
-        for (int i = 0; i < reps; ++i) {
-          ProbeScope scope(id, i);
-          gemm.run(p, s.batch, s.m, s.n, s.k);
-        }
-        check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-      }
-    }
-
-    if (o.sustain_seconds > 0) sustain(log, gemm, stream, gemm_formats(prop.major, prop.minor), o.sustain_seconds);
-
-    // Copies and the elementwise kernel.
-    const double top = o.quick ? 268435456.0 : 1073741824.0;
-    DeviceBuffer x(static_cast<std::size_t>(top)), y(static_cast<std::size_t>(top));
-    for (double bytes = 1048576.0; bytes <= top; bytes *= 4) {
-      Probe copy;
-      copy.kind = ProbeKind::copy;
-      copy.bytes = 2 * bytes;  // read and written
-      const std::size_t copy_id = log.add(copy);
-      for (int i = 0; i < reps; ++i) {
-        ProbeScope scope(copy_id, i);
-        check(cudaMemcpyAsync(y.ptr, x.ptr, static_cast<std::size_t>(bytes), cudaMemcpyDeviceToDevice, stream), "cudaMemcpyAsync");
-      }
-      Probe axpy;
-      axpy.kind = ProbeKind::elementwise;
-      axpy.bytes = 3 * bytes;  // reads x and y, writes y
-      const std::size_t axpy_id = log.add(axpy);
-      const float alpha = 1.0f;
-      const int elements = static_cast<int>(bytes / 4);
-      for (int i = 0; i < reps; ++i) {
-        ProbeScope scope(axpy_id, i);
-        check(cublasSaxpy(gemm.handle, elements, &alpha, static_cast<const float*>(x.ptr), 1, static_cast<float*>(y.ptr), 1), "cublasSaxpy");
-      }
-      check(cudaStreamSynchronize(stream), "cudaStreamSynchronize");
-    }
+    const auto formats = gemm_formats(prop.major, prop.minor);
+    overlap_alone = measure_gemms(log, gemm, stream, formats, shapes, reps);
+    if (o.sustain_seconds > 0) sustain(log, gemm, stream, formats, o.sustain_seconds);
+    measure_memory(log, gemm, stream, o.quick, reps);
   }
 
   if (gpus < 2 || o.no_nccl) return;
-  // The fabric between the local GPUs: NVLink when the datasheet has it and every pair has peer access.
-  bool peers = true;
-  for (int a = 0; a < gpus; ++a) {
-    for (int b = 0; b < gpus; ++b) {
-      int can = 0;
-      if (a != b && cudaDeviceCanAccessPeer(&can, a, b) == cudaSuccess && !can) peers = false;
-    }
-  }
-  const Fabric fabric = spec && spec->nvlink && peers ? Fabric::nvlink : Fabric::pcie;
+  const Fabric fabric = local_fabric(gpus, spec);
   auto sizes = collective_sweep();
   if (o.quick) sizes.resize(std::min<std::size_t>(sizes.size(), 7));
   const std::size_t buffer = static_cast<std::size_t>(sizes.back());
-  std::optional<std::size_t> comm_alone;
   for (const char* protocol : {"Simple", "LL"}) {
     Communicators comms(gpus, protocol, buffer);
-    for (auto kind : {CollectiveKind::all_reduce, CollectiveKind::all_gather, CollectiveKind::reduce_scatter, CollectiveKind::all_to_all,
-                      CollectiveKind::send_recv}) {
-      for (double bytes : sizes) {
-        Probe probe;
-        probe.kind = ProbeKind::collective;
-        probe.collective = kind;
-        probe.ranks = kind == CollectiveKind::send_recv ? 2 : gpus;
-        probe.bytes = bytes;
-        probe.fabric = fabric;
-        probe.protocol = std::strcmp(protocol, "LL") == 0 ? "LL" : "SIMPLE";
-        const std::size_t id = log.add(probe);
-        if (kind == CollectiveKind::all_reduce && probe.protocol == "SIMPLE" && bytes == sizes.back()) comm_alone = id;
-        for (int i = 0; i < reps; ++i) {
-          ProbeScope scope(id, i);
-          comms.run(kind, static_cast<std::size_t>(bytes));
-        }
-        comms.synchronize();
-      }
-    }
-    if (std::strcmp(protocol, "Simple") != 0 || !overlap_alone || !comm_alone) continue;
-    // Overlap: every GPU runs the overlap GEMM on its own stream while the largest all-reduce runs.
-    const Probe g = log.probes()[*overlap_alone];  // a copy: adding probes below moves the list
-    Probe gemm_beside;
-    gemm_beside.kind = ProbeKind::gemm_beside_collective;
-    gemm_beside.precision = g.precision;
-    gemm_beside.m = g.m;
-    gemm_beside.n = g.n;
-    gemm_beside.k = g.k;
-    gemm_beside.fabric = fabric;
-    gemm_beside.alone = overlap_alone;
-    const std::size_t gemm_id = log.add(gemm_beside);
-    Probe comm_beside = log.probes()[*comm_alone];
-    comm_beside.kind = ProbeKind::collective_beside_gemm;
-    comm_beside.alone = comm_alone;
-    const std::size_t comm_id = log.add(comm_beside);
-    std::vector<std::unique_ptr<GemmRunner>> runners;
-    std::vector<cudaStream_t> compute(static_cast<std::size_t>(gpus));
-    for (int d = 0; d < gpus; ++d) {
-      check(cudaSetDevice(d), "cudaSetDevice");
-      check(cudaStreamCreateWithFlags(&compute[static_cast<std::size_t>(d)], cudaStreamNonBlocking), "cudaStreamCreate");
-      runners.push_back(std::make_unique<GemmRunner>(static_cast<std::size_t>(g.m * g.k) * element_size(g.precision) * 2,
-                                                     compute[static_cast<std::size_t>(d)]));
-    }
-    for (int i = 0; i < reps; ++i) {
-      {
-        ProbeScope scope(comm_id, i);
-        comms.run(CollectiveKind::all_reduce, buffer);
-      }
-      ProbeScope scope(gemm_id, i);
-      for (int d = 0; d < gpus; ++d) {
-        check(cudaSetDevice(d), "cudaSetDevice");
-        runners[static_cast<std::size_t>(d)]->run(g.precision, 1, g.m, g.n, g.k);
-      }
-      comms.synchronize();
-      for (int d = 0; d < gpus; ++d) {
-        check(cudaSetDevice(d), "cudaSetDevice");
-        check(cudaStreamSynchronize(compute[static_cast<std::size_t>(d)]), "cudaStreamSynchronize");
-      }
-    }
-    runners.clear();
-    for (auto s : compute) cudaStreamDestroy(s);
+    const bool simple = std::strcmp(protocol, "Simple") == 0;
+    const auto comm_alone = measure_collectives(log, comms, simple ? "SIMPLE" : "LL", fabric, sizes, reps);
+    if (simple && overlap_alone && comm_alone) measure_overlap(log, comms, *overlap_alone, *comm_alone, fabric, buffer, reps);
   }
   check(cudaSetDevice(0), "cudaSetDevice");
   cudaStreamDestroy(stream);
 }
 
-int run(const Options& o) {
-  const int gpus = count_gpus();
-  cudaDeviceProp prop{};
-  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
-  const std::string device = prop.name;
-
-  // The datasheet and the base profile, as `calibrate from-trace` finds them.
+// The datasheet of the GPU (`--hardware`, else the bundled file its name matches) and the bundled
+// profile of its family, as `calibrate from-trace` finds them.
+struct Baseline {
+  std::optional<std::filesystem::path> hardware;
   std::optional<topology::GpuSpec> spec;
-  std::optional<std::filesystem::path> hardware = o.hardware.empty() ? find_hardware(device, o.hardware_dir)
-                                                                     : std::optional<std::filesystem::path>(o.hardware);
-  if (hardware) spec = topology::parse_gpu(yaml::Record(yaml::load_file(*hardware), topology::kGpuSchema));
-  const std::string family = default_profile(spec ? spec->name : normalized_gpu_name(device)).name;
-  Profile base = default_profile(spec ? spec->name : normalized_gpu_name(device));
+  Profile profile;
+};
+
+Baseline baseline(const Options& o, const std::string& device) {
+  Baseline b;
+  b.hardware = o.hardware.empty() ? find_hardware(device, o.hardware_dir) : std::optional<std::filesystem::path>(o.hardware);
+  if (b.hardware) b.spec = topology::parse_gpu(yaml::Record(yaml::load_file(*b.hardware), topology::kGpuSchema));
+  const std::string family = default_profile(b.spec ? b.spec->name : normalized_gpu_name(device)).name;
+  b.profile = default_profile(b.spec ? b.spec->name : normalized_gpu_name(device));
   std::error_code ec;
   if (std::filesystem::is_directory(o.profiles_dir, ec)) {
     for (const auto& e : std::filesystem::directory_iterator(o.profiles_dir)) {
       if (e.path().extension() != ".yaml") continue;
       Profile p = load_profile(e.path());
-      if (p.name == family) base = std::move(p);
+      if (p.name == family) b.profile = std::move(p);
     }
   }
-  for (const auto& key : unsourced_numbers(base)) base.sources[key] = fmt::format("assumed: the built-in {} profile's figure", base.name);
+  for (const auto& key : unsourced_numbers(b.profile)) b.profile.sources[key] = fmt::format("assumed: the built-in {} profile's figure", b.profile.name);
+  return b;
+}
 
-  int runtime = 0, nccl = 0;
-  cudaRuntimeGetVersion(&runtime);
-  ncclGetVersion(&nccl);
-  const std::string source = fmt::format("cupti: parasim-calibrate-gpu on {} x {} (CUDA runtime {}.{}, NCCL {})", gpus, device, runtime / 1000,
-                                         (runtime % 1000) / 10, nccl);
-  std::cerr << fmt::format("parasim-calibrate-gpu: {} x {} (compute capability {}.{}); datasheet {}\n", gpus, device, prop.major, prop.minor,
-                           hardware ? hardware->string() : std::string("unknown (--hardware)"));
-
-  ActivityLog log;
+// Every probe measured with CUPTI recording the kernels, copies and memsets into `log`.
+void record(ActivityLog& log, const Options& o, int gpus, const cudaDeviceProp& prop, const std::optional<topology::GpuSpec>& spec) {
   {
     std::lock_guard<std::mutex> lock(log_mutex);
     active_log = &log;
@@ -605,29 +630,50 @@ int run(const Options& o) {
     std::lock_guard<std::mutex> lock(log_mutex);
     active_log = nullptr;
   }
+}
 
-  std::vector<std::size_t> missing;
-  const Measurements m = log.reduce(&missing);
-  FitOptions fit;
-  fit.gpu = spec;
-  fit.source = source;
-  FitResult r = fit_profile(base, m, fit);
-  r.profile.name = o.name.empty() ? std::filesystem::path(o.out).stem().string() : o.name;
-  r.profile.gpu = device;
-  r.profile.hardware = spec ? spec->name : std::string();
-  r.profile.what_if = false;
-  r.profile.source = source;
-  save_profile(r.profile, o.out);
-
+void print_summary(const ActivityLog& log, const FitResult& r, std::size_t missing, const std::string& out) {
   std::cout << fmt::format("{} probes, {} CUPTI records ({} outside any probe); {} probes without a counted launch\n", log.probes().size(),
-                           log.records(), log.unclaimed(), missing.size());
+                           log.records(), log.unclaimed(), missing);
   for (const auto& q : r.quality) {
     std::cout << fmt::format("  {:<44} {:>4} samples  {}\n", q.what, q.samples,
                              q.fitted && q.note.empty() ? fmt::format("R² {:.3f}, median {:.1f}%, worst {:.1f}%: {}", q.r2, 100 * q.median_error,
                                                                       100 * q.worst_error, join_names(q.keys))
                                                         : q.note);
   }
-  std::cout << fmt::format("Profile {} written to {}\n", r.profile.name, o.out);
+  std::cout << fmt::format("Profile {} written to {}\n", r.profile.name, out);
+}
+
+int run(const Options& o) {
+  const int gpus = count_gpus();
+  cudaDeviceProp prop{};
+  check(cudaGetDeviceProperties(&prop, 0), "cudaGetDeviceProperties");
+  const std::string device = prop.name;
+  const Baseline base = baseline(o, device);
+
+  int runtime = 0, nccl = 0;
+  cudaRuntimeGetVersion(&runtime);
+  ncclGetVersion(&nccl);
+  const std::string source = fmt::format("cupti: parasim-calibrate-gpu on {} x {} (CUDA runtime {}.{}, NCCL {})", gpus, device, runtime / 1000,
+                                         (runtime % 1000) / 10, nccl);
+  std::cerr << fmt::format("parasim-calibrate-gpu: {} x {} (compute capability {}.{}); datasheet {}\n", gpus, device, prop.major, prop.minor,
+                           base.hardware ? base.hardware->string() : std::string("unknown (--hardware)"));
+
+  ActivityLog log;
+  record(log, o, gpus, prop, base.spec);
+  std::vector<std::size_t> missing;
+  const Measurements m = log.reduce(&missing);
+  FitOptions fit;
+  fit.gpu = base.spec;
+  fit.source = source;
+  FitResult r = fit_profile(base.profile, m, fit);
+  r.profile.name = o.name.empty() ? std::filesystem::path(o.out).stem().string() : o.name;
+  r.profile.gpu = device;
+  r.profile.hardware = base.spec ? base.spec->name : std::string();
+  r.profile.what_if = false;
+  r.profile.source = source;
+  save_profile(r.profile, o.out);
+  print_summary(log, r, missing.size(), o.out);
   return 0;
 }
 
