@@ -414,6 +414,58 @@ std::string_view source_kind(std::string_view text) {
 
 bool is_source_text(std::string_view text) { return !source_kind(text).empty(); }
 
+namespace {
+
+// The measured points a profile carries beside its figures (gemm, memory, collectives).
+void read_points(const yaml::Record& r, Profile& p) {
+  const auto& gemm = r.section("gemm");
+  if (gemm.has("points")) {
+    for (const auto& g : gemm.sections("points")) {
+      p.gemm_points.push_back(GemmPoint{precision_of(g, "precision"), g.integer("batch"), g.integer("m"), g.integer("n"), g.integer("k"),
+                                        g.duration("time"), point_source(g), g.has("clock") && g.string("clock") == "burst"});
+    }
+  }
+  const auto& memory = r.section("memory");
+  if (memory.has("points")) {
+    for (const auto& m : memory.sections("points")) {
+      p.memory_points.push_back(MemoryPoint{m.string("kind"), m.bytes("bytes").value(), m.duration("time"), point_source(m)});
+    }
+  }
+  if (r.has("collectives") && r.section("collectives").has("points")) {
+    for (const auto& c : r.section("collectives").sections("points")) {
+      p.collective_points.push_back(CollectivePoint{*collective_kind_from_name(c.string("collective")), fabric_of_name(c.string("fabric")),
+                                                    static_cast<int>(c.integer("ranks")), c.bytes("bytes").value(), c.duration("time"),
+                                                    c.has("algorithm") ? c.string("algorithm") : std::string(),
+                                                    c.has("protocol") ? c.string("protocol") : std::string(), point_source(c)});
+    }
+  }
+}
+
+// `sources:`, a mapping of key path to source text: every path a profile key, every text saying
+// where its figure comes from.
+void read_sources(const yaml::Record& r, Profile& p) {
+  if (!r.has("sources")) return;
+  const yaml::Node& node = r.raw("sources");
+  if (!node.raw().IsMap()) node.fail("expected a mapping of key path to source text");
+  const auto& keys = source_keys();
+  for (auto it = node.raw().begin(); it != node.raw().end(); ++it) {
+    const yaml::Node key = node.child(it->first, it->first.IsScalar() ? it->first.as<std::string>() : std::string());
+    if (!it->first.IsScalar()) key.fail("keys must be key paths such as gemm.efficiency.bf16");
+    const std::string path = it->first.as<std::string>();
+    if (std::find(keys.begin(), keys.end(), path) == keys.end()) {
+      key.fail(fmt::format("'{}' is no key of a profile{}", path, did_you_mean(path, keys)));
+    }
+    if (p.sources.count(path)) key.fail("duplicate key");
+    const yaml::Node value = node.child(it->second, path);
+    if (!it->second.IsScalar()) value.fail("expected the source as text");
+    const std::string text = it->second.as<std::string>();
+    check_source(value, text);
+    p.sources.emplace(path, text);
+  }
+}
+
+}  // namespace
+
 Profile parse_profile(const yaml::Record& r) {
   Profile p;
   p.name = r.string("name");
@@ -436,46 +488,8 @@ Profile parse_profile(const yaml::Record& r) {
       case NumberUnit::number: a.set(p, section.number(key)); break;
     }
   }
-  const auto& gemm = r.section("gemm");
-  if (gemm.has("points")) {
-    for (const auto& g : gemm.sections("points")) {
-      p.gemm_points.push_back(GemmPoint{precision_of(g, "precision"), g.integer("batch"), g.integer("m"), g.integer("n"), g.integer("k"),
-                                        g.duration("time"), point_source(g), g.has("clock") && g.string("clock") == "burst"});
-    }
-  }
-  const auto& memory = r.section("memory");
-  if (memory.has("points")) {
-    for (const auto& m : memory.sections("points")) {
-      p.memory_points.push_back(MemoryPoint{m.string("kind"), m.bytes("bytes").value(), m.duration("time"), point_source(m)});
-    }
-  }
-  if (r.has("collectives") && r.section("collectives").has("points")) {
-    for (const auto& c : r.section("collectives").sections("points")) {
-      p.collective_points.push_back(CollectivePoint{*collective_kind_from_name(c.string("collective")), fabric_of_name(c.string("fabric")),
-                                                    static_cast<int>(c.integer("ranks")), c.bytes("bytes").value(), c.duration("time"),
-                                                    c.has("algorithm") ? c.string("algorithm") : std::string(),
-                                                    c.has("protocol") ? c.string("protocol") : std::string(), point_source(c)});
-    }
-  }
-  if (r.has("sources")) {
-    const yaml::Node& node = r.raw("sources");
-    if (!node.raw().IsMap()) node.fail("expected a mapping of key path to source text");
-    const auto& keys = source_keys();
-    for (auto it = node.raw().begin(); it != node.raw().end(); ++it) {
-      const yaml::Node key = node.child(it->first, it->first.IsScalar() ? it->first.as<std::string>() : std::string());
-      if (!it->first.IsScalar()) key.fail("keys must be key paths such as gemm.efficiency.bf16");
-      const std::string path = it->first.as<std::string>();
-      if (std::find(keys.begin(), keys.end(), path) == keys.end()) {
-        key.fail(fmt::format("'{}' is no key of a profile{}", path, did_you_mean(path, keys)));
-      }
-      if (p.sources.count(path)) key.fail("duplicate key");
-      const yaml::Node value = node.child(it->second, path);
-      if (!it->second.IsScalar()) value.fail("expected the source as text");
-      const std::string text = it->second.as<std::string>();
-      check_source(value, text);
-      p.sources.emplace(path, text);
-    }
-  }
+  read_points(r, p);
+  read_sources(r, p);
   return p;
 }
 
