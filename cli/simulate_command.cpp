@@ -138,23 +138,65 @@ void write_trace(const std::string& path, const std::string& links, const worklo
                            summary.links_busy);
 }
 
+struct SimulateOptions {
+  std::string scenario;
+  std::vector<std::string> set;
+  bool json = false;
+  bool full = false;
+  bool full_replay = false;
+  std::string trace;
+  std::string trace_links = "busiest";
+  std::string plan;
+  std::string megatron_args;
+  bool ignore_unknown_flags = false;
+  bool fail_on_oom = false;
+};
+
+void declare_options(CLI::App& cmd, SimulateOptions& o) {
+  cmd.add_option("scenario", o.scenario, "scenario YAML with cluster, model, training and plan")->required();
+  cmd.add_option("--set", o.set, "override a scenario key: --set plan.tp=4, --set cluster.node.nics.bandwidth=800Gb/s (repeatable)");
+  cmd.add_flag("--json", o.json, "print JSON instead of tables");
+  cmd.add_flag("--full", o.full, "simulate every replica's traffic separately instead of by symmetry (a check on small clusters: refused past 2 million replica transfers)");
+  cmd.add_flag("--full-replay", o.full_replay,
+               "replay every micro-batch (by default a long pipeline's warm-up, three steady rounds and cool-down are replayed and "
+               "the other rounds added once they repeat)");
+  cmd.add_option("--trace", o.trace, "write a Chrome trace (Perfetto, chrome://tracing) to this file; gzip-compressed when it ends in .gz");
+  cmd.add_option("--trace-links", o.trace_links, "link load counters in the trace: none, busiest (the 16 that carry the most, default) or all")
+      ->check(CLI::IsMember({"none", "busiest", "all"}));
+  cmd.add_option("--plan", o.plan, "simulate this plan file (parasim plan --out writes best_plan.yaml) instead of the scenario's plan");
+  cmd.add_option("--from-megatron-args", o.megatron_args,
+                 "simulate the plan of a Megatron-LM launch: launch_megatron.sh, an argument file, or the arguments quoted")
+      ->excludes("--plan");
+  cmd.add_flag("--ignore-unknown-flags", o.ignore_unknown_flags, "with --from-megatron-args: skip flags parasim does not know, listing them");
+  cmd.add_flag("--fail-on-oom", o.fail_on_oom, "exit with code 3 when the plan does not fit in GPU memory (the result is printed either way)");
+}
+
+int run_simulate(const SimulateOptions& o) {
+  auto s = sim::load_scenario(o.scenario, o.set);
+  if (!o.plan.empty() || !o.megatron_args.empty()) {
+    if (!s.model || !s.training) s.require_workload();
+  }
+  if (!o.plan.empty()) s.plan = sim::load_plan(o.plan, *s.model, s.cluster.gpus(), s.training->seq_len);
+  if (!o.megatron_args.empty()) s.plan = read_megatron_source(o.megatron_args, s, o.ignore_unknown_flags);
+  sim::Timeline timeline;
+  sim::SimOptions options;
+  options.full = o.full;
+  options.full_replay = o.full_replay;
+  const auto run = run_simulation(s, o.scenario, options, o.trace.empty() ? nullptr : &timeline);
+  const auto& result = run.result;
+  if (!o.trace.empty()) write_trace(o.trace, o.trace_links, run.graph, timeline, run.cluster);
+  std::cout << (o.json ? simulate_json(s, result).dump(2) + "\n" : to_text(s, result));
+  if (o.fail_on_oom && !result.memory.fits()) {
+    std::cerr << fmt::format("parasim: simulate: {}\n", *result.memory.problem());
+    return 3;
+  }
+  return 0;
+}
+
 }  // namespace
 
 Action add_simulate_command(CLI::App& app) {
-  struct Options {
-    std::string scenario;
-    std::vector<std::string> set;
-    bool json = false;
-    bool full = false;
-    bool full_replay = false;
-    std::string trace;
-    std::string trace_links = "busiest";
-    std::string plan;
-    std::string megatron_args;
-    bool ignore_unknown_flags = false;
-    bool fail_on_oom = false;
-  };
-  auto o = std::make_shared<Options>();
+  auto o = std::make_shared<SimulateOptions>();
   auto* cmd = app.add_subcommand("simulate", "Simulate one training iteration: time, throughput, MFU, where the time goes, memory");
   cmd->footer(
       "Examples:\n"
@@ -163,43 +205,8 @@ Action add_simulate_command(CLI::App& app) {
       "  parasim simulate scenarios/default.yaml --plan plan/best_plan.yaml --json\n"
       "  parasim simulate scenarios/default.yaml --from-megatron-args plan/launch_megatron.sh\n"
       "  parasim simulate scenarios/default.yaml --set plan.pp=1 --set plan.vpp=1 --set plan.dp=128 --fail-on-oom  # exit 3");
-  cmd->add_option("scenario", o->scenario, "scenario YAML with cluster, model, training and plan")->required();
-  cmd->add_option("--set", o->set, "override a scenario key: --set plan.tp=4, --set cluster.node.nics.bandwidth=800Gb/s (repeatable)");
-  cmd->add_flag("--json", o->json, "print JSON instead of tables");
-  cmd->add_flag("--full", o->full, "simulate every replica's traffic separately instead of by symmetry (a check on small clusters: refused past 2 million replica transfers)");
-  cmd->add_flag("--full-replay", o->full_replay,
-                "replay every micro-batch (by default a long pipeline's warm-up, three steady rounds and cool-down are replayed and "
-                "the other rounds added once they repeat)");
-  cmd->add_option("--trace", o->trace, "write a Chrome trace (Perfetto, chrome://tracing) to this file; gzip-compressed when it ends in .gz");
-  cmd->add_option("--trace-links", o->trace_links, "link load counters in the trace: none, busiest (the 16 that carry the most, default) or all")
-      ->check(CLI::IsMember({"none", "busiest", "all"}));
-  cmd->add_option("--plan", o->plan, "simulate this plan file (parasim plan --out writes best_plan.yaml) instead of the scenario's plan");
-  cmd->add_option("--from-megatron-args", o->megatron_args,
-                  "simulate the plan of a Megatron-LM launch: launch_megatron.sh, an argument file, or the arguments quoted")
-      ->excludes("--plan");
-  cmd->add_flag("--ignore-unknown-flags", o->ignore_unknown_flags, "with --from-megatron-args: skip flags parasim does not know, listing them");
-  cmd->add_flag("--fail-on-oom", o->fail_on_oom, "exit with code 3 when the plan does not fit in GPU memory (the result is printed either way)");
-  return [o]() {
-    auto s = sim::load_scenario(o->scenario, o->set);
-    if (!o->plan.empty() || !o->megatron_args.empty()) {
-      if (!s.model || !s.training) s.require_workload();
-    }
-    if (!o->plan.empty()) s.plan = sim::load_plan(o->plan, *s.model, s.cluster.gpus(), s.training->seq_len);
-    if (!o->megatron_args.empty()) s.plan = read_megatron_source(o->megatron_args, s, o->ignore_unknown_flags);
-    sim::Timeline timeline;
-    sim::SimOptions options;
-    options.full = o->full;
-    options.full_replay = o->full_replay;
-    const auto run = run_simulation(s, o->scenario, options, o->trace.empty() ? nullptr : &timeline);
-    const auto& result = run.result;
-    if (!o->trace.empty()) write_trace(o->trace, o->trace_links, run.graph, timeline, run.cluster);
-    std::cout << (o->json ? simulate_json(s, result).dump(2) + "\n" : to_text(s, result));
-    if (o->fail_on_oom && !result.memory.fits()) {
-      std::cerr << fmt::format("parasim: simulate: {}\n", *result.memory.problem());
-      return 3;
-    }
-    return 0;
-  };
+  declare_options(*cmd, *o);
+  return [o]() { return run_simulate(*o); };
 }
 
 }  // namespace parasim::cli
