@@ -27,10 +27,10 @@ double peak_rss_bytes() {
   return static_cast<double>(u.ru_maxrss) * 1024.0;
 }
 
-/// One layer's events, with times advancing by `t` (microseconds) and ids by `id`.
-std::string trace_step(std::int64_t& t, std::int64_t& id) {
+/// The op that launches a layer's GEMM: aten::addmm with its Input Dims, the launch and the kernel,
+/// joined by the ac2g flow events Kineto writes for each launch.
+std::string gemm_events(std::int64_t t, std::int64_t op, std::int64_t launch) {
   std::string s;
-  const std::int64_t op = id++, launch = id++, copy_op = id++, copy_launch = id++, nccl = id++;
   s += fmt::format(R"x({{"ph": "X", "cat": "cpu_op", "name": "aten::addmm", "pid": 7, "tid": 7, "ts": {}.125, "dur": 42.5, )x"
                    R"x("args": {{"External id": {}, "Sequence number": {}, "Fwd thread id": 0, "Record function id": 0, )x"
                    R"x("Input Dims": [[4096], [8192, 4096], [4096, 4096], [], []], )x"
@@ -47,18 +47,33 @@ std::string trace_step(std::int64_t& t, std::int64_t& id) {
 {{"ph": "f", "id": {}, "pid": 0, "tid": 7, "ts": {}.375, "cat": "ac2g", "name": "ac2g", "bp": "e"}},
 )x",
                    t + 20, op, launch, launch, t + 20);
-  for (int i = 0; i < 2; ++i) {
-    s += fmt::format(R"x({{"ph": "X", "cat": "cpu_op", "name": "aten::add_", "pid": 7, "tid": 7, "ts": {}.5, "dur": 12.25, "args": {{"External id": {}, "Input Dims": [[8192, 4096], [8192, 4096], []], "Input type": ["c10::BFloat16", "c10::BFloat16", "Scalar"]}}}},
+  return s;
+}
+
+/// The i-th elementwise op of a layer (aten::add_), its launch and its kernel.
+std::string elementwise_events(std::int64_t t, int i, std::int64_t op, std::int64_t launch) {
+  return fmt::format(R"x({{"ph": "X", "cat": "cpu_op", "name": "aten::add_", "pid": 7, "tid": 7, "ts": {}.5, "dur": 12.25, "args": {{"External id": {}, "Input Dims": [[8192, 4096], [8192, 4096], []], "Input type": ["c10::BFloat16", "c10::BFloat16", "Scalar"]}}}},
 {{"ph": "X", "cat": "cuda_runtime", "name": "cudaLaunchKernel", "pid": 7, "tid": 7, "ts": {}.75, "dur": 4.5, "args": {{"External id": {}, "cbid": 211, "correlation": {}}}}},
 {{"ph": "X", "cat": "kernel", "name": "void at::native::vectorized_elementwise_kernel<4, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char*, 3> >(int, at::native::CUDAFunctor_add<c10::BFloat16>, at::detail::Array<char*, 3>)", "pid": 0, "tid": 7, "ts": {}.5, "dur": 70.25, "args": {{"External id": {}, "device": 0, "stream": 7, "correlation": {}, "grid": [65536, 1, 1], "block": [128, 1, 1]}}}},
 )x",
-                     t + 60 + 20 * i, copy_op + i, t + 62 + 20 * i, copy_op + i, copy_launch + i, t + 260 + 80 * i, copy_op + i, copy_launch + i);
-  }
-  s += fmt::format(R"x({{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 20, "ts": {}.0, "dur": 410.5, )x"
-                   R"x("args": {{"External id": {}, "device": 0, "stream": 20, "correlation": {}, "Collective name": "allreduce", "In msg nelems": 16777216, "Out msg nelems": 16777216, )x"
-                   R"x("Group size": 8, "dtype": "BFloat16", "In split size": "[]", "Out split size": "[]", "Process Group Name": "0", "Process Group Ranks": "[0, 1, 2, 3, 4, 5, 6, 7]"}}}},
+                     t + 60 + 20 * i, op, t + 62 + 20 * i, op, launch, t + 260 + 80 * i, op, launch);
+}
+
+/// The layer's NCCL all-reduce kernel with the communicator metadata newer traces carry.
+std::string all_reduce_event(std::int64_t t, std::int64_t nccl) {
+  return fmt::format(R"x({{"ph": "X", "cat": "kernel", "name": "ncclDevKernel_AllReduce_Sum_bf16_RING_LL(ncclDevKernelArgsStorage<4096ul>)", "pid": 0, "tid": 20, "ts": {}.0, "dur": 410.5, )x"
+                     R"x("args": {{"External id": {}, "device": 0, "stream": 20, "correlation": {}, "Collective name": "allreduce", "In msg nelems": 16777216, "Out msg nelems": 16777216, )x"
+                     R"x("Group size": 8, "dtype": "BFloat16", "In split size": "[]", "Out split size": "[]", "Process Group Name": "0", "Process Group Ranks": "[0, 1, 2, 3, 4, 5, 6, 7]"}}}},
 )x",
-                   t + 250, nccl, nccl + 1000000000);
+                     t + 250, nccl, nccl + 1000000000);
+}
+
+/// One layer's events, with times advancing by `t` (microseconds) and ids by `id`.
+std::string trace_step(std::int64_t& t, std::int64_t& id) {
+  const std::int64_t op = id++, launch = id++, copy_op = id++, copy_launch = id++, nccl = id++;
+  std::string s = gemm_events(t, op, launch);
+  for (int i = 0; i < 2; ++i) s += elementwise_events(t, i, copy_op + i, copy_launch + i);
+  s += all_reduce_event(t, nccl);
   t += 500;
   id += 2;
   return s;
