@@ -194,66 +194,90 @@ struct Accessor {
 FabricProfile& fabric_ref(Profile& p, std::size_t f) { return f == 0 ? p.nvlink : f == 1 ? p.pcie : p.network; }
 const FabricProfile& fabric_ref(const Profile& p, std::size_t f) { return f == 0 ? p.nvlink : f == 1 ? p.pcie : p.network; }
 
+// One row of the table for a Profile member of any arithmetic type.
+template <typename Member>
+void add_number(std::vector<Accessor>& t, std::string path, NumberUnit unit, Member member) {
+  t.push_back({std::move(path), unit, [member](const Profile& p) { return static_cast<double>(p.*member); },
+               [member](Profile& p, double v) { p.*member = static_cast<std::remove_reference_t<decltype(p.*member)>>(v); }});
+}
+
+// One row for a Seconds value that `get_ref` reaches inside a Profile (const or not).
+template <typename GetRef>
+void add_seconds(std::vector<Accessor>& t, std::string path, GetRef get_ref) {
+  t.push_back({std::move(path), NumberUnit::seconds, [get_ref](const Profile& p) { return get_ref(p).value(); },
+               [get_ref](Profile& p, double v) { get_ref(p) = Seconds(v); }});
+}
+
+void add_gemm_accessors(std::vector<Accessor>& t) {
+  for (std::size_t i = 0; i < kAllPrecisions.size(); ++i) {
+    t.push_back({fmt::format("gemm.efficiency.{}", kPrecisionNames[i]), NumberUnit::fraction,
+                 [i](const Profile& p) { return p.gemm_efficiency[i]; }, [i](Profile& p, double v) { p.gemm_efficiency[i] = v; }});
+  }
+  for (std::size_t i = 0; i < 3; ++i) {
+    t.push_back({fmt::format("gemm.reference.{}", "mnk"[i]), NumberUnit::integer,
+                 [i](const Profile& p) { return static_cast<double>(p.gemm_reference[i]); },
+                 [i](Profile& p, double v) { p.gemm_reference[i] = static_cast<std::int64_t>(v); }});
+  }
+  add_number(t, "gemm.tile", NumberUnit::integer, &Profile::gemm_tile);
+  add_number(t, "gemm.k_half", NumberUnit::number, &Profile::gemm_k_half);
+  add_number(t, "gemm.sustained_clock", NumberUnit::fraction, &Profile::sustained_clock);
+  add_number(t, "memory.efficiency", NumberUnit::fraction, &Profile::memory_efficiency);
+}
+
+void add_attention_accessors(std::vector<Accessor>& t) {
+  add_number(t, "attention.forward_efficiency", NumberUnit::fraction, &Profile::attention_forward_efficiency);
+  add_number(t, "attention.backward_efficiency", NumberUnit::fraction, &Profile::attention_backward_efficiency);
+  add_number(t, "attention.flash1.forward_efficiency", NumberUnit::fraction, &Profile::attention_flash1_forward_efficiency);
+  add_number(t, "attention.flash1.backward_efficiency", NumberUnit::fraction, &Profile::attention_flash1_backward_efficiency);
+  add_number(t, "attention.flash2.forward_efficiency", NumberUnit::fraction, &Profile::attention_flash2_forward_efficiency);
+  add_number(t, "attention.flash2.backward_efficiency", NumberUnit::fraction, &Profile::attention_flash2_backward_efficiency);
+  add_number(t, "attention.causal_work_fraction", NumberUnit::fraction, &Profile::causal_work_fraction);
+  add_number(t, "attention.seq_half", NumberUnit::number, &Profile::attention_seq_half);
+  add_number(t, "attention.exp_head_dim", NumberUnit::number, &Profile::attention_exp_head_dim);
+}
+
+// Launch costs, the three fabrics' rates and latencies, and NVLink SHARP.
+void add_communication_accessors(std::vector<Accessor>& t) {
+  add_seconds(t, "launch.kernel", [](auto& p) -> auto& { return p.kernel_launch; });
+  add_seconds(t, "launch.collective", [](auto& p) -> auto& { return p.collective_launch; });
+  for (std::size_t f = 0; f < 3; ++f) {
+    const std::string base = fmt::format("fabrics.{}.", kFabricNames[f]);
+    t.push_back({base + "efficiency", NumberUnit::fraction, [f](const Profile& p) { return fabric_ref(p, f).efficiency; },
+                 [f](Profile& p, double v) { fabric_ref(p, f).efficiency = v; }});
+    add_seconds(t, base + "step_latency", [f](auto& p) -> auto& { return fabric_ref(p, f).step_latency; });
+    t.push_back({base + "ll_efficiency", NumberUnit::fraction, [f](const Profile& p) { return fabric_ref(p, f).ll_efficiency; },
+                 [f](Profile& p, double v) { fabric_ref(p, f).ll_efficiency = v; }});
+    add_seconds(t, base + "ll_step_latency", [f](auto& p) -> auto& { return fabric_ref(p, f).ll_step_latency; });
+  }
+  t.push_back({"nvls.enabled", NumberUnit::boolean, [](const Profile& p) { return p.nvls ? 1.0 : 0.0; },
+               [](Profile& p, double v) { p.nvls = v != 0.0; }});
+  add_number(t, "nvls.efficiency", NumberUnit::fraction, &Profile::nvls_efficiency);
+  add_seconds(t, "nvls.latency", [](auto& p) -> auto& { return p.nvls_latency; });
+}
+
+void add_overlap_accessors(std::vector<Accessor>& t) {
+  constexpr std::string_view kinds[] = {"gemm", "attention", "memory_bound"};
+  for (std::size_t k = 0; k < 3; ++k) {
+    for (std::size_t f = 0; f < 3; ++f) {
+      t.push_back({fmt::format("overlap.compute_slowdown.{}.{}", kinds[k], kFabricNames[f]), NumberUnit::number,
+                   [k, f](const Profile& p) { return p.compute_slowdown[k][f]; },
+                   [k, f](Profile& p, double v) { p.compute_slowdown[k][f] = v; }});
+    }
+  }
+  for (std::size_t f = 0; f < 3; ++f) {
+    t.push_back({fmt::format("overlap.comm_slowdown.{}", kFabricNames[f]), NumberUnit::number,
+                 [f](const Profile& p) { return p.comm_slowdown[f]; }, [f](Profile& p, double v) { p.comm_slowdown[f] = v; }});
+  }
+}
+
+// Every number a profile holds, by key path; the writer, `calibrate show` and compare list them in this order.
 const std::vector<Accessor>& accessors() {
   static const std::vector<Accessor> table = [] {
     std::vector<Accessor> t;
-    auto number = [&t](std::string path, NumberUnit unit, auto member) {
-      t.push_back({std::move(path), unit, [member](const Profile& p) { return static_cast<double>(p.*member); },
-                   [member](Profile& p, double v) { p.*member = static_cast<std::remove_reference_t<decltype(p.*member)>>(v); }});
-    };
-    auto seconds = [&t](std::string path, auto get_ref) {
-      t.push_back({std::move(path), NumberUnit::seconds, [get_ref](const Profile& p) { return get_ref(p).value(); },
-                   [get_ref](Profile& p, double v) { get_ref(p) = Seconds(v); }});
-    };
-    for (std::size_t i = 0; i < kAllPrecisions.size(); ++i) {
-      t.push_back({fmt::format("gemm.efficiency.{}", kPrecisionNames[i]), NumberUnit::fraction,
-                   [i](const Profile& p) { return p.gemm_efficiency[i]; }, [i](Profile& p, double v) { p.gemm_efficiency[i] = v; }});
-    }
-    for (std::size_t i = 0; i < 3; ++i) {
-      t.push_back({fmt::format("gemm.reference.{}", "mnk"[i]), NumberUnit::integer,
-                   [i](const Profile& p) { return static_cast<double>(p.gemm_reference[i]); },
-                   [i](Profile& p, double v) { p.gemm_reference[i] = static_cast<std::int64_t>(v); }});
-    }
-    number("gemm.tile", NumberUnit::integer, &Profile::gemm_tile);
-    number("gemm.k_half", NumberUnit::number, &Profile::gemm_k_half);
-    number("gemm.sustained_clock", NumberUnit::fraction, &Profile::sustained_clock);
-    number("memory.efficiency", NumberUnit::fraction, &Profile::memory_efficiency);
-    number("attention.forward_efficiency", NumberUnit::fraction, &Profile::attention_forward_efficiency);
-    number("attention.backward_efficiency", NumberUnit::fraction, &Profile::attention_backward_efficiency);
-    number("attention.flash1.forward_efficiency", NumberUnit::fraction, &Profile::attention_flash1_forward_efficiency);
-    number("attention.flash1.backward_efficiency", NumberUnit::fraction, &Profile::attention_flash1_backward_efficiency);
-    number("attention.flash2.forward_efficiency", NumberUnit::fraction, &Profile::attention_flash2_forward_efficiency);
-    number("attention.flash2.backward_efficiency", NumberUnit::fraction, &Profile::attention_flash2_backward_efficiency);
-    number("attention.causal_work_fraction", NumberUnit::fraction, &Profile::causal_work_fraction);
-    number("attention.seq_half", NumberUnit::number, &Profile::attention_seq_half);
-    number("attention.exp_head_dim", NumberUnit::number, &Profile::attention_exp_head_dim);
-    seconds("launch.kernel", [](auto& p) -> auto& { return p.kernel_launch; });
-    seconds("launch.collective", [](auto& p) -> auto& { return p.collective_launch; });
-    for (std::size_t f = 0; f < 3; ++f) {
-      const std::string base = fmt::format("fabrics.{}.", kFabricNames[f]);
-      t.push_back({base + "efficiency", NumberUnit::fraction, [f](const Profile& p) { return fabric_ref(p, f).efficiency; },
-                   [f](Profile& p, double v) { fabric_ref(p, f).efficiency = v; }});
-      seconds(base + "step_latency", [f](auto& p) -> auto& { return fabric_ref(p, f).step_latency; });
-      t.push_back({base + "ll_efficiency", NumberUnit::fraction, [f](const Profile& p) { return fabric_ref(p, f).ll_efficiency; },
-                   [f](Profile& p, double v) { fabric_ref(p, f).ll_efficiency = v; }});
-      seconds(base + "ll_step_latency", [f](auto& p) -> auto& { return fabric_ref(p, f).ll_step_latency; });
-    }
-    t.push_back({"nvls.enabled", NumberUnit::boolean, [](const Profile& p) { return p.nvls ? 1.0 : 0.0; },
-                 [](Profile& p, double v) { p.nvls = v != 0.0; }});
-    number("nvls.efficiency", NumberUnit::fraction, &Profile::nvls_efficiency);
-    seconds("nvls.latency", [](auto& p) -> auto& { return p.nvls_latency; });
-    constexpr std::string_view kinds[] = {"gemm", "attention", "memory_bound"};
-    for (std::size_t k = 0; k < 3; ++k) {
-      for (std::size_t f = 0; f < 3; ++f) {
-        t.push_back({fmt::format("overlap.compute_slowdown.{}.{}", kinds[k], kFabricNames[f]), NumberUnit::number,
-                     [k, f](const Profile& p) { return p.compute_slowdown[k][f]; },
-                     [k, f](Profile& p, double v) { p.compute_slowdown[k][f] = v; }});
-      }
-    }
-    for (std::size_t f = 0; f < 3; ++f) {
-      t.push_back({fmt::format("overlap.comm_slowdown.{}", kFabricNames[f]), NumberUnit::number,
-                   [f](const Profile& p) { return p.comm_slowdown[f]; }, [f](Profile& p, double v) { p.comm_slowdown[f] = v; }});
-    }
+    add_gemm_accessors(t);
+    add_attention_accessors(t);
+    add_communication_accessors(t);
+    add_overlap_accessors(t);
     return t;
   }();
   return table;
