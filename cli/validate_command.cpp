@@ -11,6 +11,7 @@
 #include "cli/commands.hpp"
 #include "cli/prediction_interval.hpp"
 #include "cli/progress_bar.hpp"
+#include "cli/residuals_table.hpp"
 #include "cli/table.hpp"
 #include "cli/validate_report.hpp"
 #include "core/error.hpp"
@@ -113,9 +114,6 @@ void print_explanations(const std::vector<std::string>& ids, const LoadedRows& l
   }
 }
 
-// --by FIELD[,FIELD]: the residuals of each group of rows, beside the rule of thumb's.
-
-
 // Peak memory against the sources' figures: overall (the line), per file and per family.
 std::string memory_text(const sim::ValidationReport& report) {
   std::string out = fmt::format("\npeak memory against the sources' ({} rows): median error {:.1f}%, worst {:.1f}%, bias {:+.1f}%\n", report.memory.rows,
@@ -129,37 +127,6 @@ std::string memory_text(const sim::ValidationReport& report) {
   for (const auto& [k, v] : report.memory_families) add("  " + k, v);
   return out + t.render();
 }
-
-std::string residuals_text(const sim::ValidationReport& report, const std::vector<std::string>& fields) {
-  // Memory columns where some row prints a peak: how many of the group's do, their median error and bias.
-  const bool memory = report.memory.rows > 0;
-  std::vector<std::string> header = fields;
-  for (const char* h : {"rows", "MAPE", "bias", "rule of thumb", "80% covers"}) header.emplace_back(h);
-  if (memory) {
-    for (const char* h : {"memory rows", "memory median", "memory bias"}) header.emplace_back(h);
-  }
-  std::vector<Table::Align> align(fields.size(), Table::Align::left);
-  align.insert(align.end(), memory ? 8 : 5, Table::Align::right);
-  Table t(header, align);
-  for (const auto& g : sim::group_residuals(report, fields)) {
-    auto row = g.key;
-    row.push_back(fmt::format("{}", g.rows));
-    row.push_back(fmt::format("{:.1f}%", 100 * g.mape));
-    row.push_back(fmt::format("{:+.1f}%", 100 * g.bias));
-    row.push_back(fmt::format("{:.1f}%", 100 * g.rule_of_thumb_mape));
-    row.push_back(g.intervals ? fmt::format("{:.0f}%", 100.0 * g.covered / g.intervals) : "-");
-    if (memory) {
-      const bool any = g.memory.rows > 0;
-      row.push_back(fmt::format("{}", g.memory.rows));
-      row.push_back(any ? fmt::format("{:.1f}%", 100 * g.memory.median) : "-");
-      row.push_back(any ? fmt::format("{:+.1f}%", 100 * g.memory.bias) : "-");
-    }
-    t.add(row);
-  }
-  return fmt::format("\nBy {} (bias: mean signed error, negative = predicted too fast{})\n{}", fmt::join(fields, ", "),
-                     memory ? "; memory: against the printed peaks" : "", t.render());
-}
-
 
 // --fit-error-model: the model fitted on every row, for simulate, plan and whatif to read.
 void write_error_model(const std::string& file, const sim::ErrorModel& model, int simulated) {
@@ -237,6 +204,7 @@ std::string validate_text(const sim::ValidationReport& report, const LoadedRows&
   out += rule_of_thumb_text(report);
   if (!fields.empty()) out += residuals_text(report, fields);
   if (report.memory.rows > 0) out += memory_text(report);
+  if (!fields.empty()) out += memory_residuals_text(report, fields);
   return out;
 }
 

@@ -148,9 +148,18 @@ parasim_cli_test(NAME validate_bad_by ARGS validate tests/data/validation/schedu
 # any row property (--by), in text and JSON (issue 25, item 2).
 parasim_cli_test(NAME validate_memory_by_family ARGS validate tests/data/validation/published_memory.yaml --by family MAX_COLUMNS 120
                  STDOUT_REGEX "\n    memory: 27.12 GiB modelled, the source printed 27.01 GiB \\(\\+0.4%\\)\n"
-                              "family +rows +MAPE +bias +rule of thumb +80% covers +memory rows +memory median +memory bias\n-+\nbloom +2 [^\n]+ +1 +0.4% +\\+0.4%\n"
+                              "family +rows +MAPE +bias +rule of thumb +80% covers\n-+\nbloom +2 [^\n]+\n"
+                              "Peak memory by family \\(the groups with rows printing a peak; bias: mean signed error\\)\nfamily +rows +median error +worst +bias\n-+\nbloom +1 +0.4% +0.4% +\\+0.4%\n"
                               "peak memory against the sources' \\(1 rows\\): median error 0.4%, worst 0.4%, bias \\+0.4%\n"
                               "\n  bloom +1 +0.4% +0.4% +\\+0.4%\n")
+# Many fields at once stay within 120 columns: the key columns that do not fit go under their row,
+# in both the step-time and the memory table, and the title wraps.
+parasim_cli_test(NAME validate_by_many_fields ARGS validate tests/data/validation/stacks.yaml tests/data/validation/published_memory.yaml
+                 --by file,stack,release,schedule,gpu,precision,attention,family MAX_COLUMNS 120
+                 STDOUT_REGEX "By file, stack, release, schedule, gpu, precision, attention, family\n\\(bias: mean signed error"
+                              "\ntests/data/validation/stacks.yaml +NeMo +1 +[0-9.]+% +[+-][0-9.]+% +[0-9.]+% +[0-9]+%\n    release 25.04 · schedule interleaved-1f1b · gpu h100-sxm5-80gb · precision fp8 · attention flash · family dgxc\n"
+                              "\nfile +stack +release +schedule +rows +median error +worst +bias\n"
+                              "\ntests/data/validation/stacks.yaml +torchtitan +2024 +1f1b +1 +16.3% +16.3% +-16.3%\n    gpu h100-96gb-500w · precision fp8 · attention flash · family torchtitan\n")
 parasim_cli_test(NAME validate_memory_by_family_json ARGS validate tests/data/validation/published_memory.yaml --by family --json
                  JSON memory.rows=1 memory.families.bloom.rows=1 by.groups.0.memory.rows=1 by.groups.0.rows=2)
 # Every row's 80% interval from the error model fitted without its family, the coverage per file and family
