@@ -202,14 +202,15 @@ nlohmann::json import_json(const calibrate::ImportResult& r, const std::string& 
           {"profile", {{"name", r.fit.profile.name}, {"file", out.empty() ? nlohmann::json(nullptr) : nlohmann::json(out)}}}};
 }
 
-std::string import_text(const calibrate::ImportResult& r, const std::string& out) {
+// The traces read: how fast, each file's rank, GPU and counts, and the hardware the GPU maps to.
+std::string traces_text(const calibrate::ImportResult& r) {
   const auto& a = r.analysis;
   const double mb = static_cast<double>(r.json_bytes) / 1e6;
-  std::string text = fmt::format("Traces      {} file{}, {} of JSON read in {} ({} MB/s); peak memory {} ({:.2f}x the largest file's JSON)\n",
-                                 a.files.size(), a.files.size() == 1 ? "" : "s", format_bytes(Bytes(static_cast<double>(r.json_bytes))),
-                                 format_duration(Seconds(r.read_seconds)), format_number(r.read_seconds > 0 ? mb / r.read_seconds : 0, 3),
-                                 format_bytes(Bytes(static_cast<double>(r.peak_rss_bytes))),
-                                 r.largest_json_bytes ? static_cast<double>(r.peak_rss_bytes) / static_cast<double>(r.largest_json_bytes) : 0.0);
+  std::string text = labelled_lines("Traces      ", fmt::format("{} file{}, {} of JSON read in {} ({} MB/s), peak memory {} ({:.2f}x the largest file's JSON)",
+                                                             a.files.size(), a.files.size() == 1 ? "" : "s", format_bytes(Bytes(static_cast<double>(r.json_bytes))),
+                                                             format_duration(Seconds(r.read_seconds)), format_number(r.read_seconds > 0 ? mb / r.read_seconds : 0, 3),
+                                                             format_bytes(Bytes(static_cast<double>(r.peak_rss_bytes))),
+                                                             r.largest_json_bytes ? static_cast<double>(r.peak_rss_bytes) / static_cast<double>(r.largest_json_bytes) : 0.0));
   Table files({"file", "rank", "GPU", "kernels", "events"}, {Table::Align::left, Table::Align::right, Table::Align::left, Table::Align::right, Table::Align::right});
   for (const auto& f : a.files) {
     std::uint64_t kernels = 0;
@@ -223,11 +224,15 @@ std::string import_text(const calibrate::ImportResult& r, const std::string& out
   if (r.device.empty()) {
     text += "GPU         not recorded in the traces (no deviceProperties): efficiencies need --hardware\n";
   } else if (r.gpu) {
-    text += fmt::format("GPU         {} = {} ({})\n", r.device, r.gpu->name, r.hardware_file);
+    text += labelled_lines("GPU         ", fmt::format("{} = {} ({})", r.device, r.gpu->name, r.hardware_file));
   } else {
-    text += fmt::format("GPU         {}: no bundled hardware of that name; kept as the profile's identity, efficiencies need --hardware\n", r.device);
+    text += labelled_lines("GPU         ", fmt::format("{}: no bundled hardware of that name, kept as the profile's identity, efficiencies need --hardware", r.device));
   }
-  text += fmt::format("Base        {}\n\n", r.base);
+  return text + fmt::format("Base        {}\n\n", r.base);
+}
+
+// GPU time by kernel class, how much of it could be joined to its host op, and what was sampled.
+std::string activity_text(const calibrate::TraceAnalysis& a) {
   std::int64_t total_ns = 0;
   for (auto ns : a.totals.ns) total_ns += ns;
   Table classes({"class", "count", "GPU time", "share"}, {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right});
@@ -238,28 +243,47 @@ std::string import_text(const calibrate::ImportResult& r, const std::string& out
                  format_duration(Seconds(static_cast<double>(a.totals.ns[i]) * 1e-9)),
                  fmt::format("{:.1f}%", total_ns ? 100.0 * static_cast<double>(a.totals.ns[i]) / static_cast<double>(total_ns) : 0.0)});
   }
-  text += "GPU activity by class (all files)\n" + classes.render();
-  text += fmt::format("\nJoin        {} of {} kernels traced to their host op; GEMM shapes for {} of {} GEMM kernels; sizes for {} of {} NCCL kernels\n",
-                      a.kernels_with_op, a.kernels, a.gemm_kernels_with_shape, a.gemm_kernels, a.nccl_kernels_with_size, a.nccl_kernels);
+  std::string text = "GPU activity by class (all files)\n" + classes.render() + "\n";
+  text += labelled_lines("Join        ", fmt::format("{} of {} kernels traced to their host op, GEMM shapes for {} of {} GEMM kernels, sizes for {} of {} NCCL kernels",
+                                                   a.kernels_with_op, a.kernels, a.gemm_kernels_with_shape, a.gemm_kernels, a.nccl_kernels_with_size, a.nccl_kernels));
   const auto& m = a.measurements;
-  text += fmt::format("Samples     {} GEMMs, {} collectives, {} memory transfers, {} compute and {} collective overlap pairs\n", m.gemms.size(),
-                      m.collectives.size(), m.memory.size(), m.compute_overlap.size(), m.comm_overlap.size());
-  for (const auto& n : a.notes) text += fmt::format("Note        {}\n", n);
-  if (!r.fit.quality.empty()) {
-    Table fit({"fit", "samples", "R² (log)", "median err", "worst err", "set / why not"},
-              {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::right, Table::Align::left});
-    for (const auto& q : r.fit.quality) {
+  text += labelled_lines("Samples     ", fmt::format("{} GEMMs, {} collectives, {} memory transfers, {} compute and {} collective overlap pairs", m.gemms.size(),
+                                                   m.collectives.size(), m.memory.size(), m.compute_overlap.size(), m.comm_overlap.size()));
+  for (const auto& n : a.notes) text += labelled_lines("Note        ", n);
+  return text;
+}
+
+// What each fit set, or why it did not; the reasons go under their rows where a column would pass 120.
+std::string fit_text(const std::vector<calibrate::FitQuality>& quality) {
+  auto build = [&](bool reason_column) {
+    std::vector<std::string> header = {"fit", "samples", "R² (log)", "median err", "worst err"};
+    if (reason_column) header.emplace_back("set / why not");
+    std::vector<Table::Align> align(header.size(), Table::Align::right);
+    align.front() = Table::Align::left;
+    align.back() = reason_column ? Table::Align::left : Table::Align::right;
+    Table fit(header, align);
+    for (const auto& q : quality) {
       std::string what = q.fitted ? join_names(q.keys) : q.note;
       if (q.fitted && !q.note.empty() && q.what.rfind("overlap", 0) == 0) what += ": " + q.note;
-      fit.add({q.what, fmt::format("{}", q.samples), number_or_dash(q.r2), percent_or_dash(q.median_error), percent_or_dash(q.worst_error), what});
+      std::vector<std::string> row = {q.what, fmt::format("{}", q.samples), number_or_dash(q.r2), percent_or_dash(q.median_error), percent_or_dash(q.worst_error)};
+      if (reason_column) row.push_back(what);
+      fit.add(row);
+      if (!reason_column) fit.add_note(what);
     }
-    text += "\n" + fit.render();
-  }
+    return fit;
+  };
+  const auto wide = build(true);
+  return "\n" + (wide.columns() <= Table::kNoteWidth ? wide.render() : build(false).render());
+}
+
+std::string import_text(const calibrate::ImportResult& r, const std::string& out) {
+  std::string text = traces_text(r) + activity_text(r.analysis);
+  if (!r.fit.quality.empty()) text += fit_text(r.fit.quality);
   const auto& p = r.fit.profile;
   text += fmt::format("\nProfile     {}: {} GEMM, {} collective and {} memory points{}\n", p.name, p.gemm_points.size(), p.collective_points.size(),
                       p.memory_points.size(), out.empty() ? " (not written: no --out)" : fmt::format(", written to {}", out));
   if (!out.empty()) {
-    text += fmt::format("Use it      `profile: {}` in a scenario (a path relative to it), or parasim simulate JOB --set profile={}\n", out, out);
+    text += labelled_lines("Use it      ", fmt::format("`profile: {}` in a scenario (a path relative to it), or parasim simulate JOB --set profile={}", out, out));
   }
   return text;
 }

@@ -99,9 +99,10 @@ std::string explain(const planner::RankedPlan& winner, const planner::RankedPlan
   }
   std::stable_sort(diffs.begin(), diffs.end(), [](const auto& x, const auto& y) { return std::get<0>(x) < std::get<0>(y); });
   const double gap = other.simulated.iteration.value() - winner.simulated.iteration.value();
-  std::string out = fmt::format("Why the best plan beats {} ({}): {} vs {} per iteration, {:+.1f}%\n", what, planner::plan_name(other.plan),
-                                format_duration(winner.simulated.iteration), format_duration(other.simulated.iteration),
-                                100 * gap / winner.simulated.iteration.value());
+  const std::string title = fmt::format("Why the best plan beats {} ({}):", what, planner::plan_name(other.plan));
+  const std::string times = fmt::format("{} vs {} per iteration, {:+.1f}%", format_duration(winner.simulated.iteration),
+                                        format_duration(other.simulated.iteration), 100 * gap / winner.simulated.iteration.value());
+  std::string out = title.size() + 1 + times.size() <= Table::kNoteWidth ? title + " " + times + "\n" : labelled_lines("", title) + "  " + times + "\n";
   Table t({"cost (mean over stages)", "best", what, "difference"}, {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right});
   for (const auto& [neg, name, x, y] : diffs) {
     if (std::fabs(y - x) < 1e-6 && x < 1e-6) continue;
@@ -367,26 +368,40 @@ nlohmann::json published_json(const Options& o, const std::vector<PublishedCheck
   return {{"file", o.published}, {"rows", rows}, {"checked", n.checked}, {"sound", n.sound}, {"published_in_top_10", n.top10}};
 }
 
-std::string published_text(const std::vector<PublishedCheck>& checks, const PublishedTally& n) {
-  Table t({"row", "published plan (simulated)", "time", "rank", "best plan found", "time", "speed-up", "verdict"},
-          {Table::Align::left, Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::left, Table::Align::right,
-           Table::Align::right, Table::Align::left});
+// Each published row against the best plan found; where the table would pass 120 columns, the best
+// plan and the verdict go under their row.
+Table published_table(const std::vector<PublishedCheck>& checks, bool best_as_columns) {
+  std::vector<std::string> header = {"row", "published plan (simulated)", "time", "rank"};
+  if (best_as_columns) header.insert(header.end(), {"best plan found", "time", "speed-up", "verdict"});
+  else header.insert(header.end(), {"best's time", "speed-up"});
+  std::vector<Table::Align> align(header.size(), Table::Align::right);
+  align[0] = align[1] = Table::Align::left;
+  if (best_as_columns) align[4] = align[7] = Table::Align::left;
+  Table t(header, align);
   for (const auto& c : checks) {
     if (c.skipped) {
-      t.add({c.id, "skipped: " + *c.skipped, "", "", "", "", "", ""});
+      t.add({c.id, "skipped: " + *c.skipped});
       continue;
     }
-    t.add({c.id, c.published_plan, format_duration(Seconds(c.published_s)), fmt::format("{}", c.published_rank), c.best_plan,
-           format_duration(Seconds(c.best_s)), fmt::format("{:.2f}x", c.published_s / c.best_s),
-           !c.sound ? "UNSOUND: published plan faster" : c.why.empty() ? "ok" : c.why});
+    const std::string verdict = !c.sound ? "UNSOUND: published plan faster" : c.why.empty() ? "ok" : c.why;
+    std::vector<std::string> row = {c.id, c.published_plan, format_duration(Seconds(c.published_s)), fmt::format("{}", c.published_rank)};
+    if (best_as_columns) row.insert(row.end(), {c.best_plan, format_duration(Seconds(c.best_s)), fmt::format("{:.2f}x", c.published_s / c.best_s), verdict});
+    else row.insert(row.end(), {format_duration(Seconds(c.best_s)), fmt::format("{:.2f}x", c.published_s / c.best_s)});
+    t.add(row);
+    if (!best_as_columns) t.add_note(fmt::format("best plan found: {} · {}", c.best_plan, verdict));
   }
-  std::string out = t.render();
+  return t;
+}
+
+std::string published_text(const std::vector<PublishedCheck>& checks, const PublishedTally& n) {
+  const auto wide = published_table(checks, true);
+  std::string out = wide.columns() <= Table::kNoteWidth ? wide.render() : published_table(checks, false).render();
   for (const auto& c : checks) {
     if (!c.explanation.empty()) out += "\n" + c.explanation;
   }
-  out += fmt::format("\n{} rows planned: the best plan found is at least as fast as the published one on {}; the published plan is in the "
-                     "top 10 on {}; mean speed-up {:.2f}x\n",
-                     n.checked, n.sound, n.top10, n.checked ? n.speedup_sum / n.checked : 0.0);
+  out += "\n" + labelled_lines("", fmt::format("{} rows planned: the best plan found is at least as fast as the published one on {}, the published plan "
+                                              "is in the top 10 on {}, mean speed-up {:.2f}x",
+                                              n.checked, n.sound, n.top10, n.checked ? n.speedup_sum / n.checked : 0.0));
   return out;
 }
 

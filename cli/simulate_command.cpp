@@ -1,5 +1,7 @@
 // parasim simulate <scenario>: one training iteration replayed over the cluster.
 #include <fmt/format.h>
+#include <fmt/ranges.h>
+#include <algorithm>
 #include <fstream>
 #include <iostream>
 #include <nlohmann/json.hpp>
@@ -85,32 +87,60 @@ namespace {
 
 std::string seconds(Seconds s) { return format_duration(s); }
 
+// Each stage's compute, exposed communication and memory. A dimension none of whose communication
+// is exposed gets no column, nor does the verdict when every stage fits (the Memory line says so);
+// when the columns would still pass 120, the exposed times go under their stage's row.
+std::string stage_table(const sim::Result& r) {
+  std::vector<std::size_t> dims;
+  for (std::size_t d = 0; d < workload::kCommDims; ++d) {
+    if (std::any_of(r.stages.begin(), r.stages.end(), [d](const auto& b) { return b.exposed[d].value() > 0; })) dims.push_back(d);
+  }
+  const bool all_fit = std::all_of(r.memory.stages.begin(), r.memory.stages.end(), [&](const auto& m) { return m.total() <= r.memory.capacity; });
+  auto build = [&](bool exposed_as_columns) {
+    std::vector<std::string> header = {"stage", "forward", "backward", "recompute", "optimizer"};
+    for (auto d : dims) {
+      if (exposed_as_columns) header.push_back(fmt::format("exposed {}", workload::comm_dim_name(static_cast<workload::CommDim>(d))));
+    }
+    for (const char* h : {"bubble", "memory", "verdict"}) header.emplace_back(h);
+    if (all_fit) header.pop_back();
+    cli::Table t(header, std::vector<cli::Table::Align>(header.size(), cli::Table::Align::right));
+    for (std::size_t i = 0; i < r.stages.size(); ++i) {
+      const auto& b = r.stages[i];
+      const auto& m = r.memory.stages[i];
+      std::vector<std::string> row = {fmt::format("{}", b.stage), seconds(b.forward), seconds(b.backward), seconds(b.recompute), seconds(b.optimizer)};
+      std::vector<std::string> exposed;
+      for (auto d : dims) {
+        const auto text = seconds(b.exposed[d]);
+        if (exposed_as_columns) row.push_back(text);
+        else exposed.push_back(fmt::format("{} {}", workload::comm_dim_name(static_cast<workload::CommDim>(d)), text));
+      }
+      row.insert(row.end(), {seconds(b.bubble), format_bytes(m.total())});
+      if (!all_fit) row.push_back(m.total() <= r.memory.capacity ? "fits" : "OOM");
+      t.add(row);
+      if (!exposed.empty()) t.add_note(fmt::format("exposed {}", fmt::join(exposed, " · ")));
+    }
+    return t;
+  };
+  const auto wide = build(true);
+  return wide.columns() <= cli::Table::kNoteWidth ? wide.render() : build(false).render();
+}
+
 std::string to_text(const sim::Scenario& s, const sim::Result& r) {
   const auto& p = *s.plan;
   std::string out = fmt::format("Scenario    {}: {} on {} x {}\n", s.name, s.model->name, r.gpus, s.cluster.node.gpu.name);
-  out += fmt::format("Plan        tp {}{} x pp {}{} x dp {}{}{}, {}, micro-batch {}, global batch {}, recompute {}, zero {}\n", p.tp,
-                     p.sp ? " (sp)" : "", p.pp, p.vpp > 1 ? fmt::format(" (vpp {})", p.vpp) : "", p.dp,
-                     p.cp > 1 ? fmt::format(" x cp {} ({})", p.cp, workload::cp_kind_name(p.cp_kind)) : "",
-                     s.model->is_moe() ? fmt::format(", ep {} etp {}{}", p.ep, p.expert_tp(), p.overlap.ep_comm ? " (all-to-all overlapped)" : "") : "",
-                     workload::schedule_text(p),
-                     p.micro_batch, p.global_batch, workload::recompute_text(p), p.zero);
+  out += cli::labelled_lines("Plan        ", fmt::format("tp {}{} x pp {}{} x dp {}{}{}, {}, micro-batch {}, global batch {}, recompute {}, zero {}", p.tp,
+                                                        p.sp ? " (sp)" : "", p.pp, p.vpp > 1 ? fmt::format(" (vpp {})", p.vpp) : "", p.dp,
+                                                        p.cp > 1 ? fmt::format(" x cp {} ({})", p.cp, workload::cp_kind_name(p.cp_kind)) : "",
+                                                        s.model->is_moe() ? fmt::format(", ep {} etp {}{}", p.ep, p.expert_tp(),
+                                                                                        p.overlap.ep_comm ? " (all-to-all overlapped)" : "")
+                                                                          : "",
+                                                        workload::schedule_text(p), p.micro_batch, p.global_batch, workload::recompute_text(p), p.zero));
   out += fmt::format("Iteration   {} (80% interval {})   {} tokens/s   {} samples/s\n", seconds(r.iteration),
                      interval_text(interval_of(bundled_error_model(), r, s.training->precision)), format_number(r.tokens_per_s, 6),
                      format_number(r.samples_per_s));
   out += fmt::format("Per GPU     {} model TFLOP/s   MFU {}%   HFU {}%\n\n", format_number(r.model_tflops_per_gpu),
                      format_number(100 * r.mfu, 3), format_number(100 * r.hfu, 3));
-  cli::Table t({"stage", "forward", "backward", "recompute", "optimizer", "exposed tp", "exposed dp", "exposed pp", "exposed cp", "exposed ep", "bubble",
-                "memory", "verdict"},
-               std::vector<cli::Table::Align>(13, cli::Table::Align::right));
-  for (std::size_t i = 0; i < r.stages.size(); ++i) {
-    const auto& b = r.stages[i];
-    const auto& m = r.memory.stages[i];
-    t.add({fmt::format("{}", b.stage), seconds(b.forward), seconds(b.backward), seconds(b.recompute), seconds(b.optimizer),
-           seconds(b.exposed[0]), seconds(b.exposed[1]), seconds(b.exposed[2]), seconds(b.exposed[3]), seconds(b.exposed[4]), seconds(b.bubble),
-           format_bytes(m.total()),
-           m.total() <= r.memory.capacity ? "fits" : "OOM"});
-  }
-  out += t.render() + "\n";
+  out += stage_table(r) + "\n";
   out += "Critical path\n";
   const std::size_t shown = std::min<std::size_t>(6, r.critical_path.size());
   for (std::size_t i = 0; i < shown; ++i) {

@@ -68,12 +68,24 @@ void Table::add_note(const std::string& note) {
   if (!notes_.empty() && !note.empty()) notes_.back().push_back(note);
 }
 
-std::string Table::render() const {
+std::vector<std::size_t> Table::column_widths() const {
   std::vector<std::size_t> w(header_.size());
   for (std::size_t c = 0; c < header_.size(); ++c) {
     w[c] = width(header_[c]);
     for (const auto& r : rows_) w[c] = std::max(w[c], width(r[c]));
   }
+  return w;
+}
+
+std::size_t Table::columns() const {
+  const auto w = column_widths();
+  std::size_t total = 0;
+  for (auto x : w) total += x;
+  return total + 2 * (w.empty() ? 0 : w.size() - 1);
+}
+
+std::string Table::render() const {
+  const auto w = column_widths();
   auto line = [&](const std::vector<std::string>& cells) {
     std::string out;
     for (std::size_t c = 0; c < cells.size(); ++c) {
@@ -85,14 +97,17 @@ std::string Table::render() const {
     return out + "\n";
   };
   std::string out = line(header_);
-  std::size_t total = 0;
-  for (auto x : w) total += x;
-  out += std::string(total + 2 * (w.size() - 1), '-') + "\n";
+  out += std::string(columns(), '-') + "\n";
   for (std::size_t i = 0; i < rows_.size(); ++i) {
     out += line(rows_[i]);
     for (const auto& note : notes_[i]) out += wrapped(note, "    ", kNoteWidth);
   }
   return out;
+}
+
+std::string labelled_lines(const std::string& label, const std::string& text, std::size_t columns) {
+  const std::string indent(width(label), ' ');
+  return label + wrapped(text, indent, columns).substr(indent.size());
 }
 
 }  // namespace parasim::cli

@@ -15,14 +15,22 @@ class Table {
   /// would make a column too wide to read. Each note of a row starts a line of its own.
   void add_note(const std::string& note);
   std::string render() const;
+  /// Columns the header and row lines take (notes wrap within kNoteWidth on their own).
+  std::size_t columns() const;
 
   static constexpr std::size_t kNoteWidth = 120;
 
  private:
+  std::vector<std::size_t> column_widths() const;
+
   std::vector<std::string> header_;
   std::vector<Align> align_;
   std::vector<std::vector<std::string>> rows_;
   std::vector<std::vector<std::string>> notes_;  ///< per row, in order
 };
+
+/// `text` after `label` (a line's fixed-width title, e.g. "Plan        "), wrapped after ", " or " · "
+/// so that no line passes `columns`; the lines after the first start under the text.
+std::string labelled_lines(const std::string& label, const std::string& text, std::size_t columns = Table::kNoteWidth);
 
 }  // namespace parasim::cli

@@ -161,19 +161,21 @@ std::string tasks_report(const sim::Scenario& s, const TaskGraph& g, const TaskS
   const auto& m = *s.model;
   const auto& p = *s.plan;
   std::string out = fmt::format("Scenario  {}: {} on {} x {}\n", s.name, m.name, s.cluster.gpus(), s.cluster.node.gpu.name);
-  out += fmt::format("Plan      tp {}{} x pp {}{} x dp {}{}{}, {}, {} micro-batches of {} per replica (global batch {}), recompute {}, zero {}\n\n",
-                     p.tp, p.sp ? " (sp)" : "", p.pp, p.vpp > 1 ? fmt::format(" (vpp {})", p.vpp) : "", p.dp,
-                     p.cp > 1 ? fmt::format(" x cp {} ({})", p.cp, cp_kind_name(p.cp_kind)) : "",
-                     m.is_moe() ? fmt::format(", ep {} etp {}", p.ep, p.expert_tp()) : "", schedule_text(p), g.micro_batches,
-                     p.micro_batch, p.global_batch, workload::recompute_text(p), p.zero);
+  out += labelled_lines("Plan      ", fmt::format("tp {}{} x pp {}{} x dp {}{}{}, {}, {} micro-batches of {} per replica (global batch {}), recompute {}, zero {}",
+                                                p.tp, p.sp ? " (sp)" : "", p.pp, p.vpp > 1 ? fmt::format(" (vpp {})", p.vpp) : "", p.dp,
+                                                p.cp > 1 ? fmt::format(" x cp {} ({})", p.cp, cp_kind_name(p.cp_kind)) : "",
+                                                m.is_moe() ? fmt::format(", ep {} etp {}", p.ep, p.expert_tp()) : "", schedule_text(p), g.micro_batches,
+                                                p.micro_batch, p.global_batch, workload::recompute_text(p), p.zero)) +
+         "\n";
   Table tk({"task", "count"}, {Table::Align::left, Table::Align::right});
   for (const auto& [k, n] : t.kinds) tk.add({k, fmt::format("{}", n)});
   tk.add({"total", fmt::format("{}", g.tasks.size())});
   out += tk.render() + "\n";
   const auto& f = t.flops;
-  out += fmt::format("FLOPs     {} in the tasks (all GPUs); {} without recompute; {}: {} (tasks / formula = {})\n\n",
-                     format_number(f.tasks), format_number(f.model), f.formula_name, format_number(f.formula),
-                     format_number(f.tasks / f.formula, 5));
+  out += labelled_lines("FLOPs     ", fmt::format("{} in the tasks (all GPUs), {} without recompute", format_number(f.tasks), format_number(f.model)));
+  out += labelled_lines("          ", fmt::format("{}: {} (tasks / formula = {})", f.formula_name, format_number(f.formula),
+                                                format_number(f.tasks / f.formula, 5))) +
+         "\n";
   Table tc({"dim", "collective", "group", "count", "bytes per rank"},
            {Table::Align::left, Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right});
   for (const auto& [key, row] : t.comm) {

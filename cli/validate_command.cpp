@@ -22,7 +22,6 @@
 namespace parasim::cli {
 namespace {
 
-
 // A long file path keeps its end (the file's name), so that lines stay within 120 columns.
 std::string short_name(const std::string& name) { return name.size() > 28 ? "..." + name.substr(name.size() - 25) : name; }
 
@@ -32,67 +31,92 @@ std::string summary_line(const std::string& name, const sim::Summary& s) {
                      s.simulated, s.rows, 100 * s.mape, 100 * s.median, 100 * s.worst, s.spearman, s.ordered, s.pairs);
 }
 
-
-
-
+// --explain prints a line per finding; lists wrap after " · " or ", " so that no line passes 120
+// columns, the wrapped part under the line's text.
+void print_wrapped(const std::string& label, const std::string& text) { std::cout << labelled_lines(label, text); }
 
 // --explain: the prediction against the measurement, the stack, and where the stage-0 time goes.
 void print_headline(const sim::MeasuredRun& run, const sim::RowExplanation& e) {
   const auto& r = e.result;
-  std::cout << fmt::format("{}  measured {}  predicted {} ({:+.1f}%)  {}{}\n", run.id, format_duration(Seconds(run.measured_iteration_s)),
-                           format_duration(r.iteration), 100 * e.row.error, e.row.plan, e.row.fits ? "" : " (OOM)");
+  const std::string head = fmt::format("{}  measured {}  predicted {} ({:+.1f}%)", run.id, format_duration(Seconds(run.measured_iteration_s)),
+                                       format_duration(r.iteration), 100 * e.row.error);
+  const std::string plan = e.row.plan + (e.row.fits ? "" : " (OOM)");
+  std::cout << (head.size() + 2 + plan.size() <= Table::kNoteWidth ? head + "  " + plan + "\n" : head + "\n  plan " + plan + "\n");
   std::cout << fmt::format("  model {:.1f} TFLOP/s/GPU  MFU {:.1f}%  HFU {:.1f}%  (measured MFU {:.1f}%)\n", r.model_tflops_per_gpu, 100 * r.mfu,
                            100 * r.hfu, 100 * r.mfu * r.iteration.value() / run.measured_iteration_s);
-  std::cout << fmt::format("  stack {} (from the source)  filled: {}\n", sim::software_stack_name(e.row.stack),
-                           e.row.filled.empty() ? "nothing" : fmt::format("{}", fmt::join(e.row.filled, ", ")));
-  std::cout << fmt::format("  stage 0 compute by kind: gemm {}  attention {}  memory-bound {}  launch {} ({} kernels)  GEMM {:.1f} TFLOP/s\n",
-                           format_duration(Seconds(e.gemm_s)), format_duration(Seconds(e.attention_s)), format_duration(Seconds(e.memory_s)),
-                           format_duration(Seconds(e.launch_s)), e.kernels, e.gemm_s > 0 ? e.gemm_flops / e.gemm_s / 1e12 : 0.0);
+  const std::string stack = fmt::format("  stack {} (from the source)  filled: ", sim::software_stack_name(e.row.stack));
+  const std::string filled = e.row.filled.empty() ? "nothing" : fmt::format("{}", fmt::join(e.row.filled, ", "));
+  if (stack.size() + filled.size() <= Table::kNoteWidth) {
+    std::cout << stack << filled << "\n";
+  } else {  // a field a line: the policy's reasons carry commas of their own
+    std::cout << stack.substr(0, stack.size() - 1) << "\n";
+    for (const auto& f : e.row.filled) print_wrapped("    ", f);
+  }
+  print_wrapped("  stage 0 compute by kind: ",
+                fmt::format("gemm {} · attention {} · memory-bound {} · launch {} ({} kernels) · GEMM {:.1f} TFLOP/s", format_duration(Seconds(e.gemm_s)),
+                            format_duration(Seconds(e.attention_s)), format_duration(Seconds(e.memory_s)), format_duration(Seconds(e.launch_s)),
+                            e.kernels, e.gemm_s > 0 ? e.gemm_flops / e.gemm_s / 1e12 : 0.0));
+}
+
+// --explain: the fill search, a line per plan tried; a plan too long for its column puts its
+// figures on the line under it.
+void print_search(const std::vector<sim::SearchStep>& search) {
+  constexpr std::size_t kPlanColumn = 58;
+  std::cout << "  fill search (the fields the source did not print, searched together over plans that fit; the fastest is kept):\n";
+  for (const auto& step : search) {
+    const std::string figures = fmt::format("{:>22}  {:>10}{}", fmt::format("{} {}", step.fits ? "fits" : "OOM", format_bytes(Bytes(step.peak_bytes))),
+                                            step.seconds ? format_duration(Seconds(*step.seconds)) : "not run", step.kept ? "  kept" : "");
+    if (step.plan.size() <= kPlanColumn) {
+      std::cout << fmt::format("    {:<11} {:<58} {}\n", step.field, step.plan, figures);
+    } else {
+      std::cout << labelled_lines(fmt::format("    {:<11} ", step.field), step.plan) << fmt::format("    {:<11} {:<58} {}\n", "", "", figures);
+    }
+  }
 }
 
 // --explain: memory against the source's peak, and every plan the fill search tried.
 void print_memory_and_search(const sim::MeasuredRun& run, const sim::RowExplanation& e) {
   const auto& r = e.result;
   if (const auto problem = r.memory.problem()) {
-    std::cout << "  memory: " << *problem << "\n";
+    print_wrapped("  memory: ", *problem);
   } else {
     std::cout << fmt::format("  memory: peak {} on stage {} of {} per GPU{}\n", format_bytes(r.memory.peak()), r.memory.worst_stage,
                              format_bytes(r.memory.capacity),
                              run.published_memory_bytes ? fmt::format(" (the source printed {})", format_bytes(Bytes(*run.published_memory_bytes))) : "");
     const auto& st = r.memory.stages[static_cast<std::size_t>(r.memory.worst_stage)];
-    std::cout << fmt::format("    weights {}  gradients {}  optimizer {}  activations {} ({} chunks in flight; working set {}, backward "
-                             "gradients {} of it)  buffers {}  allowance {}\n",
-                             format_bytes(st.weights), format_bytes(st.gradients), format_bytes(st.optimizer), format_bytes(st.activations),
-                             st.chunks_in_flight, format_bytes(st.recompute_working), format_bytes(st.backward_transient),
-                             format_bytes(st.buffers), format_bytes(st.allowance));
+    print_wrapped("    ", fmt::format("weights {} · gradients {} · optimizer {} · activations {} ({} chunks in flight; working set {}, backward "
+                                      "gradients {} of it) · buffers {} · allowance {}",
+                                      format_bytes(st.weights), format_bytes(st.gradients), format_bytes(st.optimizer), format_bytes(st.activations),
+                                      st.chunks_in_flight, format_bytes(st.recompute_working), format_bytes(st.backward_transient),
+                                      format_bytes(st.buffers), format_bytes(st.allowance)));
     if (st.optimizer_step.value() > 0) {
       std::cout << fmt::format("    optimizer step {} beside the state, once the activations are gone ({})\n", format_bytes(st.optimizer_step),
                                st.optimizer_step > st.activations ? "the peak" : "under the activations' peak");
     }
   }
-  if (e.row.search.size() <= 1) return;
-  std::cout << "  fill search (the fields the source did not print, searched together over plans that fit; the fastest is kept):\n";
-  for (const auto& step : e.row.search) {
-    std::cout << fmt::format("    {:<11} {:<58} {:>22}  {:>10}{}\n", step.field, step.plan,
-                             fmt::format("{} {}", step.fits ? "fits" : "OOM", format_bytes(Bytes(step.peak_bytes))),
-                             step.seconds ? format_duration(Seconds(*step.seconds)) : "not run", step.kept ? "  kept" : "");
-  }
+  if (e.row.search.size() > 1) print_search(e.row.search);
 }
 
 // --explain: stage 0's largest ops and the breakdown of the first two stages and the last (which
-// holds the head and the loss).
+// holds the head and the loss); a dimension's exposed communication only where some stage has any.
 void print_stages(const sim::RowExplanation& e) {
   const auto& r = e.result;
-  std::string ops;
-  for (std::size_t i = 0; i < std::min<std::size_t>(12, e.ops.size()); ++i) ops += fmt::format(" {} {}", e.ops[i].first, format_duration(Seconds(e.ops[i].second)));
-  std::cout << "  stage 0 largest ops:" << ops << "\n";
+  std::vector<std::string> ops;
+  for (std::size_t i = 0; i < std::min<std::size_t>(12, e.ops.size()); ++i) ops.push_back(fmt::format("{} {}", e.ops[i].first, format_duration(Seconds(e.ops[i].second))));
+  print_wrapped("  stage 0 largest ops: ", fmt::format("{}", fmt::join(ops, " · ")));
+  std::vector<std::size_t> dims;
+  for (std::size_t d = 0; d < workload::kCommDims; ++d) {
+    if (std::any_of(r.stages.begin(), r.stages.end(), [d](const auto& b) { return b.exposed[d].value() > 0; })) dims.push_back(d);
+  }
   const int last = r.stages.empty() ? 0 : r.stages.back().stage;
   for (const auto& b : r.stages) {
     if (b.stage > 1 && b.stage < last) continue;
-    std::cout << fmt::format("  stage {:>2}: fwd {} bwd {} recompute {} optimizer {} exposed tp {} dp {} pp {} cp {} ep {} bubble {}\n", b.stage,
-                             format_duration(b.forward), format_duration(b.backward), format_duration(b.recompute), format_duration(b.optimizer),
-                             format_duration(b.exposed[0]), format_duration(b.exposed[1]), format_duration(b.exposed[2]), format_duration(b.exposed[3]),
-                             format_duration(b.exposed[4]), format_duration(b.bubble));
+    std::string exposed;
+    for (auto d : dims) exposed += fmt::format(" {} {}", workload::comm_dim_name(static_cast<workload::CommDim>(d)), format_duration(b.exposed[d]));
+    print_wrapped(fmt::format("  stage {:>2}: ", b.stage),
+                  fmt::format("fwd {} · bwd {} · recompute {} · optimizer {} · exposed{} · bubble {}", format_duration(b.forward),
+                              format_duration(b.backward), format_duration(b.recompute), format_duration(b.optimizer),
+                              exposed.empty() ? " none" : exposed, format_duration(b.bubble)));
   }
 }
 

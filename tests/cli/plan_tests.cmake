@@ -63,7 +63,7 @@ parasim_cli_test(NAME plan_published_subset ARGS plan --published ${megatron_row
                  --rows megatron-readme-h100-weak-01-1.7B --json
                  JSON checked=2 sound=2 rows.0.id=korthikanti-t5-02-22B-sel-sp rows.0.sound=ON rows.1.sound=ON rows.1.published_fits=ON)
 parasim_cli_test(NAME plan_published_subset_table ARGS plan --published ${megatron_rows} --rows megatron-readme-h100-weak-01-1.7B
-                 STDOUT_REGEX "megatron-readme-h100-weak-01-1.7B +tp1 · pp1 · dp48 zero1 · mb4" "1 rows planned: the best plan found is at least as fast as the published one on 1")
+                 MAX_COLUMNS 120 STDOUT_REGEX "megatron-readme-h100-weak-01-1.7B +tp1 · pp1 · dp48 zero1 · mb4" "1 rows planned: the best plan found is at least as fast as the published one on 1")
 # --explain: every cost of a published plan against the best plan's, the largest difference named.
 parasim_cli_test(NAME plan_published_explain ARGS plan --published ${megatron_rows} --rows korthikanti-t5-02-22B-sel-sp --explain
                  STDOUT_REGEX "Why the best plan beats the published plan of korthikanti-t5-02-22B-sel-sp" "Largest difference: exposed tp communication")
@@ -129,7 +129,8 @@ parasim_cli_test(NAME plan_default_ties ARGS plan scenarios/default.yaml MAX_COL
                               "\nTied +tp[^\n]+ is [0-9.]+% faster by[ \n]+the simulator, inside the[ \n]+median error of a difference between plans \\([0-9.]+%\\); it is simpler")
 # --explain: what the plan launched gives up against the nominal fastest, and why it was taken anyway.
 parasim_cli_test(NAME plan_default_explain_launched ARGS plan scenarios/default.yaml --explain
-                 STDOUT_REGEX "Why the best plan beats the plan launched \\(#[0-9]+\\) \\(tp[^\n]+ per iteration, \\+[0-9.]+%"
+                 MAX_COLUMNS 120
+                 STDOUT_REGEX "Why the best plan beats the plan launched \\(#[0-9]+\\) \\(tp[^\n]+\\):[ \n]+[0-9.]+ m?s vs [0-9.]+ m?s per iteration, \\+[0-9.]+%"
                               "\nLaunched   anyway: tp[^\n]+\n +[^\n]*median error of a difference")
 parasim_cli_test(NAME plan_ties_json ARGS plan ${lab} --json JSON plans.0.tie_group=1 plans.0.rank=1
                  STDOUT_REGEX "\"margin\": [0-9.e+]+" "\"recommended\": true" "\"why_recommended\": ")

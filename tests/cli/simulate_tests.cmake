@@ -111,7 +111,7 @@ parasim_cli_test(NAME simulate_zero3_prefetch_pre ARGS simulate scenarios/jobs/l
 # Meta's Llama 3 405B plan on 16,384 H100 as the paper describes it (FSDP: gradients and optimizer sharded,
 # zero 2) fits, as it ran (issue 25): every stage within 79.65 GiB, the fullest (stage 1) at 71.01 GiB.
 parasim_cli_test(NAME simulate_llama3_405b_fits ARGS simulate scenarios/jobs/llama3-405b-16k-h100.yaml --fail-on-oom
-                 STDOUT_REGEX "\n +1 [^\n]+ 71.01 GiB +fits\n")
+                 MAX_COLUMNS 120 STDOUT_REGEX "\n +1 [^\n]+ 71.01 GiB\n" "\nMemory +fits\n")
 # The same plan interleaved, as the paper ran it (vpp 2 here: 32 chunks of 4 layers, the first and the
 # last 3): Megatron's interleaved warm-up holds more micro-batches in flight, the middle stages 75.18 GiB,
 # and it still fits. With as many micro-batches as stages the last stage warms up with one group (16
@@ -119,7 +119,7 @@ parasim_cli_test(NAME simulate_llama3_405b_fits ARGS simulate scenarios/jobs/lla
 parasim_cli_test(NAME simulate_llama3_405b_interleaved_fits ARGS simulate scenarios/jobs/llama3-405b-16k-h100.yaml --fail-on-oom
                  --set plan.vpp=2 --set plan.schedule=interleaved-1f1b
                  --set "plan.stage_layers=[3,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,4,3]"
-                 STDOUT_REGEX "\n +1 [^\n]+ 75.18 GiB +fits\n.*\n +15 [^\n]+ 43.69 GiB +fits\n")
+                 STDOUT_REGEX "\n +1 [^\n]+ 75.18 GiB\n.*\n +15 [^\n]+ 43.69 GiB\n" "\nMemory +fits\n")
 # The steady state of a long pipeline replayed three times and extrapolated, against replaying every
 # micro-batch (--full-replay): the same iteration, stages and counts within 0.1% (issue 31). 1F1B
 # with 256 micro-batches, the interleaved schedule, DualPipe, ZB-H1 (settled only at its second try),
@@ -144,7 +144,7 @@ parasim_cli_test(NAME simulate_help_full_replay ARGS simulate --help STDOUT_REGE
 # bundled 1F1B with full recompute.
 parasim_cli_test(NAME simulate_recompute_modules ARGS simulate scenarios/jobs/deepseek-v3-2048-h800.yaml --set plan.schedule=dualpipe
                  --set plan.overlap.ep_comm=true --set plan.recompute=selective "--set=plan.recompute_modules=[layernorm,mla_up_proj]"
-                 STDOUT_REGEX "dualpipe, micro-batch 1, global batch 15360, recompute selective \\(layernorm,mla_up_proj\\)" "Iteration +1[0-9]\\.[0-9]+ s")
+                 MAX_COLUMNS 120 STDOUT_REGEX "dualpipe, micro-batch 1, global batch 15360,[ \n]+recompute selective \\(layernorm,mla_up_proj\\)" "Iteration +1[0-9]\\.[0-9]+ s")
 # Interleaved 1F1B whose micro-batches pp does not divide (6 over pp 4): Megatron-Core runs them in
 # groups of --microbatch-group-size-per-virtual-pipeline-stage; without one the error names the group
 # that would, and a group that leaves a last group smaller than pp is refused.
@@ -155,3 +155,14 @@ parasim_cli_test(NAME simulate_interleaved_needs_group ARGS simulate scenarios/j
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/simulate_interleaved_needs_group.expected)
 parasim_cli_test(NAME simulate_interleaved_bad_group ARGS simulate scenarios/jobs/llama2-7b-lab.yaml ${six_over_pp4} --set plan.microbatch_group=5 RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/simulate_interleaved_bad_group.expected)
+# The stage table within 120 columns: a dimension without exposed communication gets no column, the
+# verdict none while every stage fits, and the Plan line wraps (DeepSeek-V3: tp, dp, pp and ep exposed);
+# with all five dimensions exposed (an MoE model under context parallelism) the exposed times go
+# under their stage's row.
+parasim_cli_test(NAME simulate_stage_table_width ARGS simulate scenarios/jobs/deepseek-v3-1024-h100.yaml MAX_COLUMNS 120
+                 STDOUT_REGEX "\nPlan +tp 2 \\(sp\\) x pp 8 \\(vpp 4\\) x dp 64, [^\n]*,\n            [^\n]*zero 1\n"
+                              "\nstage +forward +backward +recompute +optimizer +exposed tp +exposed dp +exposed pp +exposed ep +bubble +memory\n")
+parasim_cli_test(NAME simulate_stage_table_exposed_notes ARGS simulate scenarios/jobs/mixtral-8x7b-64-h100.yaml --set plan.cp=2 --set plan.dp=4
+                 MAX_COLUMNS 120
+                 STDOUT_REGEX "\nstage +forward +backward +recompute +optimizer +bubble +memory\n"
+                              "\n +0 [^\n]+\n    exposed tp [0-9.]+ m?s · dp [0-9.]+ m?s · pp [0-9.]+ m?s · cp [0-9.]+ m?s · ep [0-9.]+ m?s\n")

@@ -18,8 +18,8 @@ parasim_cli_test(NAME validate_workload2 ARGS validate tests/data/validation/wor
                  JSON summary.rows=2 summary.simulated=2 rows.0.id=dgxc-grok1-314b-fp8-32g rows.1.plan=tp1\ pp1\ dp8\ cp2\ mb1\ sp\ off\ recompute\ none\ zero\ 1)
 # --explain ID: where one row's predicted time goes; an unknown id is a one-line error.
 parasim_cli_test(NAME validate_explain ARGS validate tests/data/validation/sample.yaml --explain foundry-130-125m-a100_80gb-8g-s65536-amp_bf16
-                 STDOUT_REGEX "foundry-130-125m-a100_80gb-8g-s65536-amp_bf16 +measured 6.435 s +predicted" "compute by kind: gemm .* attention"
-                              "stack llm-foundry \\(from the source\\)  filled: [^\n]*flash_kernel=flash1"
+                 MAX_COLUMNS 120 STDOUT_REGEX "foundry-130-125m-a100_80gb-8g-s65536-amp_bf16 +measured 6.435 s +predicted" "compute by kind: gemm .* attention"
+                              "stack llm-foundry \\(from the source\\)  filled:\n[^\n]*\n[^\n]*\n    flash_kernel=flash1"
                               "largest ops: attention_grad" "stage +0: fwd")
 parasim_cli_test(NAME validate_explain_unknown ARGS validate tests/data/validation/sample.yaml --explain nope RC 2
                  STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/validate_explain_unknown.expected)
@@ -38,14 +38,14 @@ parasim_cli_test(NAME validate_plan_order_same_run ARGS validate tests/data/vali
 # columns at tp 8), 2 x 2048 x (14336 + 7168) bytes = 84 MiB. The breakdown shows stages 0 and 1 and
 # then the last (11 of pp 12), which holds the head and the loss.
 parasim_cli_test(NAME validate_published_memory_explain ARGS validate tests/data/validation/published_memory.yaml
-                 --explain bloom-prequel-01-h14336-l72-tp8pp12dp4mb1 STDOUT_REGEX "memory: peak 27.12 GiB on stage 0 of 80 GiB per GPU \\(the source printed 27.01 GiB\\)"
+                 --explain bloom-prequel-01-h14336-l72-tp8pp12dp4mb1 MAX_COLUMNS 120 STDOUT_REGEX "memory: peak 27.12 GiB on stage 0 of 80 GiB per GPU \\(the source printed 27.01 GiB\\)"
                  "working set 608 MiB, backward gradients 84 MiB of it\\)"
-                 "\n  stage  1: fwd [^\n]*\n  stage 11: fwd [^\n]*bubble [^\n]*\n")
+                 "\n  stage  1: fwd [^\n]*\n +exposed [^\n]*bubble [^\n]*\n  stage 11: fwd [^\n]*\n +exposed [^\n]*bubble [^\n]*\n")
 # --explain shows the fill search: every plan tried for the fields the row does not print (Megatron-LM's
 # 1.7B weak-scaling row: micro-batch, recompute, zero), whether it fits, its time, and which were kept;
 # the fields are searched together, so after zero moves to 1 recompute and micro-batch are tried again.
 parasim_cli_test(NAME validate_explain_fill_search ARGS validate tests/data/validation/megatron_two_rows.yaml --explain megatron-readme-h100-weak-01-1.7B
-                 STDOUT_REGEX "fill search \\(the fields the source did not print, searched together over plans that fit"
+                 MAX_COLUMNS 120 STDOUT_REGEX "fill search \\(the fields the source did not print, searched together over plans that fit"
                               "given +tp1 pp1 dp48 mb1 sp off recompute none zero 0 +fits [0-9.]+ GiB +[0-9.]+ ms  kept"
                               "micro_batch +tp1 pp1 dp48 mb4 [^\n]+kept"
                               "zero +tp1 pp1 dp48 mb4 sp off recompute none zero 1 [^\n]+kept\n"
@@ -79,9 +79,9 @@ parasim_cli_test(NAME validate_torchtitan_loss_parallel ARGS validate tests/data
 # (pipeline_parallel_microbatches' default), 1F1B (its default schedule), and FSDP holding each
 # stage gathered with its gradients unsharded in fp32 for the step, as PyTorch's pipeline stage runs it.
 parasim_cli_test(NAME validate_torchtitan_pipeline_defaults ARGS validate tests/data/validation/stacks.yaml --explain torchtitan-t5-llama31-405b-512g-1f1b
-                 STDOUT_REGEX "tp8 pp8 dp8 mb4 sp on recompute full zero 3" "vpp=1 \\(torchtitan 2024: pipeline_parallel_schedule 1F1B"
+                 MAX_COLUMNS 120 STDOUT_REGEX "tp8 pp8 dp8 mb4 sp on recompute full zero 3" "vpp=1 \\(torchtitan 2024: pipeline_parallel_schedule 1F1B"
                               "micro_batch=4 \\(torchtitan 2024: the local batch in pipeline_parallel_microbatches = pp micro-batches\\)"
-                              "memory: peak 70.56 GiB on stage 1 [^\n]*\n    weights 1.484 GiB  gradients 26.72 GiB  optimizer 8.907 GiB  [^\n]*buffers 12.13 GiB")
+                              "memory: peak 70.56 GiB on stage 1 [^\n]*\n    weights 1.484 GiB · gradients 26.72 GiB · optimizer 8.907 GiB ·\n.*buffers 12.13 GiB")
 parasim_cli_test(NAME validate_stack_defaults_json ARGS validate tests/data/validation/stacks.yaml --json
                  JSON rows.2.plan=tp4\ pp8\ vpp5\ dp2\ mb1\ sp\ on\ recompute\ none\ zero\ 1 rows.3.plan=tp8\ pp2\ dp24\ mb1\ sp\ off\ recompute\ full\ zero\ 1)
 # The issue's targets on the published files (they need ../shared beside the repository, hence the
@@ -196,8 +196,8 @@ parasim_cli_test(NAME validate_measured_h100 ARGS validate scenarios/measured/me
 # the fill climbs the module ladder (least recomputed first) before full recompute, and keeps it.
 parasim_cli_test(NAME validate_recompute_modules_fill ARGS validate tests/data/validation/recompute_modules.yaml
                  --explain mbridge-16-DeepSeekV3-1024g-prec-unstated
-                 STDOUT_REGEX "start +tp2 pp8 vpp4 dp64 ep64 mb1 sp on recompute selective zero 1 +OOM"
-                 "recompute selective \\(moe_act,layernorm,mla_up_proj\\) zero 1 +fits [0-9.]+ GiB +[0-9.]+ s +kept"
+                 MAX_COLUMNS 120 STDOUT_REGEX "start +tp2 pp8 vpp4 dp64 ep64 mb1 sp on recompute selective zero 1[ \n]+OOM"
+                 "recompute selective \\(moe_act,layernorm,mla_up_proj\\) zero 1[ \n]+fits [0-9.]+ GiB +[0-9.]+ s +kept"
                  "recompute +tp2 pp8 vpp4 dp64 ep64 mb1 sp on recompute full zero 1 +fits")
 # A row that names its modules is simulated with them; a module Megatron-Core does not have is an
 # error at its line.
