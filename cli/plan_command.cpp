@@ -102,7 +102,7 @@ std::string explain(const planner::RankedPlan& winner, const planner::RankedPlan
   const std::string title = fmt::format("Why the best plan beats {} ({}):", what, planner::plan_name(other.plan));
   const std::string times = fmt::format("{} vs {} per iteration, {:+.1f}%", format_duration(winner.simulated.iteration),
                                         format_duration(other.simulated.iteration), 100 * gap / winner.simulated.iteration.value());
-  std::string out = title.size() + 1 + times.size() <= Table::kNoteWidth ? title + " " + times + "\n" : labelled_lines("", title) + "  " + times + "\n";
+  std::string out = display_width(title) + 1 + display_width(times) <= Table::kNoteWidth ? title + " " + times + "\n" : labelled_lines("", title) + "  " + times + "\n";
   Table t({"cost (mean over stages)", "best", what, "difference"}, {Table::Align::left, Table::Align::right, Table::Align::right, Table::Align::right});
   for (const auto& [neg, name, x, y] : diffs) {
     if (std::fabs(y - x) < 1e-6 && x < 1e-6) continue;

@@ -10,35 +10,15 @@
 namespace parasim::cli {
 namespace {
 
-constexpr std::size_t kColumns = 120;
-constexpr std::size_t kGap = 2;  // between two columns, as Table renders them
+constexpr std::size_t kColumns = Table::kNoteWidth;
 
 // One table's groups: each one's key (a value per field) and its figures.
 struct GroupedRows {
   std::vector<std::vector<std::string>> keys, figures;
 };
 
-std::size_t widest(const std::string& header, const std::vector<std::vector<std::string>>& cells, std::size_t column) {
-  std::size_t w = header.size();
-  for (const auto& row : cells) w = std::max(w, row[column].size());
-  return w;
-}
-
-// How many leading key columns fit beside the figures within kColumns; at least one.
-std::size_t key_columns_that_fit(const std::vector<std::string>& fields, const std::vector<std::string>& figure_header, const GroupedRows& g) {
-  std::size_t width = 0;
-  for (std::size_t c = 0; c < figure_header.size(); ++c) width += kGap + widest(figure_header[c], g.figures, c);
-  std::size_t fit = 0;
-  for (std::size_t c = 0; c < fields.size(); ++c) {
-    width += widest(fields[c], g.keys, c) + (c > 0 ? kGap : 0);
-    if (width > kColumns) break;
-    fit = c + 1;
-  }
-  return std::max<std::size_t>(fit, 1);
-}
-
-std::string grouped_table(const std::vector<std::string>& fields, const std::vector<std::string>& figure_header, const GroupedRows& g) {
-  const std::size_t keys = std::min(fields.size(), key_columns_that_fit(fields, figure_header, g));
+// A table of the groups with the first `keys` fields as columns and the rest under each row.
+Table grouped(const std::vector<std::string>& fields, const std::vector<std::string>& figure_header, const GroupedRows& g, std::size_t keys) {
   std::vector<std::string> header(fields.begin(), fields.begin() + static_cast<std::ptrdiff_t>(keys));
   header.insert(header.end(), figure_header.begin(), figure_header.end());
   std::vector<Table::Align> align(keys, Table::Align::left);
@@ -52,7 +32,16 @@ std::string grouped_table(const std::vector<std::string>& fields, const std::vec
     for (std::size_t c = keys; c < fields.size(); ++c) rest.push_back(fields[c] + " " + g.keys[r][c]);
     t.add_note(fmt::format("{}", fmt::join(rest, " · ")));
   }
-  return t.render();
+  return t;
+}
+
+// As many leading fields as columns as fit within kColumns (at least one).
+std::string grouped_table(const std::vector<std::string>& fields, const std::vector<std::string>& figure_header, const GroupedRows& g) {
+  for (std::size_t keys = fields.size(); keys > 1; --keys) {
+    const auto t = grouped(fields, figure_header, g, keys);
+    if (t.columns() <= kColumns) return t.render();
+  }
+  return grouped(fields, figure_header, g, 1).render();
 }
 
 std::string step_time_table(const std::vector<sim::ResidualGroup>& groups, const std::vector<std::string>& fields) {
@@ -84,14 +73,14 @@ std::string title(const std::string& lead, const std::vector<std::string>& field
   std::string out, line = lead;
   for (std::size_t i = 0; i < fields.size(); ++i) {
     const std::string item = fields[i] + (i + 1 < fields.size() ? "," : "");
-    if (line.size() + 1 + item.size() > kColumns) {
+    if (display_width(line) + 1 + display_width(item) > kColumns) {
       out += line + "\n";
       line.clear();
     }
     if (!line.empty()) line += ' ';
     line += item;
   }
-  if (line.size() + 1 + what.size() > kColumns) {
+  if (display_width(line) + 1 + display_width(what) > kColumns) {
     out += line + "\n";
     line.clear();
   }

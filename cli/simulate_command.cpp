@@ -82,8 +82,17 @@ Simulation run_simulation(const sim::Scenario& s, const std::string& file, sim::
   return out;
 }
 
-namespace {
+std::vector<workload::CommDim> exposed_dimensions(const sim::Result& result) {
+  std::vector<workload::CommDim> dims;
+  for (std::size_t d = 0; d < workload::kCommDims; ++d) {
+    if (std::any_of(result.stages.begin(), result.stages.end(), [d](const auto& b) { return b.exposed[d].value() > 0; })) {
+      dims.push_back(static_cast<workload::CommDim>(d));
+    }
+  }
+  return dims;
+}
 
+namespace {
 
 std::string seconds(Seconds s) { return format_duration(s); }
 
@@ -91,15 +100,12 @@ std::string seconds(Seconds s) { return format_duration(s); }
 // is exposed gets no column, nor does the verdict when every stage fits (the Memory line says so);
 // when the columns would still pass 120, the exposed times go under their stage's row.
 std::string stage_table(const sim::Result& r) {
-  std::vector<std::size_t> dims;
-  for (std::size_t d = 0; d < workload::kCommDims; ++d) {
-    if (std::any_of(r.stages.begin(), r.stages.end(), [d](const auto& b) { return b.exposed[d].value() > 0; })) dims.push_back(d);
-  }
+  const auto dims = exposed_dimensions(r);
   const bool all_fit = std::all_of(r.memory.stages.begin(), r.memory.stages.end(), [&](const auto& m) { return m.total() <= r.memory.capacity; });
   auto build = [&](bool exposed_as_columns) {
     std::vector<std::string> header = {"stage", "forward", "backward", "recompute", "optimizer"};
     for (auto d : dims) {
-      if (exposed_as_columns) header.push_back(fmt::format("exposed {}", workload::comm_dim_name(static_cast<workload::CommDim>(d))));
+      if (exposed_as_columns) header.push_back(fmt::format("exposed {}", workload::comm_dim_name(d)));
     }
     for (const char* h : {"bubble", "memory", "verdict"}) header.emplace_back(h);
     if (all_fit) header.pop_back();
@@ -110,9 +116,9 @@ std::string stage_table(const sim::Result& r) {
       std::vector<std::string> row = {fmt::format("{}", b.stage), seconds(b.forward), seconds(b.backward), seconds(b.recompute), seconds(b.optimizer)};
       std::vector<std::string> exposed;
       for (auto d : dims) {
-        const auto text = seconds(b.exposed[d]);
+        const auto text = seconds(b.exposed[static_cast<std::size_t>(d)]);
         if (exposed_as_columns) row.push_back(text);
-        else exposed.push_back(fmt::format("{} {}", workload::comm_dim_name(static_cast<workload::CommDim>(d)), text));
+        else exposed.push_back(fmt::format("{} {}", workload::comm_dim_name(d), text));
       }
       row.insert(row.end(), {seconds(b.bubble), format_bytes(m.total())});
       if (!all_fit) row.push_back(m.total() <= r.memory.capacity ? "fits" : "OOM");

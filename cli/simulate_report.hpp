@@ -2,6 +2,7 @@
 // One simulation as `parasim simulate` runs and reports it, for the CLI and the Python module alike.
 #include <nlohmann/json.hpp>
 #include <string>
+#include <vector>
 
 #include "sim/scenario.hpp"
 #include "sim/simulator.hpp"
@@ -23,6 +24,10 @@ struct Simulation {
 /// errors); a timeline, when given, records every task for a trace (and replays every micro-batch).
 /// Throws InputError.
 Simulation run_simulation(const sim::Scenario& scenario, const std::string& file, sim::SimOptions options = {}, sim::Timeline* timeline = nullptr);
+
+/// The communication dimensions with exposed time on some stage, in CommDim order: the ones a
+/// report gives a place.
+std::vector<workload::CommDim> exposed_dimensions(const sim::Result& result);
 
 /// `parasim simulate --json`: iteration, its 80% interval, throughput, MFU, memory, stages, critical path.
 nlohmann::json simulate_json(const sim::Scenario& scenario, const sim::Result& result);

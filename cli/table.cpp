@@ -3,11 +3,19 @@
 #include <algorithm>
 
 namespace parasim::cli {
+
+// Code points, so "↔" counts as one column.
+std::size_t display_width(const std::string& text) {
+  return static_cast<std::size_t>(std::count_if(text.begin(), text.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+}
+
 namespace {
 
-// Display width in code points, so "↔" counts as one column.
-std::size_t width(const std::string& s) {
-  return static_cast<std::size_t>(std::count_if(s.begin(), s.end(), [](char c) { return (static_cast<unsigned char>(c) & 0xC0) != 0x80; }));
+// The line a row of columns `w` wide takes, two spaces between columns.
+std::size_t total_width(const std::vector<std::size_t>& w) {
+  std::size_t total = 0;
+  for (auto x : w) total += x;
+  return total + 2 * (w.empty() ? 0 : w.size() - 1);
 }
 
 // The pieces of `text` a line may end after: each ", " or " · ", and within a piece that alone would
@@ -21,7 +29,7 @@ std::vector<std::string> break_points(const std::string& text, std::size_t room)
     end = end == std::string::npos ? text.size() : end + (end == comma ? 2 : std::string(" · ").size());
     std::string item = text.substr(start, end - start);
     start = end;
-    if (width(item) <= room) {
+    if (display_width(item) <= room) {
       items.push_back(std::move(item));
       continue;
     }
@@ -39,10 +47,10 @@ std::vector<std::string> break_points(const std::string& text, std::size_t room)
 // (indent included) passes `columns` unless one word does.
 std::string wrapped(const std::string& text, const std::string& indent, std::size_t columns) {
   std::string out, line = indent;
-  const auto items = break_points(text, columns - std::min(columns, width(indent)));
+  const auto items = break_points(text, columns - std::min(columns, display_width(indent)));
   for (std::size_t i = 0; i < items.size(); ++i) {
     const bool last = i + 1 == items.size();
-    if (width(line) > width(indent) && width(line) + width(items[i]) > columns + (last ? 0 : 1)) {
+    if (display_width(line) > display_width(indent) && display_width(line) + display_width(items[i]) > columns + (last ? 0 : 1)) {
       while (!line.empty() && line.back() == ' ') line.pop_back();
       out += line + "\n";
       line = indent;
@@ -71,25 +79,20 @@ void Table::add_note(const std::string& note) {
 std::vector<std::size_t> Table::column_widths() const {
   std::vector<std::size_t> w(header_.size());
   for (std::size_t c = 0; c < header_.size(); ++c) {
-    w[c] = width(header_[c]);
-    for (const auto& r : rows_) w[c] = std::max(w[c], width(r[c]));
+    w[c] = display_width(header_[c]);
+    for (const auto& r : rows_) w[c] = std::max(w[c], display_width(r[c]));
   }
   return w;
 }
 
-std::size_t Table::columns() const {
-  const auto w = column_widths();
-  std::size_t total = 0;
-  for (auto x : w) total += x;
-  return total + 2 * (w.empty() ? 0 : w.size() - 1);
-}
+std::size_t Table::columns() const { return total_width(column_widths()); }
 
 std::string Table::render() const {
   const auto w = column_widths();
   auto line = [&](const std::vector<std::string>& cells) {
     std::string out;
     for (std::size_t c = 0; c < cells.size(); ++c) {
-      const std::string pad(w[c] - width(cells[c]), ' ');
+      const std::string pad(w[c] - display_width(cells[c]), ' ');
       if (c > 0) out += "  ";
       out += align_[c] == Align::right ? pad + cells[c] : cells[c] + (c + 1 < cells.size() ? pad : "");
     }
@@ -97,7 +100,7 @@ std::string Table::render() const {
     return out + "\n";
   };
   std::string out = line(header_);
-  out += std::string(columns(), '-') + "\n";
+  out += std::string(total_width(w), '-') + "\n";
   for (std::size_t i = 0; i < rows_.size(); ++i) {
     out += line(rows_[i]);
     for (const auto& note : notes_[i]) out += wrapped(note, "    ", kNoteWidth);
@@ -106,7 +109,7 @@ std::string Table::render() const {
 }
 
 std::string labelled_lines(const std::string& label, const std::string& text, std::size_t columns) {
-  const std::string indent(width(label), ' ');
+  const std::string indent(display_width(label), ' ');
   return label + wrapped(text, indent, columns).substr(indent.size());
 }
 

@@ -29,6 +29,9 @@ class Table {
   std::vector<std::vector<std::string>> notes_;  ///< per row, in order
 };
 
+/// Columns `text` takes on a terminal: a multi-byte character ("·", "≤") counts as one.
+std::size_t display_width(const std::string& text);
+
 /// `text` after `label` (a line's fixed-width title, e.g. "Plan        "), wrapped after ", " or " · "
 /// so that no line passes `columns`; the lines after the first start under the text.
 std::string labelled_lines(const std::string& label, const std::string& text, std::size_t columns = Table::kNoteWidth);

@@ -12,6 +12,7 @@
 #include "cli/prediction_interval.hpp"
 #include "cli/progress_bar.hpp"
 #include "cli/residuals_table.hpp"
+#include "cli/simulate_report.hpp"
 #include "cli/table.hpp"
 #include "cli/validate_report.hpp"
 #include "core/error.hpp"
@@ -41,12 +42,12 @@ void print_headline(const sim::MeasuredRun& run, const sim::RowExplanation& e) {
   const std::string head = fmt::format("{}  measured {}  predicted {} ({:+.1f}%)", run.id, format_duration(Seconds(run.measured_iteration_s)),
                                        format_duration(r.iteration), 100 * e.row.error);
   const std::string plan = e.row.plan + (e.row.fits ? "" : " (OOM)");
-  std::cout << (head.size() + 2 + plan.size() <= Table::kNoteWidth ? head + "  " + plan + "\n" : head + "\n  plan " + plan + "\n");
+  std::cout << (display_width(head) + 2 + display_width(plan) <= Table::kNoteWidth ? head + "  " + plan + "\n" : head + "\n  plan " + plan + "\n");
   std::cout << fmt::format("  model {:.1f} TFLOP/s/GPU  MFU {:.1f}%  HFU {:.1f}%  (measured MFU {:.1f}%)\n", r.model_tflops_per_gpu, 100 * r.mfu,
                            100 * r.hfu, 100 * r.mfu * r.iteration.value() / run.measured_iteration_s);
   const std::string stack = fmt::format("  stack {} (from the source)  filled: ", sim::software_stack_name(e.row.stack));
   const std::string filled = e.row.filled.empty() ? "nothing" : fmt::format("{}", fmt::join(e.row.filled, ", "));
-  if (stack.size() + filled.size() <= Table::kNoteWidth) {
+  if (display_width(stack) + display_width(filled) <= Table::kNoteWidth) {
     std::cout << stack << filled << "\n";
   } else {  // a field a line: the policy's reasons carry commas of their own
     std::cout << stack.substr(0, stack.size() - 1) << "\n";
@@ -66,7 +67,7 @@ void print_search(const std::vector<sim::SearchStep>& search) {
   for (const auto& step : search) {
     const std::string figures = fmt::format("{:>22}  {:>10}{}", fmt::format("{} {}", step.fits ? "fits" : "OOM", format_bytes(Bytes(step.peak_bytes))),
                                             step.seconds ? format_duration(Seconds(*step.seconds)) : "not run", step.kept ? "  kept" : "");
-    if (step.plan.size() <= kPlanColumn) {
+    if (display_width(step.plan) <= kPlanColumn) {
       std::cout << fmt::format("    {:<11} {:<58} {}\n", step.field, step.plan, figures);
     } else {
       std::cout << labelled_lines(fmt::format("    {:<11} ", step.field), step.plan) << fmt::format("    {:<11} {:<58} {}\n", "", "", figures);
@@ -104,15 +105,12 @@ void print_stages(const sim::RowExplanation& e) {
   std::vector<std::string> ops;
   for (std::size_t i = 0; i < std::min<std::size_t>(12, e.ops.size()); ++i) ops.push_back(fmt::format("{} {}", e.ops[i].first, format_duration(Seconds(e.ops[i].second))));
   print_wrapped("  stage 0 largest ops: ", fmt::format("{}", fmt::join(ops, " · ")));
-  std::vector<std::size_t> dims;
-  for (std::size_t d = 0; d < workload::kCommDims; ++d) {
-    if (std::any_of(r.stages.begin(), r.stages.end(), [d](const auto& b) { return b.exposed[d].value() > 0; })) dims.push_back(d);
-  }
+  const auto dims = exposed_dimensions(r);
   const int last = r.stages.empty() ? 0 : r.stages.back().stage;
   for (const auto& b : r.stages) {
     if (b.stage > 1 && b.stage < last) continue;
     std::string exposed;
-    for (auto d : dims) exposed += fmt::format(" {} {}", workload::comm_dim_name(static_cast<workload::CommDim>(d)), format_duration(b.exposed[d]));
+    for (auto d : dims) exposed += fmt::format(" {} {}", workload::comm_dim_name(d), format_duration(b.exposed[static_cast<std::size_t>(d)]));
     print_wrapped(fmt::format("  stage {:>2}: ", b.stage),
                   fmt::format("fwd {} · bwd {} · recompute {} · optimizer {} · exposed{} · bubble {}", format_duration(b.forward),
                               format_duration(b.backward), format_duration(b.recompute), format_duration(b.optimizer),
