@@ -265,7 +265,7 @@ std::string argument_text(const MegatronArgument& a) {
   std::string out = a.flag;
   for (std::size_t at = 0; at < a.value.size();) {
     const auto end = std::min(a.value.find(' ', at), a.value.size());
-    if (end > at) out += " " + shell_word(a.value.substr(at, end - at));
+    if (end > at) out += fmt::format(" {}", shell_word(a.value.substr(at, end - at)));
     at = end + 1;
   }
   return out;

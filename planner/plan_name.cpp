@@ -26,7 +26,7 @@ std::string plan_name(const Plan& p, bool fold_split) {
   if (p.cp > 1) out += fmt::format(" · cp{} {}", p.cp, workload::cp_kind_name(p.cp_kind));
   out += fmt::format(" · pp{}", p.pp);
   if (p.pp > 1) out += fmt::format("{} {}", p.vpp > 1 ? fmt::format(" vpp{}", p.vpp) : "", workload::schedule_text(p));
-  if (!p.chunk_layers.empty()) out += " " + layer_split(p.chunk_layers, fold_split);
+  if (!p.chunk_layers.empty()) out += fmt::format(" {}", layer_split(p.chunk_layers, fold_split));
   out += fmt::format(" · dp{}", p.dp);
   if (p.ep > 1) out += fmt::format(" ep{}{}", p.ep, p.overlap.ep_comm ? " a2a-overlap" : "");
   if (p.zero > 0) out += fmt::format(" zero{}", p.zero);

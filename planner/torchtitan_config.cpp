@@ -117,8 +117,8 @@ std::string torchtitan_toml(const Plan& plan, const workload::ModelSpec& model, 
   out += fmt::format("local_batch_size = {}\nglobal_batch_size = {}\nseq_len = {}\nsteps = {}\n", local_batch, plan.global_batch, training.seq_len, steps);
   out += "dataset = \"c4_test\"  # bundled with torchtitan: runs offline\n";
   out += "mixed_precision_param = \"bfloat16\"\n";
-  out += "\n" + parallelism(plan, model);
-  out += "\n[activation_checkpoint]\n" + activation_checkpoint(plan);
+  out += fmt::format("\n{}", parallelism(plan, model));
+  out += fmt::format("\n[activation_checkpoint]\n{}", activation_checkpoint(plan));
   // Async TP and float8 need the compiled model to pay off (torchtitan's own guidance).
   const bool compile = fp8 || plan.overlap.tp_comm;
   out += fmt::format("\n[compile]\nenable = {}\ncomponents = [\"model\", \"loss\"]\n", compile ? "true" : "false");

@@ -55,7 +55,7 @@ std::string release_of(const MeasuredRun& run) {
   static const std::regex year(R"(\b(20(?:1[5-9]|2[0-9]))\b)");  // 2015-2029: not 2048 tokens or GPUs
   std::smatch m;
   if (std::regex_search(run.source, m, nvidia)) return m[1];
-  if (std::regex_search(run.source, m, megatron_core)) return "r" + m[1].str();
+  if (std::regex_search(run.source, m, megatron_core)) return fmt::format("r{}", m[1].str());
   const std::string dated = run.source + " " + run.notes;
   if (std::regex_search(dated, m, year)) return m[1];
   return "unstated";

@@ -246,11 +246,10 @@ Projections latent_projections(const ModelSpec& m, const TrainingSpec& tr, const
   Projections in;
   auto& f = in.forward;
   if (ql > 0) {
-    f.push_back(gemm("q_down", d.T, ql, d.h, d, d.gemm));
-    f.push_back(memory("q_norm", 2 * d.e * d.T * ql, tr.precision));
-    f.push_back(after_norm(gemm("q_up", d.T, n * qk, ql, d, d.gemm)));
+    f = {gemm("q_down", d.T, ql, d.h, d, d.gemm), memory("q_norm", 2 * d.e * d.T * ql, tr.precision),
+         after_norm(gemm("q_up", d.T, n * qk, ql, d, d.gemm))};
   } else {
-    f.push_back(gemm("q", d.T, n * qk, d.h, d, d.gemm));
+    f = {gemm("q", d.T, n * qk, d.h, d, d.gemm)};
   }
   f.push_back(gemm("kv_down", d.T, kv_down, d.h, d, d.gemm));
   f.push_back(memory("kv_norm", 2 * d.e * d.T * kl, tr.precision));

@@ -4,6 +4,7 @@
 #include <doctest/doctest.h>
 
 #include <algorithm>
+#include <fmt/format.h>
 #include <string>
 
 #include "tests/workload/fixtures.hpp"
@@ -26,7 +27,7 @@ BlockShape selective(std::initializer_list<RecomputeModule> modules, int tp = 1)
 
 std::string names(const std::vector<Op>& ops) {
   std::string out;
-  for (const auto& op : ops) out += (out.empty() ? "" : " ") + std::string(op.name);
+  for (const auto& op : ops) out += fmt::format("{}{}", out.empty() ? "" : " ", op.name);
   return out;
 }
 
