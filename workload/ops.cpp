@@ -245,6 +245,8 @@ Projections latent_projections(const ModelSpec& m, const TrainingSpec& tr, const
   const double kv_up = n * (a.qk_nope_head_dim + a.v_head_dim), kv_down = kl + rope;
   Projections in;
   auto& f = in.forward;
+  // The query projections go in as one list: g++ 12 misreads push_back's growth of this vector as an
+  // overflow (-Wstringop-overflow), a false positive.
   if (ql > 0) {
     f = {gemm("q_down", d.T, ql, d.h, d, d.gemm), memory("q_norm", 2 * d.e * d.T * ql, tr.precision),
          after_norm(gemm("q_up", d.T, n * qk, ql, d, d.gemm))};
