@@ -16,10 +16,12 @@ namespace parasim::sim {
 struct StageBreakdown {
   int stage = 0;
   Seconds forward, backward, recompute, optimizer;  ///< compute stream busy, by phase
-  /// Communication while the compute stream idles, by dimension (workload::CommDim: tp, dp, pp, cp,
-  /// ep); time where several dimensions are exposed at once is split evenly among them.
+  /// Communication the stage's compute waited for, by dimension (workload::CommDim: tp, dp, pp, cp,
+  /// ep): before a compute task, the transfers on the chain of dependencies it started after (the
+  /// stage's own collectives, the pipeline transfer that brought its input); after the stage's last
+  /// compute, what is still open, split evenly where several dimensions are (sim/stage_breakdown).
   std::array<Seconds, workload::kCommDims> exposed{};
-  Seconds bubble;  ///< idle with nothing in flight: waiting on other stages
+  Seconds bubble;  ///< idle waiting on other stages' compute (pipeline fill and drain, stragglers)
   Seconds compute() const { return forward + backward + recompute + optimizer; }
 };
 

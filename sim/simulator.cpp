@@ -10,6 +10,7 @@
 
 #include "core/error.hpp"
 #include "sim/link_classes.hpp"
+#include "sim/stage_breakdown.hpp"
 #include "sim/steady_state.hpp"
 #include "topology/group_bandwidth.hpp"
 #include "workload/moe_ops.hpp"
@@ -69,13 +70,6 @@ std::int64_t after(std::int64_t now_ps, double seconds) {
   if (static_cast<double>(now_ps) * 1e-12 + seconds >= kClockLimitSeconds) clock_overflow(static_cast<double>(now_ps) * 1e-12 + seconds);
   return now_ps + dt;
 }
-
-// One end of a stage's busy interval: a compute task's (kind 0) or a collective's (1 + its CommDim).
-struct StageEdge {
-  std::int64_t time;
-  int delta;  ///< +1 at the start, -1 at the end
-  int kind;
-};
 
 class Replay {
  public:
@@ -436,53 +430,6 @@ class Replay {
   std::vector<Timeline::Transfer> transfers_;
 };
 
-// Sweep over one stage's compute and communication intervals: busy compute by phase, exposed
-// communication by dimension (split evenly where several overlap), and the idle rest (bubble).
-StageBreakdown breakdown(int stage, const std::vector<std::uint32_t>& tasks, const TaskGraph& g, const std::vector<std::int64_t>& start,
-                         const std::vector<std::int64_t>& finish, const std::vector<StageEdge>& edges, std::int64_t end) {
-  StageBreakdown b;
-  b.stage = stage;
-  for (const std::uint32_t t : tasks) {
-    const Task& task = g.tasks[t];
-    if (finish[t] <= start[t]) continue;
-    const double d = static_cast<double>(finish[t] - start[t]) * 1e-12;
-    if (task.kind == TaskKind::compute) {
-      switch (task.phase) {
-        case Phase::forward: b.forward += Seconds(d); break;
-        case Phase::backward_input:
-        case Phase::backward_weight: b.backward += Seconds(d); break;
-        case Phase::recompute: b.recompute += Seconds(d); break;
-        case Phase::optimizer: b.optimizer += Seconds(d); break;
-      }
-    }
-  }
-  std::array<int, 1 + workload::kCommDims> open{};
-  std::int64_t last = 0;
-  double idle = 0;
-  auto account = [&](std::int64_t until) {
-    const double span = static_cast<double>(until - last) * 1e-12;
-    if (span <= 0) return;
-    if (open[0] > 0) return;
-    int dims = 0;
-    for (int k = 1; k <= workload::kCommDims; ++k) dims += open[static_cast<std::size_t>(k)] > 0;
-    if (dims == 0) {
-      idle += span;
-      return;
-    }
-    for (int k = 1; k <= workload::kCommDims; ++k) {
-      if (open[static_cast<std::size_t>(k)] > 0) b.exposed[static_cast<std::size_t>(k - 1)] += Seconds(span / dims);
-    }
-  };
-  for (const auto& e : edges) {
-    account(e.time);
-    last = std::max(last, e.time);
-    open[static_cast<std::size_t>(e.kind)] += e.delta;
-  }
-  account(end);
-  b.bubble = Seconds(idle);
-  return b;
-}
-
 Result Replay::result() const {
   Result r;
   std::int64_t end = 0;
@@ -495,7 +442,7 @@ Result Replay::result() const {
   derive_rates(r, *in_.model, tr, plan, *in_.cost);
   for (int s = 0; s < g_.stages; ++s) {
     const auto i = static_cast<std::size_t>(s);
-    r.stages.push_back(breakdown(s, tasks_by_stage_[i], g_, start_, finish_, edges_by_stage_[i], end));
+    r.stages.push_back(stage_breakdown(s, tasks_by_stage_[i], g_, TaskTimes{start_, finish_}, edges_by_stage_[i], end));
   }
   r.memory = workload::memory_per_stage(*in_.model, tr, plan, in_.cluster->spec().node.gpu.hbm_capacity);
 
