@@ -235,6 +235,9 @@ Action add_simulate_command(CLI::App& app) {
   auto o = std::make_shared<SimulateOptions>();
   auto* cmd = app.add_subcommand("simulate", "Simulate one training iteration: time, throughput, MFU, where the time goes, memory");
   cmd->footer(
+      "Each stage's time splits into its compute by phase; exposed tp/dp/pp/cp/ep, the communication its\n"
+      "compute waited for (its own collectives, the transfer bringing its input); and bubble, the time it\n"
+      "waited for other stages (pipeline fill and drain).\n"
       "Examples:\n"
       "  parasim simulate scenarios/default.yaml --trace default.json.gz\n"
       "  parasim simulate scenarios/default.yaml --trace default.json --trace-links all\n"

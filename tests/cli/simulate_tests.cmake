@@ -1,7 +1,7 @@
 # parasim simulate end to end.
 set(trace ${CMAKE_CURRENT_BINARY_DIR}/llama2-7b-lab.trace.json)
 
-parasim_cli_test(NAME simulate_help ARGS simulate --help STDOUT_REGEX "--trace" "--full" "--set")
+parasim_cli_test(NAME simulate_help ARGS simulate --help STDOUT_REGEX "--trace" "--full" "--set" "bubble, the time it[ \n]+waited for other stages")
 parasim_cli_test(NAME simulate_table ARGS simulate scenarios/jobs/llama2-7b-lab.yaml
                  STDOUT_REGEX "Iteration +[0-9.]+ m?s" "MFU [0-9.]+%" "Critical path" "Memory +fits")
 # Same input, byte-identical --json; the JSON carries the iteration time, throughput and stages.
