@@ -5,7 +5,6 @@
 
 using namespace parasim;
 using workload::CommDim;
-using workload::Phase;
 using workload::Task;
 using workload::TaskGraph;
 using workload::TaskKind;
@@ -23,7 +22,7 @@ struct Timed {
 Task compute(int stage) {
   Task t;
   t.kind = TaskKind::compute;
-  t.phase = Phase::forward;
+  t.phase = workload::Phase::forward;
   t.stage = stage;
   return t;
 }
