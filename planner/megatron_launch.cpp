@@ -240,6 +240,9 @@ std::vector<std::string> notes(const workload::TrainingSpec& tr) {
   if (tr.zero1_engine == workload::Zero1Engine::deepspeed) out.push_back("priced with DeepSpeed's ZeRO-1 engine; Megatron-LM's distributed optimizer reduce-scatters instead");
   if (tr.recompute_early_stop) out.push_back("priced with recompute that stops early (non-reentrant); Megatron-LM reruns the whole layer");
   if (tr.gradient_accumulation_copy) out.push_back("priced with DeepSpeed's fp32 gradient-accumulation copy; Megatron-LM has none");
+  if (tr.attention == workload::AttentionKernel::eager && tr.eager_softmax != workload::EagerSoftmax::fused) {
+    out.push_back("priced with an unfused softmax for some or all shapes; Megatron-LM's fused kernel runs for every shape it launches");
+  }
   if (tr.optimizer_kernel == workload::OptimizerKernel::foreach) {
     out.push_back("priced with torch.optim's foreach Adam (sqrt(v) out of place); with Transformer Engine or apex, Adam is fused");
   }

@@ -18,6 +18,12 @@ void run_as_torchtitan(workload::TrainingSpec& training) {
   training.selective_recompute = workload::SelectiveRecompute::ops;
 }
 
+bool names_bigscience(std::string_view source) {
+  std::string s(source);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return mentions(s, "bigscience");
+}
+
 SoftwareStack software_stack_of(std::string_view source) {
   std::string s(source);
   std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });

@@ -41,6 +41,11 @@ bool takes_recompute_modules(SoftwareStack stack);
 /// plan and confirm to --framework torchtitan.
 void run_as_torchtitan(workload::TrainingSpec& training);
 
+/// Whether a source is BigScience's (its repositories and chronicles): their Megatron-DeepSpeed fork
+/// of October 2021 to March 2022 ran the fused causal softmax by the head count
+/// (workload::EagerSoftmax::fused_by_head_count).
+bool names_bigscience(std::string_view source);
+
 /// The stack a source string names (case-insensitive repository and product names).
 SoftwareStack software_stack_of(std::string_view source);
 std::string_view software_stack_name(SoftwareStack stack);

@@ -56,13 +56,15 @@ const char* const kFillPolicy =
     "           NVIDIA publishes with, keep and reduce gradients in bf16 (grad_reduce_in_fp32 off);\n"
     "           Megatron-DeepSpeed's pipeline engine has no interleaved schedule (vpp 1), and its bf16 runs\n"
     "           DeepSpeed's BF16_Optimizer, which casts each gradient to fp32 in a copy before adding it (18 bytes a\n"
-    "           weight, not 10); torchtitan (2024) attends through PyTorch's SDPA, whose flash backend is\n"
-    "           FlashAttention-2 (on Hopper at the Ampere instruction rate), takes its loss with PyTorch's\n"
-    "           cross_entropy over fp32 logits (under TP its loss_parallel: DTensor's chain over sharded logits),\n"
-    "           checkpoints selectively op by op (the attention outputs and every second matmul kept) and runs a\n"
-    "           rank's local batch as one micro-batch, or under a pipeline as pp micro-batches\n"
-    "           (pipeline_parallel_microbatches) with 1F1B (its default schedule). Other sources: the rules below\n"
-    "           alone.\n"
+    "           weight, not 10); BigScience's fork of October 2021 to March 2022 ran the fused causal softmax\n"
+    "           only where the micro-batch's score matrices filled blocks it sized by the heads on a rank, PyTorch's\n"
+    "           fp32 ops elsewhere (eager_softmax fused_by_head_count); torchtitan (2024) attends through\n"
+    "           PyTorch's SDPA, whose flash backend is FlashAttention-2 (on Hopper at the Ampere instruction rate),\n"
+    "           takes its loss with PyTorch's cross_entropy over fp32 logits (under TP its loss_parallel: DTensor's\n"
+    "           chain over sharded logits), checkpoints selectively op by op (the attention outputs and every second\n"
+    "           matmul kept) and runs a rank's local batch as one micro-batch, or under a pipeline as pp\n"
+    "           micro-batches (pipeline_parallel_microbatches) with 1F1B (its default schedule). Other sources: the\n"
+    "           rules below alone.\n"
     "  plan     overlap flags absent: off (Megatron-LM's defaults); sp absent with eager attention: off (it came\n"
     "           with Megatron-LM's 2022 release), and eager attention without sp is the 2021 stacks' synchronous TP\n"
     "           all-reduce of the input gradients (after the weight gradients). Absent micro_batch {1,2,4,8}, sp\n"
@@ -285,6 +287,10 @@ void apply_stack_defaults(const MeasuredRun& r, RowScenario& s, Plan& p) {
                                                  "micro-batches)",
                                                  p.micro_batch));
     }
+  }
+  if (eager && s.stack == SoftwareStack::megatron_deepspeed && names_bigscience(r.source)) {
+    s.training.eager_softmax = workload::EagerSoftmax::fused_by_head_count;
+    s.filled.push_back("eager_softmax=fused_by_head_count (BigScience's Megatron-DeepSpeed, Oct 2021 - Mar 2022)");
   }
   if (s.stack == SoftwareStack::megatron_deepspeed && s.training.precision == Precision::bf16 && !s.training.gradient_accumulation_fusion) {
     s.training.gradient_accumulation_copy = true;

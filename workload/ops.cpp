@@ -27,6 +27,7 @@ struct Dims {
   bool causal;     // decoder attention (encoders attend both ways)
   Precision gemm, core;
   FlashKernel flash_kernel;
+  bool softmax_fused;  // eager attention: the fused scale-mask-softmax, or PyTorch's ops
 };
 
 Dims dims_of(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
@@ -64,6 +65,7 @@ Dims dims_of(const ModelSpec& m, const TrainingSpec& tr, const BlockShape& sh) {
   // Transformer Engine runs the attention core in bf16 even in fp8 training.
   d.core = tr.precision == Precision::fp8 ? Precision::bf16 : tr.precision;
   d.flash_kernel = tr.flash_kernel;
+  d.softmax_fused = eager_softmax_fused(tr.eager_softmax, d.b, d.heads_local, d.causal);
   return d;
 }
 
@@ -137,9 +139,37 @@ Op attention_core(const Dims& d, bool flash, bool backward) {
 // gradient reads dP and the mask and writes (2e + 1); the softmax gradient reads that and the
 // probabilities and writes dS (3e).
 //
+// Unfused (PyTorch's ops, the softmax in fp32 as Megatron's query-key layer scaling sets it), each
+// pass its own kernel over the scores: forward copies them to fp32 (e + 4 bytes a score), scales
+// (8) and masks (8) the copy, softmaxes it (8) and casts the probabilities back (4 + e); backward
+// casts their gradient to fp32 (e + 4), takes the softmax's gradient (12: it reads the fp32
+// probabilities), masks (8) and scales (8) it and casts it back (4 + e).
+//
 // The batched GEMMs address each head's slice of the [tokens, heads, head_dim] projections, so a
 // slice starts on 16 bytes only when head_dim x e is a multiple of 16; otherwise none of them can use
 // tensor-core kernels (see Op::aligned).
+void softmax_passes(const Dims& d, double scores, std::vector<Op>& fwd, std::vector<Op>& bwd, bool backward) {
+  if (d.softmax_fused) {
+    if (backward) bwd.push_back(memory("softmax_grad", scores * 3 * d.e, d.core));
+    else fwd.push_back(memory("softmax", scores * 2 * d.e, d.core));
+    return;
+  }
+  const bool casts = d.e < 4;
+  if (!backward) {
+    if (casts) fwd.push_back(memory("softmax_to_fp32", scores * (d.e + 4), Precision::fp32));
+    fwd.push_back(memory("softmax_scale", scores * 8, Precision::fp32));
+    fwd.push_back(memory("softmax_mask", scores * 8, Precision::fp32));
+    fwd.push_back(memory("softmax", scores * 8, Precision::fp32));
+    if (casts) fwd.push_back(memory("softmax_from_fp32", scores * (4 + d.e), Precision::fp32));
+    return;
+  }
+  if (casts) bwd.push_back(memory("softmax_grad_to_fp32", scores * (d.e + 4), Precision::fp32));
+  bwd.push_back(memory("softmax_grad", scores * 12, Precision::fp32));
+  bwd.push_back(memory("softmax_mask_grad", scores * 8, Precision::fp32));
+  bwd.push_back(memory("softmax_scale_grad", scores * 8, Precision::fp32));
+  if (casts) bwd.push_back(memory("softmax_grad_from_fp32", scores * (4 + d.e), Precision::fp32));
+}
+
 void eager_core(const Dims& d, std::vector<Op>& fwd, std::vector<Op>& bwd) {
   const double heads = d.b * d.heads_local;
   const double scores = d.b * d.heads_local * d.sq * d.skv;  // elements
@@ -152,13 +182,13 @@ void eager_core(const Dims& d, std::vector<Op>& fwd, std::vector<Op>& bwd) {
   };
   // An eager implementation computes the whole square and masks it, local layers included.
   fwd.push_back(head_gemm("scores", d.sq, d.skv, d.qk_dim));
-  fwd.push_back(memory("softmax", scores * 2 * d.e, d.core));
+  softmax_passes(d, scores, fwd, bwd, false);
   if (d.mask > 0) fwd.push_back(memory("attention_dropout", scores * (2 * d.e + d.mask), d.core));
   fwd.push_back(head_gemm("context", d.sq, d.v_dim, d.skv));
   bwd.push_back(head_gemm("context_grad_v", d.skv, d.v_dim, d.sq));
   bwd.push_back(head_gemm("context_grad_p", d.sq, d.skv, d.v_dim));
   if (d.mask > 0) bwd.push_back(memory("attention_dropout_grad", scores * (2 * d.e + d.mask), d.core));
-  bwd.push_back(memory("softmax_grad", scores * 3 * d.e, d.core));
+  softmax_passes(d, scores, fwd, bwd, true);
   bwd.push_back(head_gemm("scores_grad_q", d.sq, d.qk_dim, d.skv));
   bwd.push_back(head_gemm("scores_grad_k", d.skv, d.qk_dim, d.sq));
 }
@@ -384,14 +414,21 @@ double attention_memory(const Dims& d, HeadWidths w, const Projections& in, bool
   // dropout mask, what the projections keep, the output projection's input, the core's statistics.
   const double kept = d.Tr * d.h * (d.e + d.mask) + in.kept + d.T * d.e_in * v_width;
   const double score_elems = d.b * d.heads_local * d.sq * d.skv;
+  // Eager: the probabilities (the fused softmax's backward reads them; the context GEMM too), with
+  // dropout its mask and the dropped probabilities; unfused, the softmax keeps its fp32 output beside
+  // the cast the GEMM or dropout reads.
+  const double kept_per_score = d.softmax_fused ? d.e + d.mask * (1 + d.e) : 4 + d.e + d.mask;
   const double scores = flash ? 4.0 * d.b * d.heads_local * d.sq  // softmax statistics (fp32)
-                              : score_elems * (d.e + d.mask * (1 + d.e));
+                              : score_elems * kept_per_score;
   blk.full_activation_bytes = kept + scores;
   // Backward holds beside what the block kept: its output's gradient, until the residual sum takes
   // it, and the core's gradients. Eager: the probabilities' gradient, s² elements a head (Megatron's
   // fused softmax writes the scores' gradient over it), and with dropout the dropped probabilities'
-  // gradient beside it. Flash: q, k and v's gradients beside the output's.
-  blk.transient_bytes = d.e * d.Tr * d.h + (flash ? d.e * d.T * (w.qkv + v_width) : d.e * score_elems * (d.mask > 0 ? 2 : 1));
+  // gradient beside it; unfused, the chain's fp32 gradients, two at a time (each pass's input and
+  // output). Flash: q, k and v's gradients beside the output's.
+  const double fused_transient = d.e * (d.mask > 0 ? 2 : 1);
+  const double eager_transient = score_elems * (d.softmax_fused ? fused_transient : std::max(fused_transient, 8.0));
+  blk.transient_bytes = d.e * d.Tr * d.h + (flash ? d.e * d.T * (w.qkv + v_width) : eager_transient);
   return scores;
 }
 

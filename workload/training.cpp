@@ -1,5 +1,8 @@
 #include "workload/training.hpp"
 
+#include <algorithm>
+#include <cmath>
+
 #include <fmt/format.h>
 
 namespace parasim::workload {
@@ -16,6 +19,7 @@ constexpr std::string_view kSelectiveRecompute[] = {"attention", "ops"};
 constexpr std::string_view kZero3Engines[] = {"fsdp", "deepspeed"};
 constexpr std::string_view kZero1Engines[] = {"megatron", "deepspeed"};
 constexpr std::string_view kFlashKernels[] = {"native", "flash1", "flash2"};
+constexpr std::string_view kEagerSoftmax[] = {"fused", "unfused", "fused_by_head_count"};
 constexpr std::string_view kZero3Prefetch[] = {"none", "post", "pre"};
 constexpr std::string_view kMoeDispatchers[] = {"alltoall", "deepep"};
 
@@ -24,6 +28,7 @@ constexpr Field kTrainingFields[] = {
     {.name = "seq_len", .type = FieldType::integer, .description = "tokens per sample", .required = true, .min = 1, .max = 1 << 27},
     {.name = "attention", .type = FieldType::choice, .description = "attention kernel: flash (scores never stored) or eager (scores stored)", .default_text = "flash", .choices = kKernels},
     {.name = "flash_kernel", .type = FieldType::choice, .description = "flash attention generation: native (the GPU's own, FlashAttention-3/cuDNN on Hopper) or flash1 (flash-attn 1.x of 2022-23 PyTorch stacks: built for Ampere, so at half the tensor-core rate on Hopper, and taking only unpadded tokens, so q, k, v are gathered and the output scattered back around it) or flash2 (flash-attn 2.x or PyTorch SDPA's flash backend, as torchtitan runs it: also built for Ampere, so at half the tensor-core rate on Hopper)", .default_text = "native", .choices = kFlashKernels},
+    {.name = "eager_softmax", .type = FieldType::choice, .description = "eager attention's softmax: fused (Megatron's scale-mask-softmax kernel), unfused (PyTorch's ops: a copy to fp32, scale, mask, softmax, cast back; five passes each way) or fused_by_head_count (fused only where the micro-batch's causal score matrices fill the kernel's blocks as BigScience's Megatron-DeepSpeed of October 2021 to March 2022 sized them, by the heads on the rank; unfused elsewhere)", .default_text = "fused", .choices = kEagerSoftmax},
     {.name = "cross_entropy", .type = FieldType::choice, .description = "loss kernel: unfused (Megatron-LM's passes over fp32 logits), fused (one kernel each way, flash-attn's or XLA's) or torch (PyTorch's cross_entropy over an fp32 copy: torchtitan, Hugging Face)", .default_text = "unfused", .choices = kCrossEntropy},
     {.name = "selective_recompute", .type = FieldType::choice, .description = "what recompute: selective reruns: attention (the attention core, everything else kept: Megatron-LM) or ops (torchtitan's op-level policy: the attention outputs and every second matmul's output kept, the other matmuls and the elementwise ops rerun)", .default_text = "attention", .choices = kSelectiveRecompute},
     {.name = "async_tp_allreduce", .type = FieldType::boolean, .description = "without SP, the input-gradient all-reduce of a tensor-parallel block runs under its weight-gradient GEMMs (Megatron-LM since late 2021); false: after both, synchronously (2021 stacks)", .default_text = "true"},
@@ -43,6 +48,19 @@ constexpr Field kTrainingFields[] = {
 
 const yaml::Schema kTrainingSchema{"training", "Formats, sequence length, attention and loss kernels, gradient accumulation, ZeRO engines and optimizer state.", kTrainingFields};
 
+bool eager_softmax_fused(EagerSoftmax rule, double micro_batch, double heads_local, bool causal) {
+  if (rule != EagerSoftmax::fused_by_head_count) return rule == EagerSoftmax::fused;
+  // Without a causal mask the kernel's condition was on the queries, which any block size divides.
+  if (!causal) return true;
+  // The kernel's warp takes min(p, 32) scores of a row, two rows per warp up to p = 128, in blocks of
+  // 128 threads: blocks of 2 x 128 / min(p, 32) matrices (1 x … past 128), and b·np a multiple of 4.
+  double p = 1;
+  while (p < heads_local) p *= 2;
+  const double block = (p <= 128 ? 2.0 : 1.0) * 128.0 / std::min(p, 32.0);
+  const double batches = micro_batch * heads_local;
+  return std::fmod(batches, 4.0) == 0.0 && std::fmod(batches, block) == 0.0;
+}
+
 std::string_view attention_kernel_name(AttentionKernel k) { return k == AttentionKernel::flash ? "flash" : "eager"; }
 std::string_view zero3_prefetch_name(Zero3Prefetch p) { return kZero3Prefetch[static_cast<std::size_t>(p)]; }
 
@@ -53,6 +71,8 @@ TrainingSpec parse_training(const yaml::Record& r) {
   t.attention = r.string("attention") == "eager" ? AttentionKernel::eager : AttentionKernel::flash;
   const auto& flash_kernel = r.string("flash_kernel");
   t.flash_kernel = flash_kernel == "flash1" ? FlashKernel::flash1 : flash_kernel == "flash2" ? FlashKernel::flash2 : FlashKernel::native;
+  const auto& softmax = r.string("eager_softmax");
+  t.eager_softmax = softmax == "unfused" ? EagerSoftmax::unfused : softmax == "fused_by_head_count" ? EagerSoftmax::fused_by_head_count : EagerSoftmax::fused;
   const std::string loss = r.string("cross_entropy");
   t.cross_entropy = loss == "fused" ? CrossEntropy::fused : loss == "torch" ? CrossEntropy::torch : CrossEntropy::unfused;
   t.selective_recompute = r.string("selective_recompute") == "ops" ? SelectiveRecompute::ops : SelectiveRecompute::attention;

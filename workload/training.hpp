@@ -12,6 +12,20 @@ enum class AttentionKernel {
   eager,  ///< scores and softmax stored (Megatron-LM before 2022)
 };
 
+/// How eager attention's scale-mask-softmax runs over the s x s scores.
+enum class EagerSoftmax {
+  fused,    ///< Megatron's fused scale-mask-softmax: one kernel each way over the scores
+  unfused,  ///< PyTorch's ops: the scores copied to fp32 (Megatron's default query-key layer scaling
+            ///< makes the softmax fp32), scaled, masked, softmaxed and cast back; the reverse in backward
+  /// Fused where the micro-batch's b·np causal score matrices (np: the heads on the rank) fill whole
+  /// blocks of 256/p of them, p being np rounded up to a power of two (8 from 32 heads on), unfused
+  /// elsewhere: BigScience's Megatron-DeepSpeed from October 2021 to March 2022 passed its arguments to
+  /// the kernel's block-size query out of order, so the block was sized by the heads instead of the keys.
+  fused_by_head_count,
+};
+/// Whether eager attention's softmax runs fused for b sequences of `heads_local` causal score matrices.
+bool eager_softmax_fused(EagerSoftmax rule, double micro_batch, double heads_local, bool causal);
+
 /// How Adam steps: what its update holds beside its state for the step.
 enum class OptimizerKernel {
   fused,    ///< one multi-tensor kernel updates in place (Transformer Engine's or apex's FusedAdam, DeepSpeed's)
@@ -92,6 +106,7 @@ struct TrainingSpec {
   int seq_len = 2048;
   AttentionKernel attention = AttentionKernel::flash;
   FlashKernel flash_kernel = FlashKernel::native;
+  EagerSoftmax eager_softmax = EagerSoftmax::fused;
   CrossEntropy cross_entropy = CrossEntropy::unfused;
   SelectiveRecompute selective_recompute = SelectiveRecompute::attention;
   /// Bytes per parameter the optimizer keeps beyond weights and gradients (Adam: fp32 master weights,

@@ -293,3 +293,14 @@ def test_selective_recompute_by_module_as_the_cli():
     with pytest.raises(parasim.InputError) as e:
         parasim.load_scenario(LAB, set=["plan.recompute=selective", "plan.recompute_modules=[qkv]"])
     assert e.value.key == "plan.recompute_modules"
+
+
+def test_eager_softmax_as_the_cli():
+    gpt3 = "scenarios/jobs/gpt3-175b-1024-a100.yaml"
+    unfused = parasim.simulate(gpt3, set=["training.eager_softmax=unfused"])
+    assert unfused.to_dict() == json.loads(cli_json("simulate", gpt3, "--set", "training.eager_softmax=unfused", "--json"))
+    # PyTorch's fp32 passes over the scores cost time against Megatron's fused kernel.
+    assert unfused.iteration_s > parasim.simulate(gpt3).iteration_s
+    with pytest.raises(parasim.InputError) as e:
+        parasim.load_scenario(gpt3, set=["training.eager_softmax=fast"])
+    assert e.value.key == "training.eager_softmax"

@@ -75,6 +75,22 @@ parasim_cli_test(NAME simulate_gradient_accumulation_copy ARGS simulate scenario
 # reduction waits for its weight gradients and holds the next kernel: 28.18 s becomes 29.22 s.
 parasim_cli_test(NAME simulate_sync_tp_allreduce ARGS simulate scenarios/jobs/gpt3-175b-1024-a100.yaml --set training.async_tp_allreduce=false
                  STDOUT_REGEX "Iteration +29.22 s")
+# Eager attention's softmax through PyTorch's ops (a copy to fp32, scale, mask, softmax, cast back,
+# and the reverse in backward): 98 bytes more a score for a forward, its recompute and a backward, over
+# 12 heads x 2048² scores, 12 layers and 96 micro-batches a stage (5.7 TB): 28.18 s becomes 31.76 s.
+# BigScience's fork of 2021-22 ran 96 heads at tp 8 and micro-batch 1 unfused too (12 matrices, blocks
+# of 16).
+parasim_cli_test(NAME simulate_eager_softmax_unfused ARGS simulate scenarios/jobs/gpt3-175b-1024-a100.yaml --set training.eager_softmax=unfused
+                 STDOUT_REGEX "Iteration +31.76 s")
+parasim_cli_test(NAME simulate_eager_softmax_by_head_count ARGS simulate scenarios/jobs/gpt3-175b-1024-a100.yaml
+                 --set training.eager_softmax=fused_by_head_count STDOUT_REGEX "Iteration +31.76 s")
+# At micro-batch 4 its 48 matrices fill three blocks: fused, as the fused rule prices it (31.33 s both).
+parasim_cli_test(NAME simulate_eager_softmax_by_head_count_fills_blocks ARGS simulate scenarios/jobs/gpt3-175b-1024-a100.yaml
+                 --set training.eager_softmax=fused_by_head_count --set plan.micro_batch=4 STDOUT_REGEX "Iteration +31.33 s")
+parasim_cli_test(NAME simulate_eager_softmax_fused_micro_batch_4 ARGS simulate scenarios/jobs/gpt3-175b-1024-a100.yaml
+                 --set plan.micro_batch=4 STDOUT_REGEX "Iteration +31.33 s")
+parasim_cli_test(NAME simulate_eager_softmax_unknown ARGS simulate scenarios/jobs/gpt3-175b-1024-a100.yaml --set training.eager_softmax=fast RC 2
+                 STDERR ${CMAKE_CURRENT_SOURCE_DIR}/expected/eager_softmax_unknown.expected)
 # FlashAttention-1 (flash-attn 1.x of the 2022-23 PyTorch stacks) on H100 runs Ampere's MMA
 # instructions at half the tensor-core rate (the profile's attention.flash1: 0.20 / 0.15 of the peak
 # against 0.55 / 0.45) behind its unpadded interface: the 128K-token Llama-3 8B job, attention-bound,

@@ -29,17 +29,20 @@ parasim_cli_test(NAME validate_explain_unknown ARGS validate tests/data/validati
 parasim_cli_test(NAME validate_published_memory ARGS validate tests/data/validation/published_memory.yaml --json
                  JSON memory.rows=1 rows.0.published_memory_bytes=29000000000.0)
 parasim_cli_test(NAME validate_published_memory_table ARGS validate tests/data/validation/published_memory.yaml
-                 STDOUT_REGEX "peak memory against the sources' \\(1 rows\\): median error 0.4%")
+                 STDOUT_REGEX "peak memory against the sources' \\(1 rows\\): median error 0.8%")
 # Plan order counts pairs of rows that state different plans for one job (issue 24's definition): of
 # three rows, two state the same inputs (one run measured twice, 9% apart), so two pairs, both right.
 parasim_cli_test(NAME validate_plan_order_same_run ARGS validate tests/data/validation/same_run_twice.yaml --json
                  JSON summary.plan_order_pairs=2 summary.plan_order_right=2 summary.rows=3)
-# Its backward gradients, by hand: the MLP's output gradient and GELU's (2048 tokens, h 14336, 57344/8
-# columns at tp 8), 2 x 2048 x (14336 + 7168) bytes = 84 MiB. The breakdown shows stages 0 and 1 and
-# then the last (11 of pp 12), which holds the head and the loss.
+# Its backward gradients, by hand: the attention's, whose softmax runs unfused (8 heads on a rank at
+# micro-batch 1 in BigScience's fork: eager_softmax fused_by_head_count), two fp32 gradients of the
+# 8 x 2048² scores at a time (256 MiB) and the output's gradient (2 x 2048 x 14336 bytes, 56 MiB), less
+# the MLP's 196 MiB released before it (the norm's input and output, 56 MiB each; GELU's input and
+# output at 57344/8 columns, 28 each; the dropout mask, 28) = 116 MiB. The breakdown shows stages 0
+# and 1 and then the last (11 of pp 12), which holds the head and the loss.
 parasim_cli_test(NAME validate_published_memory_explain ARGS validate tests/data/validation/published_memory.yaml
-                 --explain bloom-prequel-01-h14336-l72-tp8pp12dp4mb1 MAX_COLUMNS 120 STDOUT_REGEX "memory: peak 27.12 GiB on stage 0 of 80 GiB per GPU \\(the source printed 27.01 GiB\\)"
-                 "working set 608 MiB, backward gradients 84 MiB of it\\)"
+                 --explain bloom-prequel-01-h14336-l72-tp8pp12dp4mb1 MAX_COLUMNS 120 STDOUT_REGEX "memory: peak 27.21 GiB on stage 0 of 80 GiB per GPU \\(the source printed 27.01 GiB\\)"
+                 "working set 704 MiB, backward gradients 116 MiB of it\\)"
                  "\n  stage  1: fwd [^\n]*\n +exposed [^\n]*bubble [^\n]*\n  stage 11: fwd [^\n]*\n +exposed [^\n]*bubble [^\n]*\n")
 # --explain shows the fill search: every plan tried for the fields the row does not print (Megatron-LM's
 # 1.7B weak-scaling row: micro-batch, recompute, zero), whether it fits, its time, and which were kept;
@@ -54,7 +57,7 @@ parasim_cli_test(NAME validate_explain_fill_search ARGS validate tests/data/vali
 # The stack a row's source names fills what the row does not print, and the table says so: llm-foundry's
 # flash-attn 1.x, MaxText's gathers issued ahead, NeMo's distributed optimizer (zero 1, not searched) and bf16 gradients,
 # Megatron-DeepSpeed's pipeline without interleaving (vpp 1, not searched: the row was vpp 4 before)
-# and its BF16_Optimizer's accumulation; Megatron-LM's 1F1B where the row names no schedule (the
+# and its BF16_Optimizer's accumulation, BigScience's fork's softmax by head count; Megatron-LM's 1F1B where the row names no schedule (the
 # README's 70B weak-scaling row was vpp 21 before).
 parasim_cli_test(NAME validate_stack_defaults ARGS validate tests/data/validation/stacks.yaml
                  STDOUT_REGEX "stack +the stack the source names"
@@ -63,7 +66,7 @@ parasim_cli_test(NAME validate_stack_defaults ARGS validate tests/data/validatio
                               "torchtitan-t1-llama31-8b-8g-fsdp +2.843 s +2.28 s [^\n]*\n    tp1 pp1 dp8 [^\n]*\n    filled: flash_kernel=flash2 \\(torchtitan 2024: SDPA's flash backend, FlashAttention-2\\),\n    cross_entropy=torch \\(torchtitan: PyTorch's over fp32 logits\\),\n    selective_recompute=ops \\(torchtitan: every second matmul kept\\)"
                               "dgxc-llama31-70b-fp8-64g [^\n]*\n    tp4 pp8 vpp5 dp2 mb1 sp on recompute none zero 1\n    filled: zero=1 \\(NeMo: distributed optimizer\\), bf16 gradients \\(NeMo performance recipes"
                               "bloom-prequel-44-h14336-l72-tp8pp2dp24mb1 [^\n]*\n    tp8 pp2 dp24 mb1 sp off recompute full zero 1\n    filled: ffn_hidden=57344, vocab=250880, embeddings tied, vpp=1 \\(Megatron-DeepSpeed: no interleaved schedule\\)"
-                              "interleaved schedule\\),\n    gradient_accumulation_copy \\(DeepSpeed's BF16_Optimizer\\)"
+                              "interleaved schedule\\),\n    eager_softmax=fused_by_head_count \\(BigScience's Megatron-DeepSpeed, Oct 2021 - Mar 2022\\),\n    gradient_accumulation_copy \\(DeepSpeed's BF16_Optimizer\\)"
                               "megatron-readme-h100-weak-05-70B [^\n]*\n    tp8 pp2 dp48 [^\n]*\n    filled: [^\n]*\n    vpp=1 \\(Megatron-LM: 1F1B unless --num-layers-per-virtual-pipeline-stage is given\\)")
 # torchtitan's tables print max reserved (its step lines' "memory:"): its row's peak_mem_gib is
 # compared with the model's tensors and fragmentation, not the CUDA context; JSON says which.
@@ -147,11 +150,11 @@ parasim_cli_test(NAME validate_bad_by ARGS validate tests/data/validation/schedu
 # Peak memory against the sources' figures, per row (a note under it), per file and per family, and by
 # any row property (--by), in text and JSON (issue 25, item 2).
 parasim_cli_test(NAME validate_memory_by_family ARGS validate tests/data/validation/published_memory.yaml --by family MAX_COLUMNS 120
-                 STDOUT_REGEX "\n    memory: 27.12 GiB modelled, the source printed 27.01 GiB \\(\\+0.4%\\)\n"
+                 STDOUT_REGEX "\n    memory: 27.21 GiB modelled, the source printed 27.01 GiB \\(\\+0.8%\\)\n"
                               "family +rows +MAPE +bias +rule of thumb +80% covers\n-+\nbloom +2 [^\n]+\n"
-                              "Peak memory by family \\(the groups with rows printing a peak; bias: mean signed error\\)\nfamily +rows +median error +worst +bias\n-+\nbloom +1 +0.4% +0.4% +\\+0.4%\n"
-                              "peak memory against the sources' \\(1 rows\\): median error 0.4%, worst 0.4%, bias \\+0.4%\n"
-                              "\n  bloom +1 +0.4% +0.4% +\\+0.4%\n")
+                              "Peak memory by family \\(the groups with rows printing a peak; bias: mean signed error\\)\nfamily +rows +median error +worst +bias\n-+\nbloom +1 +0.8% +0.8% +\\+0.8%\n"
+                              "peak memory against the sources' \\(1 rows\\): median error 0.8%, worst 0.8%, bias \\+0.8%\n"
+                              "\n  bloom +1 +0.8% +0.8% +\\+0.8%\n")
 # Many fields at once stay within 120 columns: the key columns that do not fit go under their row,
 # in both the step-time and the memory table, and the title wraps.
 parasim_cli_test(NAME validate_by_many_fields ARGS validate tests/data/validation/stacks.yaml tests/data/validation/published_memory.yaml

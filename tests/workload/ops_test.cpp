@@ -173,6 +173,63 @@ TEST_CASE("eager attention: each pass over the s² scores moves its own bytes") 
   for (const auto& op : plain.forward) CHECK(op.name != "attention_dropout");
 }
 
+TEST_CASE("BigScience's 2021-22 fused softmax ran where b x np causal score matrices filled blocks sized by the heads") {
+  // The kernel's block: 2 x 128 / min(p, 32) matrices, p = np rounded up to a power of two, 8 from 32
+  // heads on a rank up to 128, then 4; and b x np a multiple of 4.
+  const auto fused = [](double b, double np) { return eager_softmax_fused(EagerSoftmax::fused_by_head_count, b, np, true); };
+  CHECK_FALSE(fused(1, 8));  // blocks of 32: 8 matrices
+  CHECK_FALSE(fused(2, 8));  // 16
+  CHECK(fused(4, 8));        // 32: BLOOM's 64 heads at tp 8 ran fused only from micro-batch 4
+  CHECK_FALSE(fused(6, 8));  // 48
+  CHECK(fused(8, 8));
+  CHECK_FALSE(fused(4, 14));  // 112 heads at tp 8: blocks of 16, 56 matrices
+  CHECK(fused(4, 16));        // 128 heads at tp 8: 64
+  CHECK_FALSE(fused(2, 12));  // 96 heads at tp 8: 24 of 16
+  CHECK(fused(4, 12));        // 48
+  CHECK_FALSE(fused(2, 26));  // 104 heads at tp 4: blocks of 8, 52 matrices
+  CHECK(fused(2, 28));        // BLOOM's final 112 heads at tp 4, micro-batch 2: 56
+  CHECK_FALSE(fused(4, 2));   // blocks of 128
+  CHECK(fused(1, 256));       // blocks of 4
+  // Without a causal mask its condition was on the queries, which every block divides; the other
+  // rules do not look at the shape.
+  CHECK(eager_softmax_fused(EagerSoftmax::fused_by_head_count, 2, 8, false));
+  CHECK(eager_softmax_fused(EagerSoftmax::fused, 2, 8, true));
+  CHECK_FALSE(eager_softmax_fused(EagerSoftmax::unfused, 4, 16, true));
+}
+
+TEST_CASE("eager attention's unfused softmax: five fp32 passes each way over the scores, fp32 probabilities kept") {
+  auto model = test::gpt175b();
+  model.dropout = 0.1;
+  auto tr = test::training(2048);
+  tr.attention = AttentionKernel::eager;
+  tr.eager_softmax = EagerSoftmax::unfused;
+  const auto a = attention_block(model, tr, {1, 2048, 8, false, Recompute::none});
+  const double scores = 12.0 * 2048 * 2048;
+  // Forward: to fp32 (reads 2, writes 4), scale (4 + 4), mask in place (4 + 4), softmax (4 + 4), back
+  // to bf16 (4 + 2): 36 bytes a score against the fused kernel's 4.
+  CHECK(find(a.forward, "softmax_to_fp32").bytes == doctest::Approx(scores * 6).scale(0));
+  CHECK(find(a.forward, "softmax_scale").bytes == doctest::Approx(scores * 8).scale(0));
+  CHECK(find(a.forward, "softmax_mask").bytes == doctest::Approx(scores * 8).scale(0));
+  CHECK(find(a.forward, "softmax").bytes == doctest::Approx(scores * 8).scale(0));
+  CHECK(find(a.forward, "softmax_from_fp32").bytes == doctest::Approx(scores * 6).scale(0));
+  // Backward: the gradient to fp32 (2 + 4), the softmax's gradient reading it and the fp32
+  // probabilities (4 + 4 + 4), mask (4 + 4), scale (4 + 4), back to bf16 (4 + 2): 40 against 6.
+  double backward = 0;
+  for (const auto& op : a.backward_input) {
+    if (op.name.starts_with("softmax")) backward += op.bytes;
+  }
+  CHECK(backward == doctest::Approx(scores * 40).scale(0));
+  CHECK(find(a.backward_input, "softmax_grad").bytes == doctest::Approx(scores * 12).scale(0));
+  // Kept for backward: the fp32 probabilities (4), the dropout mask (1) and the dropped bf16
+  // probabilities (2) the context GEMM reads: 7 bytes a score where the fused kernel keeps 5.
+  tr.eager_softmax = EagerSoftmax::fused;
+  const auto f = attention_block(model, tr, {1, 2048, 8, false, Recompute::none});
+  CHECK(a.full_activation_bytes - f.full_activation_bytes == doctest::Approx(scores * 2).scale(0));
+  // In backward two fp32 gradients of the chain are alive at once: 8 bytes a score, where the fused
+  // kernel holds the dropped probabilities' gradient and its own (2 + 2).
+  CHECK(a.transient_bytes - f.transient_bytes == doctest::Approx(scores * (8 - 4)).scale(0));
+}
+
 TEST_CASE("eager attention over head dims off 16-byte rows: every batched GEMM loses its tensor-core kernel") {
   // BLOOM's 13824 hidden over 128 heads: head dim 108, 216 bytes a row in bf16 (8-byte aligned);
   // over 64 heads, 216 elements, 432 bytes (16-byte aligned). The projections are unaffected.
