@@ -125,7 +125,7 @@ parasim_cli_test(NAME plan_wide ARGS plan ${lab} --wide STDOUT_REGEX " #  plan +
 # and the output says why.
 parasim_cli_test(NAME plan_default_ties ARGS plan scenarios/default.yaml MAX_COLUMNS 120
                  STDOUT_REGEX "tie: plans within [0-9.]+% of their group's fastest"
-                              "capacity 79.65 GiB less headroom 6 GiB"
+                              "capacity 79.65 GiB less headroom 6.48 GiB"
                               "\nTied +tp[^\n]+ is [0-9.]+% faster by[ \n]+the simulator, inside the[ \n]+median error of a difference between plans \\([0-9.]+%\\); it is simpler")
 # --explain: what the plan launched gives up against the nominal fastest, and why it was taken anyway.
 parasim_cli_test(NAME plan_default_explain_launched ARGS plan scenarios/default.yaml --explain
