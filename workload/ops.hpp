@@ -11,7 +11,9 @@
 //     2sbh x 2, dropout masks sbh x 2;
 //   split by t (the "24"): Q and K 4sbh, V 2sbh, projection input 2sbh, fc1 output (GELU input) 8sbh,
 //     GELU output 8sbh;
-//   attention scores (the "5as/h"): softmax output 2as²b, dropout mask as²b, dropout output 2as²b.
+//   attention scores (the "5as/h"): softmax output 2as²b, dropout mask as²b, dropout output 2as²b
+//     (with the softmax unfused, training.eager_softmax, its fp32 output 4as²b beside the dropout's
+//     bf16 output: 7as²b).
 // FlashAttention keeps no scores, only the softmax statistics (fp32, 4·a·s·b/t). In fp8 training
 // (Transformer Engine) the inputs of the fp8 GEMMs kept for the weight gradients — QKV, projection,
 // fc1 and fc2 inputs — are their fp8 casts, one byte per element; the rest stays bf16.
