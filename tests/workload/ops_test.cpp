@@ -197,13 +197,20 @@ TEST_CASE("BigScience's 2021-22 fused softmax ran where b x np causal score matr
   CHECK_FALSE(eager_softmax_fused(EagerSoftmax::unfused, 4, 16, true));
 }
 
-TEST_CASE("eager attention's unfused softmax: five fp32 passes each way over the scores, fp32 probabilities kept") {
+namespace {
+// GPT-3 175B's eager attention with dropout at tp 8 over one 2048-token sequence.
+Block eager_gpt3_attention(EagerSoftmax softmax) {
   auto model = test::gpt175b();
   model.dropout = 0.1;
   auto tr = test::training(2048);
   tr.attention = AttentionKernel::eager;
-  tr.eager_softmax = EagerSoftmax::unfused;
-  const auto a = attention_block(model, tr, {1, 2048, 8, false, Recompute::none});
+  tr.eager_softmax = softmax;
+  return attention_block(model, tr, {1, 2048, 8, false, Recompute::none});
+}
+}  // namespace
+
+TEST_CASE("eager attention's unfused softmax: five fp32 passes each way over the scores, fp32 probabilities kept") {
+  const auto a = eager_gpt3_attention(EagerSoftmax::unfused);
   const double scores = 12.0 * 2048 * 2048;
   // Forward: to fp32 (reads 2, writes 4), scale (4 + 4), mask in place (4 + 4), softmax (4 + 4), back
   // to bf16 (4 + 2): 36 bytes a score against the fused kernel's 4.
@@ -222,8 +229,7 @@ TEST_CASE("eager attention's unfused softmax: five fp32 passes each way over the
   CHECK(find(a.backward_input, "softmax_grad").bytes == doctest::Approx(scores * 12).scale(0));
   // Kept for backward: the fp32 probabilities (4), the dropout mask (1) and the dropped bf16
   // probabilities (2) the context GEMM reads: 7 bytes a score where the fused kernel keeps 5.
-  tr.eager_softmax = EagerSoftmax::fused;
-  const auto f = attention_block(model, tr, {1, 2048, 8, false, Recompute::none});
+  const auto f = eager_gpt3_attention(EagerSoftmax::fused);
   CHECK(a.full_activation_bytes - f.full_activation_bytes == doctest::Approx(scores * 2).scale(0));
   // In backward two fp32 gradients of the chain are alive at once: 8 bytes a score, where the fused
   // kernel holds the dropped probabilities' gradient and its own (2 + 2).
