@@ -144,32 +144,30 @@ Op attention_core(const Dims& d, bool flash, bool backward) {
 // (8) and masks (8) the copy, softmaxes it (8) and casts the probabilities back (4 + e); backward
 // casts their gradient to fp32 (e + 4), takes the softmax's gradient (12: it reads the fp32
 // probabilities), masks (8) and scales (8) it and casts it back (4 + e).
-//
+std::vector<Op> softmax_passes(const Dims& d, double scores, bool backward) {
+  if (d.softmax_fused) return {backward ? memory("softmax_grad", scores * 3 * d.e, d.core) : memory("softmax", scores * 2 * d.e, d.core)};
+  std::vector<Op> ops;
+  const auto pass = [&](std::string_view name, double bytes_per_score) { ops.push_back(memory(name, scores * bytes_per_score, Precision::fp32)); };
+  const bool casts = d.e < 4;
+  if (!backward) {
+    if (casts) pass("softmax_to_fp32", d.e + 4);
+    pass("softmax_scale", 8);
+    pass("softmax_mask", 8);
+    pass("softmax", 8);
+    if (casts) pass("softmax_from_fp32", 4 + d.e);
+    return ops;
+  }
+  if (casts) pass("softmax_grad_to_fp32", d.e + 4);
+  pass("softmax_grad", 12);
+  pass("softmax_mask_grad", 8);
+  pass("softmax_scale_grad", 8);
+  if (casts) pass("softmax_grad_from_fp32", 4 + d.e);
+  return ops;
+}
+
 // The batched GEMMs address each head's slice of the [tokens, heads, head_dim] projections, so a
 // slice starts on 16 bytes only when head_dim x e is a multiple of 16; otherwise none of them can use
 // tensor-core kernels (see Op::aligned).
-void softmax_passes(const Dims& d, double scores, std::vector<Op>& fwd, std::vector<Op>& bwd, bool backward) {
-  if (d.softmax_fused) {
-    if (backward) bwd.push_back(memory("softmax_grad", scores * 3 * d.e, d.core));
-    else fwd.push_back(memory("softmax", scores * 2 * d.e, d.core));
-    return;
-  }
-  const bool casts = d.e < 4;
-  if (!backward) {
-    if (casts) fwd.push_back(memory("softmax_to_fp32", scores * (d.e + 4), Precision::fp32));
-    fwd.push_back(memory("softmax_scale", scores * 8, Precision::fp32));
-    fwd.push_back(memory("softmax_mask", scores * 8, Precision::fp32));
-    fwd.push_back(memory("softmax", scores * 8, Precision::fp32));
-    if (casts) fwd.push_back(memory("softmax_from_fp32", scores * (4 + d.e), Precision::fp32));
-    return;
-  }
-  if (casts) bwd.push_back(memory("softmax_grad_to_fp32", scores * (d.e + 4), Precision::fp32));
-  bwd.push_back(memory("softmax_grad", scores * 12, Precision::fp32));
-  bwd.push_back(memory("softmax_mask_grad", scores * 8, Precision::fp32));
-  bwd.push_back(memory("softmax_scale_grad", scores * 8, Precision::fp32));
-  if (casts) bwd.push_back(memory("softmax_grad_from_fp32", scores * (4 + d.e), Precision::fp32));
-}
-
 void eager_core(const Dims& d, std::vector<Op>& fwd, std::vector<Op>& bwd) {
   const double heads = d.b * d.heads_local;
   const double scores = d.b * d.heads_local * d.sq * d.skv;  // elements
@@ -182,13 +180,13 @@ void eager_core(const Dims& d, std::vector<Op>& fwd, std::vector<Op>& bwd) {
   };
   // An eager implementation computes the whole square and masks it, local layers included.
   fwd.push_back(head_gemm("scores", d.sq, d.skv, d.qk_dim));
-  softmax_passes(d, scores, fwd, bwd, false);
+  for (auto& op : softmax_passes(d, scores, false)) fwd.push_back(std::move(op));
   if (d.mask > 0) fwd.push_back(memory("attention_dropout", scores * (2 * d.e + d.mask), d.core));
   fwd.push_back(head_gemm("context", d.sq, d.v_dim, d.skv));
   bwd.push_back(head_gemm("context_grad_v", d.skv, d.v_dim, d.sq));
   bwd.push_back(head_gemm("context_grad_p", d.sq, d.skv, d.v_dim));
   if (d.mask > 0) bwd.push_back(memory("attention_dropout_grad", scores * (2 * d.e + d.mask), d.core));
-  softmax_passes(d, scores, fwd, bwd, true);
+  for (auto& op : softmax_passes(d, scores, true)) bwd.push_back(std::move(op));
   bwd.push_back(head_gemm("scores_grad_q", d.sq, d.qk_dim, d.skv));
   bwd.push_back(head_gemm("scores_grad_k", d.skv, d.qk_dim, d.sq));
 }
