@@ -4,6 +4,7 @@
 #include <cmath>
 #include <iterator>
 #include <numeric>
+#include <span>
 
 #include "workload/moe_ops.hpp"
 
@@ -146,22 +147,19 @@ Op attention_core(const Dims& d, bool flash, bool backward) {
 // probabilities), masks (8) and scales (8) it and casts it back (4 + e).
 std::vector<Op> softmax_passes(const Dims& d, double scores, bool backward) {
   if (d.softmax_fused) return {backward ? memory("softmax_grad", scores * 3 * d.e, d.core) : memory("softmax", scores * 2 * d.e, d.core)};
+  struct Pass {
+    std::string_view name;
+    double bytes_per_score;
+    bool cast;  // there only when the scores are not fp32 already
+  };
+  const Pass forward[] = {{"softmax_to_fp32", d.e + 4, true}, {"softmax_scale", 8, false}, {"softmax_mask", 8, false},
+                          {"softmax", 8, false}, {"softmax_from_fp32", 4 + d.e, true}};
+  const Pass gradient[] = {{"softmax_grad_to_fp32", d.e + 4, true}, {"softmax_grad", 12, false}, {"softmax_mask_grad", 8, false},
+                           {"softmax_scale_grad", 8, false}, {"softmax_grad_from_fp32", 4 + d.e, true}};
   std::vector<Op> ops;
-  const auto pass = [&](std::string_view name, double bytes_per_score) { ops.push_back(memory(name, scores * bytes_per_score, Precision::fp32)); };
-  const bool casts = d.e < 4;
-  if (!backward) {
-    if (casts) pass("softmax_to_fp32", d.e + 4);
-    pass("softmax_scale", 8);
-    pass("softmax_mask", 8);
-    pass("softmax", 8);
-    if (casts) pass("softmax_from_fp32", 4 + d.e);
-    return ops;
+  for (const Pass& p : backward ? std::span<const Pass>(gradient) : std::span<const Pass>(forward)) {
+    if (!p.cast || d.e < 4) ops.push_back(memory(p.name, scores * p.bytes_per_score, Precision::fp32));
   }
-  if (casts) pass("softmax_grad_to_fp32", d.e + 4);
-  pass("softmax_grad", 12);
-  pass("softmax_mask_grad", 8);
-  pass("softmax_scale_grad", 8);
-  if (casts) pass("softmax_grad_from_fp32", 4 + d.e);
   return ops;
 }
 
