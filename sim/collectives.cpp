@@ -95,8 +95,39 @@ LinkUsage CollectiveLowering::finish(topology::LinkLoads& all, double factor, in
   return u;
 }
 
-const LinkUsage& CollectiveLowering::ring(std::uint64_t group, const workload::Twins& twins, double factor, int steps) {
-  const auto key = std::make_tuple(group, static_cast<int>(Algorithm::ring), static_cast<int>(std::lround(factor * 1e6)) ^ (steps << 20));
+std::vector<LatencyPart> CollectiveLowering::tree_latency(const std::vector<int>& ring) const {
+  // The ring order runs through each island's ranks in turn: its hops say how many islands the tree
+  // spans and what a hop inside one and a hop between two cost.
+  const auto& cluster = router_->cluster();
+  const int n = static_cast<int>(ring.size());
+  int crossing = 0;
+  LatencyPart inside{Fabric::nvlink, 0, Seconds(0)}, across{Fabric::network, 0, Seconds(0)};
+  for (int i = 0; i < n; ++i) {
+    const int a = ring[static_cast<std::size_t>(i)], b = ring[static_cast<std::size_t>((i + 1) % n)];
+    const auto route = router_->route(a, b);
+    Fabric slowest = Fabric::nvlink;
+    for (const auto& hop : route.hops) slowest = std::max(slowest, fabric_of(cluster.link(hop.link).kind));
+    const bool leaves = cluster.island_of(a) != cluster.island_of(b);
+    auto& part = leaves ? across : inside;
+    if (leaves) ++crossing;
+    part.fabric = std::max(part.fabric, slowest);
+    part.step_latency = std::max(part.step_latency, route.latency);
+  }
+  // Inside one island: a binary tree's depth up and down, every step at the slowest fabric (the
+  // figure the profiles' in-node small-message latencies were fitted with).
+  if (crossing == 0) return {};
+  // Across islands, NCCL's tree: a chain through each island's m ranks under a binary tree over the
+  // islands, up and down.
+  inside.steps = 2 * (n / crossing - 1);
+  across.steps = 2 * static_cast<int>(std::ceil(std::log2(crossing)));
+  std::vector<LatencyPart> parts;
+  if (inside.steps > 0) parts.push_back(inside);
+  parts.push_back(across);
+  return parts;
+}
+
+const LinkUsage& CollectiveLowering::ring(std::uint64_t group, const workload::Twins& twins, double factor, Pattern pattern) {
+  const auto key = std::make_tuple(group, static_cast<int>(Algorithm::ring), static_cast<int>(std::lround(factor * 1e6)) ^ (static_cast<int>(pattern) << 28));
   if (auto it = cache_.find(key); it != cache_.end()) return it->second;
   auto& all = fresh(0);
   auto& own = fresh(1);
@@ -111,7 +142,18 @@ const LinkUsage& CollectiveLowering::ring(std::uint64_t group, const workload::T
   for (const auto& r : representative) {
     for (std::size_t i = 0; i < r.size(); ++i) router_->accumulate(r[i], r[(i + 1) % r.size()], 1.0, own);
   }
-  return cache_.emplace(key, finish(all, factor, steps, own)).first->second;
+  const int n = static_cast<int>(representative.front().size());
+  const int steps = pattern == Pattern::tree ? 2 * static_cast<int>(std::ceil(std::log2(n))) : (pattern == Pattern::two_passes ? 2 : 1) * (n - 1);
+  LinkUsage u = finish(all, factor, steps, own);
+  if (pattern == Pattern::tree) u.parts = tree_latency(representative.front());
+  if (!u.parts.empty()) {
+    // Twins run at once and the collective ends with the slowest: its network steps take the wires
+    // of the slowest route of any twin.
+    u.parts.back().step_latency = u.step_latency;
+    u.steps = 0;
+    for (const auto& part : u.parts) u.steps += part.steps;
+  }
+  return cache_.emplace(key, std::move(u)).first->second;
 }
 
 const LinkUsage& CollectiveLowering::nvls(std::uint64_t group, const workload::Twins& twins) {
@@ -326,11 +368,11 @@ Lowering CollectiveLowering::choose(Collective kind, std::uint64_t group, const 
     return options.front();
   }
   if (kind == Collective::all_gather || kind == Collective::reduce_scatter) {
-    add(Algorithm::ring, {&ring(group, twins, static_cast<double>(n - 1) / n, n - 1)});
+    add(Algorithm::ring, {&ring(group, twins, static_cast<double>(n - 1) / n, Pattern::one_pass)});
     return options.front();
   }
-  add(Algorithm::ring, {&ring(group, twins, 2.0 * (n - 1) / n, 2 * (n - 1))});
-  if (n > 2) add(Algorithm::tree, {&ring(group, twins, 2.0, 2 * static_cast<int>(std::ceil(std::log2(n))))});
+  add(Algorithm::ring, {&ring(group, twins, 2.0 * (n - 1) / n, Pattern::two_passes)});
+  if (n > 2) add(Algorithm::tree, {&ring(group, twins, 2.0, Pattern::tree)});
   const bool nvswitch = cluster.spec().node.fabric == topology::IntraNodeFabric::nvswitch;
   if (cluster.spec().network.sharp && topology::ranks_by_island(cluster, twins.front()).size() > 1) add(Algorithm::sharp, {&sharp(group, twins)});
   if (nvswitch) {

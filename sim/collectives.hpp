@@ -10,7 +10,10 @@
 //
 // Algorithms and their per-rank traffic for an S-byte buffer over n ranks:
 //   ring all-reduce 2(n−1)/n·S in 2(n−1) steps; ring all-gather / reduce-scatter (n−1)/n·S in n−1;
-//   tree all-reduce (double binary tree) ~2·S in 2·⌈log2 n⌉ steps, same links as the ring;
+//   tree all-reduce (double binary tree) ~2·S on the ring's links, in 2·⌈log2 n⌉ steps inside one
+//     island; across N islands of m ranks, NCCL's tree (tuning.cc): a chain through each island's
+//     ranks under a binary tree of islands, 2(m−1) steps inside and 2·⌈log2 N⌉ across, each at its
+//     own fabric's step cost;
 //   NVLS all-reduce inside one NVSwitch island: S up to the switch and S back, 2 steps, and a fixed
 //     cost that grows with the ranks it spans: the profile's NVLS latency (quoted at 8 ranks, as
 //     measured on 8x H200) times ranks / 8 (GB200 NVL72: 72 ranks, 9 times that);
@@ -97,7 +100,12 @@ class CollectiveLowering {
 
  private:
   Lowering choose(workload::Collective kind, std::uint64_t group, const workload::Twins& twins, double bytes);
-  const LinkUsage& ring(std::uint64_t group, const workload::Twins& twins, double factor, int steps);
+  /// How a ring-routed collective's steps are counted: passes round the ring, or a tree's levels.
+  enum class Pattern { one_pass, two_passes, tree };
+  const LinkUsage& ring(std::uint64_t group, const workload::Twins& twins, double factor, Pattern pattern);
+  /// A tree's latency parts where it spans islands (empty inside one): its steps inside an island
+  /// and between islands, from the hops of the group's ring order.
+  std::vector<LatencyPart> tree_latency(const std::vector<int>& ring) const;
   const LinkUsage& nvls(std::uint64_t group, const workload::Twins& twins);
   const LinkUsage& direct(std::uint64_t group, const workload::Twins& twins);
   const LinkUsage& sharp(std::uint64_t group, const workload::Twins& twins);

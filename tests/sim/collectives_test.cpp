@@ -7,6 +7,7 @@
 
 #include "calibrate/profile.hpp"
 #include "sim/collectives.hpp"
+#include "topology/group_bandwidth.hpp"
 #include "tests/topology/fixtures.hpp"
 
 using namespace parasim;
@@ -158,4 +159,27 @@ TEST_CASE("twins away from the representative's nodes load its links through the
   expect_whole_routes(*send.phases.front(), sends, false);
   const auto& gather = lowering.lower(Collective::all_gather, 2, workload::Twins(rings), 1e6);
   expect_whole_routes(*gather.phases.front(), rings, true);
+}
+
+TEST_CASE("NCCL's tree across nodes: a chain through each node under a binary tree of nodes, up and down") {
+  // A 64 KiB all-reduce over 32 ranks on 4 DGX nodes is latency-bound, and the tree's is the least:
+  // 2 x 7 chain hops in a node on NVLink and 2 x log2(4) network steps (the ring: 62 steps, each at
+  // the network's cost; the two-level all-reduce: 14 and 6).
+  const topology::Cluster cluster(test::dgx_cluster(4));
+  const topology::Router router(cluster);
+  const auto profile = plain_profile();
+  CollectiveLowering lowering(router, profile);
+  const auto all = range(0, 32);
+  const double S = 65536.0;
+  const auto& l = lowering.lower(Collective::all_reduce, 1, workload::Twins(all), S);
+  double crossing_wire = 0;
+  for (const auto& ring : topology::ring_orders(cluster, all)) {
+    for (std::size_t i = 0; i < ring.size(); ++i) crossing_wire = std::max(crossing_wire, router.route(ring[i], ring[(i + 1) % ring.size()]).latency.value());
+  }
+  const double nvlink_wire = router.route(0, 1).latency.value();
+  const double tree_simple = 14 * (nvlink_wire + 1e-6) + 4 * (crossing_wire + 5e-6);
+  const double tree_ll = 14 * (nvlink_wire + 0.5e-6) + 4 * (crossing_wire + 2e-6);
+  REQUIRE(l.algorithm == Algorithm::tree);
+  CHECK(l.phases[0]->steps == 18);
+  CHECK(l.latencies[0].value() == doctest::Approx(l.protocols[0] == Protocol::ll ? tree_ll : tree_simple).epsilon(1e-9));
 }
