@@ -10,6 +10,12 @@ namespace {
 
 bool mentions(const std::string& lower_source, std::string_view name) { return lower_source.find(name) != std::string::npos; }
 
+std::string lowercase(std::string_view source) {
+  std::string s(source);
+  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  return s;
+}
+
 }  // namespace
 
 void run_as_torchtitan(workload::TrainingSpec& training) {
@@ -18,15 +24,10 @@ void run_as_torchtitan(workload::TrainingSpec& training) {
   training.selective_recompute = workload::SelectiveRecompute::ops;
 }
 
-bool names_bigscience(std::string_view source) {
-  std::string s(source);
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
-  return mentions(s, "bigscience");
-}
+bool names_bigscience(std::string_view source) { return mentions(lowercase(source), "bigscience"); }
 
 SoftwareStack software_stack_of(std::string_view source) {
-  std::string s(source);
-  std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return static_cast<char>(std::tolower(c)); });
+  const std::string s = lowercase(source);
   // Most specific first: NVIDIA's DGX Cloud recipes include MaxText's, and BigScience ran a fork of
   // Megatron-LM.
   if (mentions(s, "maxtext")) return SoftwareStack::maxtext;
